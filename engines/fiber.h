@@ -1,0 +1,99 @@
+/* fiber.h - the fiber runtime's contract: scheduling (star or ring) with a pluggable poller. */
+#ifndef SWITCHYARD_FIBER_H
+#define SWITCHYARD_FIBER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "switch.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * One runtime per thread, single-threaded: every call below acts on the runtime of the
+ * calling thread (fb_current_runtime()). Several threads may each run their own runtime.
+ *
+ * Scheduling policies:
+ *   FB_STAR  every hop goes fiber -> scheduler context -> next fiber (two switches per hop),
+ *            the libtask loop;
+ *   FB_RING  a fiber that yields or parks switches straight to the next ready fiber (one
+ *            switch per hop); the scheduler context runs only when nothing is ready, to poll.
+ */
+typedef enum fb_policy { FB_STAR, FB_RING } fb_policy;
+
+typedef struct fiber fiber;
+typedef struct fb_runtime fb_runtime;
+
+/*
+ * The hook an event engine plugs into (engines/io.h provides one). The runtime calls
+ * poll(state, timeout_ns) from its scheduler context:
+ *   - with timeout_ns = 0 when fibers are runnable, at least once per pass over the run
+ *     queue, so IO readiness is never starved by busy fibers;
+ *   - with timeout_ns = -1 (block until an event) or the poller's own next deadline when no
+ *     fiber is runnable.
+ * poll wakes fibers with fb_wake and returns how many it woke, or -1 on a fatal error.
+ * pending(state) tells whether any fiber still waits on the poller (IO or timer); when it is
+ * zero and nothing is runnable, fb_run returns.
+ */
+typedef struct fb_poller {
+    void *state;
+    int (*poll)(void *state, int64_t timeout_ns);
+    size_t (*pending)(void *state);
+} fb_poller;
+
+typedef struct fb_config {
+    const sw_backend *backend; /* switch backend (required) */
+    fb_policy policy;
+    size_t stack_size; /* usable bytes per fiber stack; 0 = 64 KiB */
+    fb_poller poller;  /* poll == NULL: no IO, fb_run returns when no fiber is runnable */
+} fb_config;
+
+typedef struct fb_stats {
+    uint64_t switches; /* context switches performed (every sw jump, scheduler's included) */
+    uint64_t hops;     /* times a fiber gave up the CPU to another fiber (yield or park) */
+    uint64_t spawned, finished;
+    uint64_t polls; /* calls of the poller */
+    size_t live;    /* fibers spawned and not yet finished */
+    size_t stacks_mapped, stacks_cached;
+} fb_stats;
+
+/* Create the calling thread's runtime. Returns NULL with errno on failure. */
+fb_runtime *fb_runtime_new(const fb_config *cfg);
+/* Free a runtime whose fb_run returned (all fibers finished). */
+void fb_runtime_free(fb_runtime *rt);
+fb_runtime *fb_current_runtime(void);
+
+/* Create a fiber that runs fn(arg); it becomes runnable at once. NULL with errno on failure
+ * (ENOMEM, or EAGAIN when vm.max_map_count or the stack mapping fails). */
+fiber *fb_spawn(fb_runtime *rt, void (*fn)(void *arg), void *arg);
+/* Run fibers until none is runnable and none waits on the poller. Returns 0, or -1 when the
+ * poller failed. Call from the thread's own (non-fiber) context. */
+int fb_run(fb_runtime *rt);
+
+/* Inside a fiber. */
+fiber *fb_self(void);
+void fb_yield(void);                          /* stay runnable, let others run first */
+void fb_exit(void) __attribute__((noreturn)); /* finish the calling fiber now */
+/* Wait for f to finish. A fiber may be joined at most once; unjoined fibers are reclaimed
+ * when they finish. Returns 0, or -1/EINVAL when f is self or already joined. */
+int fb_join(fiber *f);
+
+/* For the IO layer: park the calling fiber until someone calls fb_wake on it. */
+void fb_park(void);
+/* Make a parked fiber runnable (appended to the run queue). Waking a runnable fiber is a
+ * no-op. Callable from fibers and from the poller. */
+void fb_wake(fiber *f);
+/* A word the IO layer may use to remember what the fiber waits for. */
+void **fb_wait_slot(fiber *f);
+
+void fb_get_stats(const fb_runtime *rt, fb_stats *out);
+const char *fb_policy_name(fb_policy p);
+/* Parse "star" or "ring"; returns 0, or -1 for anything else. */
+int fb_policy_parse(const char *name, fb_policy *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,138 @@
+/* switch.c - backend registry and the checked, sanitizer-annotated jump shared by all backends. */
+#define _GNU_SOURCE
+#include "switch.h"
+#include "switch_backends.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef SWITCHYARD_ASAN
+#include <sanitizer/common_interface_defs.h>
+#endif
+
+static const sw_backend *const backends[] = {
+#ifdef SWITCHYARD_HAVE_ASM
+    &sw_backend_asm,      &sw_backend_asm_nofpu,
+#endif
+#ifdef SWITCHYARD_HAVE_FCONTEXT
+    &sw_backend_fcontext,
+#endif
+#ifdef SWITCHYARD_HAVE_SETJMP
+    &sw_backend_setjmp,
+#endif
+    &sw_backend_ucontext,
+};
+
+size_t sw_backend_count(void)
+{
+    return sizeof backends / sizeof backends[0];
+}
+
+const sw_backend *sw_backend_at(size_t i)
+{
+    return i < sw_backend_count() ? backends[i] : NULL;
+}
+
+const sw_backend *sw_backend_find(const char *name)
+{
+    for (size_t i = 0; name && i < sw_backend_count(); i++)
+        if (strcmp(backends[i]->name, name) == 0) return backends[i];
+    return NULL;
+}
+
+const char *sw_backend_names(void)
+{
+    static char names[128];
+    if (!names[0]) {
+        size_t used = 0;
+        for (size_t i = 0; i < sw_backend_count(); i++)
+            used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "",
+                                     backends[i]->name);
+    }
+    return names;
+}
+
+/* The thread's own stack bounds, so ASan can be told where a switch back to it lands. */
+static void own_stack_bounds(sw_ctx *self)
+{
+    pthread_attr_t attr;
+    self->stack_lo = NULL;
+    self->stack_size = 0;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+        pthread_attr_getstack(&attr, &self->stack_lo, &self->stack_size);
+        pthread_attr_destroy(&attr);
+    }
+}
+
+int sw_init_self(sw_ctx *self, const sw_backend *b)
+{
+    if (!self || !b) {
+        errno = EINVAL;
+        return -1;
+    }
+    memset(self, 0, sizeof *self);
+    self->backend = b;
+    self->state = SW_ACTIVE;
+    own_stack_bounds(self);
+    return b->init_self(self);
+}
+
+int sw_make(sw_ctx *ctx, const sw_backend *b, const sw_stack *st, sw_entry_fn entry, void *arg,
+            sw_ctx *link)
+{
+    if (!ctx || !b || !st || !st->base || st->size < SW_STACK_MIN || !entry || !link) {
+        errno = EINVAL;
+        return -1;
+    }
+    memset(ctx, 0, sizeof *ctx);
+    ctx->backend = b;
+    ctx->entry = entry;
+    ctx->arg = arg;
+    ctx->link = link;
+    ctx->stack_lo = st->base;
+    ctx->stack_size = st->size;
+    ctx->state = SW_FRESH;
+    return b->make(ctx, st->base, st->size);
+}
+
+static void refuse(const char *what)
+{
+    fprintf(stderr, "switch: %s\n", what);
+    abort();
+}
+
+void sw_jump(sw_ctx *from, sw_ctx *to)
+{
+    if (to->state == SW_FINISHED) refuse("jump to a finished context");
+    if (from->backend != to->backend) refuse("jump between contexts of different backends");
+    to->state = SW_ACTIVE;
+#ifdef SWITCHYARD_ASAN
+    __sanitizer_start_switch_fiber(&from->asan_fake_stack, to->stack_lo, to->stack_size);
+    to->backend->jump(from, to);
+    __sanitizer_finish_switch_fiber(from->asan_fake_stack, NULL, NULL);
+#else
+    to->backend->jump(from, to);
+#endif
+}
+
+void sw__run(sw_ctx *ctx)
+{
+#ifdef SWITCHYARD_ASAN
+    __sanitizer_finish_switch_fiber(NULL, NULL, NULL);
+#endif
+    ctx->state = SW_ACTIVE;
+    ctx->entry(ctx->arg);
+    ctx->state = SW_FINISHED;
+    sw_ctx *link = ctx->link;
+    link->state = SW_ACTIVE;
+#ifdef SWITCHYARD_ASAN
+    /* NULL: this stack is dead, ASan may drop its fake frames. */
+    __sanitizer_start_switch_fiber(NULL, link->stack_lo, link->stack_size);
+#endif
+    ctx->backend->jump(ctx, link);
+    refuse("a finished context was resumed");
+    __builtin_unreachable();
+}

@@ -1,0 +1,60 @@
+/* switch_stack.c - guarded mmap stacks, registered with Valgrind. */
+#include "switch.h"
+
+#include <errno.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#ifdef SWITCHYARD_HAVE_VALGRIND_H
+#include <valgrind/valgrind.h>
+#endif
+
+static size_t page_size(void)
+{
+    static size_t page;
+    if (!page) page = (size_t)sysconf(_SC_PAGESIZE);
+    return page;
+}
+
+int sw_stack_alloc(sw_stack *st, size_t size)
+{
+    size_t page = page_size();
+    if (!st || size == 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    size = (size + page - 1) & ~(page - 1);
+    if (size < SW_STACK_MIN) size = SW_STACK_MIN;
+    size_t total = size + page;
+    void *map = mmap(NULL, total, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
+    if (map == MAP_FAILED) return -1;
+    /* The guard page splits the mapping in two; this is where vm.max_map_count bites. */
+    if (mprotect(map, page, PROT_NONE) != 0) {
+        int saved = errno;
+        munmap(map, total);
+        errno = saved;
+        return -1;
+    }
+    st->map = map;
+    st->map_size = total;
+    st->base = (char *)map + page;
+    st->size = size;
+#ifdef SWITCHYARD_HAVE_VALGRIND_H
+    st->vg_id = VALGRIND_STACK_REGISTER(st->base, (char *)st->base + size);
+#else
+    st->vg_id = 0;
+#endif
+    return 0;
+}
+
+void sw_stack_free(sw_stack *st)
+{
+    if (!st || !st->map) return;
+#ifdef SWITCHYARD_HAVE_VALGRIND_H
+    VALGRIND_STACK_DEREGISTER(st->vg_id);
+#endif
+    munmap(st->map, st->map_size);
+    st->map = st->base = NULL;
+    st->size = st->map_size = 0;
+}

@@ -1,0 +1,47 @@
+/* switch_ucontext.c - the POSIX makecontext/swapcontext backend (one rt_sigprocmask per swap). */
+#include "switch.h"
+#include "switch_backends.h"
+
+/*
+ * makecontext only passes int arguments to the entry function, and splitting a pointer into
+ * two ints is the classic portability trap. Instead the jump leaves the target context in a
+ * thread-local variable; a fresh context's trampoline picks it up. One extra store per
+ * switch is noise beside the system call swapcontext makes anyway.
+ */
+static __thread sw_ctx *entering;
+
+static void ucontext_trampoline(void)
+{
+    sw__run(entering);
+}
+
+static int ucontext_init_self(sw_ctx *self)
+{
+    return getcontext(&self->priv.uc);
+}
+
+static int ucontext_make(sw_ctx *ctx, void *lo, size_t size)
+{
+    if (getcontext(&ctx->priv.uc) != 0) return -1;
+    ctx->priv.uc.uc_stack.ss_sp = lo;
+    ctx->priv.uc.uc_stack.ss_size = size;
+    /* The entry never returns through uc_link: sw__run switches to ctx->link itself. */
+    ctx->priv.uc.uc_link = NULL;
+    makecontext(&ctx->priv.uc, ucontext_trampoline, 0);
+    return 0;
+}
+
+void sw_ucontext_jump(sw_ctx *from, sw_ctx *to)
+{
+    entering = to;
+    swapcontext(&from->priv.uc, &to->priv.uc);
+}
+
+const sw_backend sw_backend_ucontext = {
+    .name = "ucontext",
+    .summary = "makecontext/swapcontext: portable, saves the signal mask with a syscall",
+    .props = {.keeps_fp_control = true, .switches_sigmask = true, .enters_kernel = true},
+    .init_self = ucontext_init_self,
+    .make = ucontext_make,
+    .jump = sw_ucontext_jump,
+};
