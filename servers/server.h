@@ -1,0 +1,148 @@
+/* server.h - the contract between echo-server's front end and its execution models. */
+#ifndef SWITCHYARD_SERVER_H
+#define SWITCHYARD_SERVER_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * A model (thread, fork, fiber, libevent, epoll) is one ops table in its own file
+ * server_<model>.c. The front end (server_main.c) parses the command line, asks the model to
+ * check the options, opens the listening sockets, prints the "listening" line, calls run(),
+ * and prints the statistics once run() returns. run() serves until the server is told to
+ * stop (srv_stopping() turns true and every stop fd turns readable), then closes every
+ * connection it owns and returns. Adding a model is one file plus one line in srv_models[].
+ */
+
+#define SRV_MAX_THREADS 64  /* upper bound of --threads */
+#define SRV_BACKOFF_MS  100 /* pause of the listener when fds run out and shedding fails */
+
+struct srv_options {
+    const char *model;
+    const char *switch_name; /* --switch (fiber only), NULL when not given */
+    const char *sched;       /* --sched star|ring (fiber only), NULL when not given */
+    const char *engine;      /* --engine (fiber only), NULL when not given */
+    const char *bind;        /* dotted IPv4 address, default 127.0.0.1 */
+    int port;                /* 0 lets the kernel choose */
+    int threads;             /* event loops or schedulers; 1 for thread and fork */
+    long max_conns;          /* connections served at once; 0 = no limit */
+    size_t stack_size;       /* --stack-size for thread and fiber; 0 = the model's default */
+};
+
+typedef atomic_uint_fast64_t srv_counter;
+
+/*
+ * Statistics. The block lives in a MAP_SHARED mapping so that fork's children can add to
+ * it; every counter is therefore an atomic. Models with hot loops keep private counters
+ * and add them here when they finish.
+ */
+struct srv_stats {
+    srv_counter connections;   /* admitted and given to a session */
+    srv_counter refused;       /* closed at once because --max-conns was reached */
+    srv_counter shed;          /* closed at once because the process was out of fds */
+    srv_counter spawn_failed;  /* no thread/process/fiber could be made: closed at once */
+    srv_counter accept_errors; /* accept failures other than "nothing pending" */
+    srv_counter fd_exhausted;  /* accept calls that failed with EMFILE or ENFILE */
+    srv_counter bytes;         /* bytes written back to clients */
+    srv_counter active;        /* connections open now */
+    srv_counter max_concurrent;
+    srv_counter epoll_add, epoll_mod, epoll_del;
+    srv_counter switches;
+    /*
+     * Filled in by the model so the JSON says what really ran. epoll_counted: the model
+     * counts every epoll_ctl it makes (false prints null: calls happen inside a library and
+     * are not counted). switches_counted: the model counts fiber switches (false prints
+     * null: no fibers). Strings may stay NULL (printed as null).
+     */
+    bool epoll_counted, switches_counted;
+    const char *engine, *switch_name, *sched;
+};
+
+struct srv_server {
+    const struct srv_options *opt;
+    struct srv_stats *stats;
+    int nlisten;                    /* one listener per loop when threads > 1 */
+    int listen_fd[SRV_MAX_THREADS]; /* non-blocking, close-on-exec, owned by the front end */
+    int stop_fd[SRV_MAX_THREADS];   /* eventfds, one per loop, readable once stopping */
+    atomic_bool stopping;
+};
+
+struct srv_model {
+    const char *name;
+    /* Non-NULL when the model is not compiled in: the reason, printed before exit 2. */
+    const char *missing;
+    /* One listener per thread with SO_REUSEPORT (true), or a single listener (false). */
+    bool per_thread_listener;
+    /* Validate the model-specific options; on error write one line to why, return -1. */
+    int (*check)(const struct srv_options *opt, char *why, size_t len);
+    /* Serve until stopping; close every connection it owns; 0 on success. */
+    int (*run)(struct srv_server *srv);
+};
+
+/* The table of models in the order the help text lists them, ended by a NULL name. */
+extern const struct srv_model *const srv_models[];
+const struct srv_model *srv_model_find(const char *name);
+
+/* Stopping: set by the signal thread on SIGINT/SIGTERM (or by srv_stop on a fatal error). */
+static inline bool srv_stopping(struct srv_server *srv)
+{
+    return atomic_load_explicit(&srv->stopping, memory_order_acquire);
+}
+void srv_stop(struct srv_server *srv);
+
+/* Counter helpers (relaxed: they are statistics, never used to synchronise). */
+static inline void srv_add(srv_counter *c, uint64_t n)
+{
+    atomic_fetch_add_explicit(c, n, memory_order_relaxed);
+}
+/* Leave the common "fiber-only flags" check to one place. */
+int srv_check_no_fiber_flags(const struct srv_options *opt, char *why, size_t len);
+int srv_check_single_thread(const struct srv_options *opt, char *why, size_t len);
+
+/*
+ * Accepting. An acceptor wraps one non-blocking listener and handles what every model must:
+ * --max-conns (refuse = accept and close at once, counted), running out of fds (EMFILE or
+ * ENFILE: the reserved-fd trick sheds the pending connection so the listener stops being
+ * readable, logged once per process; if even that fails the caller backs off for
+ * SRV_BACKOFF_MS instead of spinning), and TCP_NODELAY on every admitted connection.
+ */
+struct srv_acceptor {
+    struct srv_server *srv;
+    int lfd;
+    int reserve_fd; /* an fd on /dev/null, given up for a moment to shed when out of fds */
+};
+
+enum srv_accept_rc {
+    SRV_ACCEPT_OK,     /* *fd is an admitted connection: call srv_conn_done when it closes */
+    SRV_ACCEPT_AGAIN,  /* nothing pending: wait for the listener to turn readable */
+    SRV_ACCEPT_SKIP,   /* one connection was refused or shed, or a transient error: retry */
+    SRV_ACCEPT_BACKOFF /* out of resources: leave the listener alone for SRV_BACKOFF_MS */
+};
+
+int srv_acceptor_init(struct srv_acceptor *a, struct srv_server *srv, int lfd);
+void srv_acceptor_fini(struct srv_acceptor *a);
+/* One accept4(flags | SOCK_CLOEXEC) plus the policy above. */
+enum srv_accept_rc srv_accept(struct srv_acceptor *a, int *fd, int flags);
+/*
+ * The same policy split in two for models that accept through another call (the fiber
+ * model's fiber accept): srv_accept_failed classifies an accept error err (it may shed a
+ * connection itself), srv_admit applies --max-conns to an accepted fd (closing and counting
+ * it when refused) and returns whether the caller now owns it.
+ */
+enum srv_accept_rc srv_accept_failed(struct srv_acceptor *a, int err);
+bool srv_admit(struct srv_server *srv, int fd);
+/* A connection admitted by srv_accept or srv_admit has ended (its fd is closed). */
+void srv_conn_done(struct srv_server *srv);
+
+/* Log a line on stderr once per process per key (a static flag owned by the caller). */
+void srv_log_once(atomic_bool *flag, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Front end only (server_main.c): signals, listeners. */
+int srv__signals_start(struct srv_server *srv);
+void srv__signals_end(struct srv_server *srv);
+int srv__open_listeners(struct srv_server *srv, int n, char *why, size_t len);
+void srv__close_listeners(struct srv_server *srv);
+
+#endif

@@ -1,0 +1,174 @@
+/* server_core.c - the model table, stopping on signals, and the listening sockets. */
+#include "server.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+extern const struct srv_model srv_model_thread, srv_model_fork, srv_model_epoll;
+
+#ifdef SRV_HAVE_LIBEVENT
+extern const struct srv_model srv_model_libevent;
+#else
+static const struct srv_model srv_model_libevent = {
+    .name = "libevent",
+    .missing = "not compiled in: libevent_core was not found (install "
+               "libevent-dev and reconfigure)"};
+#endif
+
+/*
+ * The fiber model lives in server_fiber.c and needs the fiber runtime and event engines of
+ * engines/; servers/CMakeLists.txt compiles it in (and defines SRV_HAVE_FIBER) once both
+ * exist. Until then the name is known but refused with the reason.
+ */
+#ifdef SRV_HAVE_FIBER
+extern const struct srv_model srv_model_fiber;
+#else
+static const struct srv_model srv_model_fiber = {
+    .name = "fiber",
+    .missing = "not compiled in: the fiber runtime and IO (engines/) are not "
+               "built yet"};
+#endif
+
+const struct srv_model *const srv_models[] = {&srv_model_thread, &srv_model_fork,
+                                              &srv_model_fiber,  &srv_model_libevent,
+                                              &srv_model_epoll,  NULL};
+
+const struct srv_model *srv_model_find(const char *name)
+{
+    for (int i = 0; srv_models[i]; i++)
+        if (strcmp(srv_models[i]->name, name) == 0) return srv_models[i];
+    return NULL;
+}
+
+int srv_check_no_fiber_flags(const struct srv_options *opt, char *why, size_t len)
+{
+    if (opt->switch_name || opt->sched || opt->engine) {
+        snprintf(why, len, "--switch, --sched and --engine apply only to --model fiber");
+        return -1;
+    }
+    return 0;
+}
+
+int srv_check_single_thread(const struct srv_options *opt, char *why, size_t len)
+{
+    if (opt->threads != 1) {
+        snprintf(why, len, "--threads applies only to --model fiber, libevent or epoll");
+        return -1;
+    }
+    return 0;
+}
+
+void srv_stop(struct srv_server *srv)
+{
+    if (atomic_exchange(&srv->stopping, true)) return;
+    /* An eventfd stays readable until read, so every loop sees the stop, now or later. */
+    for (int i = 0; i < srv->nlisten; i++) {
+        uint64_t one = 1;
+        if (srv->stop_fd[i] >= 0 && write(srv->stop_fd[i], &one, sizeof one) < 0)
+            perror("echo-server: stop eventfd");
+    }
+}
+
+/* ---- front end only ------------------------------------------------------------------ */
+
+static atomic_bool got_signal;
+static pthread_t signal_th;
+
+/*
+ * SIGINT and SIGTERM are blocked in every thread (the front end blocks them before any
+ * thread exists) and taken here with sigwait, so stopping never runs inside a signal
+ * handler and no model has to care about EINTR from them.
+ */
+static void *signal_thread(void *arg)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    int sig = 0;
+    sigwait(&set, &sig);
+    atomic_store(&got_signal, true);
+    srv_stop(arg);
+    return NULL;
+}
+
+int srv__signals_start(struct srv_server *srv)
+{
+    return pthread_create(&signal_th, NULL, signal_thread, srv);
+}
+
+void srv__signals_end(struct srv_server *srv)
+{
+    srv_stop(srv);
+    if (!atomic_load(&got_signal))
+        pthread_kill(signal_th, SIGTERM); /* blocked there, so it just ends the sigwait */
+    pthread_join(signal_th, NULL);
+}
+
+static int open_one(const struct sockaddr_in *sa, bool reuseport, char *why, size_t len)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int one = 1;
+    if (fd < 0) {
+        snprintf(why, len, "socket: %s", strerror(errno));
+        return -1;
+    }
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (reuseport && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) < 0) {
+        snprintf(why, len, "SO_REUSEPORT: %s", strerror(errno));
+    } else if (bind(fd, (const struct sockaddr *)sa, sizeof *sa) < 0) {
+        snprintf(why, len, "bind %s:%d: %s", inet_ntoa(sa->sin_addr), ntohs(sa->sin_port),
+                 strerror(errno));
+    } else if (listen(fd, SOMAXCONN) < 0) {
+        snprintf(why, len, "listen: %s", strerror(errno));
+    } else {
+        return fd;
+    }
+    close(fd);
+    return -1;
+}
+
+/*
+ * Open n listeners on opt->bind:opt->port (n > 1: SO_REUSEPORT, the kernel spreads new
+ * connections over them) and one stop eventfd per listener. Returns the port, or -1.
+ */
+int srv__open_listeners(struct srv_server *srv, int n, char *why, size_t len)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(srv->opt->port)};
+    inet_pton(AF_INET, srv->opt->bind, &sa.sin_addr); /* validated by the option parser */
+    for (int i = 0; i < SRV_MAX_THREADS; i++)
+        srv->listen_fd[i] = srv->stop_fd[i] = -1;
+    for (int i = 0; i < n; i++) {
+        srv->listen_fd[i] = open_one(&sa, n > 1, why, len);
+        srv->stop_fd[i] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        srv->nlisten = i + 1;
+        if (srv->listen_fd[i] < 0) return -1;
+        if (srv->stop_fd[i] < 0) {
+            snprintf(why, len, "eventfd: %s", strerror(errno));
+            return -1;
+        }
+        socklen_t sl = sizeof sa;
+        if (i == 0 && getsockname(srv->listen_fd[0], (struct sockaddr *)&sa, &sl) < 0) {
+            snprintf(why, len, "getsockname: %s", strerror(errno));
+            return -1;
+        }
+    }
+    return ntohs(sa.sin_port);
+}
+
+void srv__close_listeners(struct srv_server *srv)
+{
+    for (int i = 0; i < srv->nlisten; i++) {
+        if (srv->listen_fd[i] >= 0) close(srv->listen_fd[i]);
+        if (srv->stop_fd[i] >= 0) close(srv->stop_fd[i]);
+        srv->listen_fd[i] = srv->stop_fd[i] = -1;
+    }
+}

@@ -1,0 +1,337 @@
+/* server_epoll.c - hand-written non-blocking, edge-triggered callback echo: the yardstick. */
+#include "server.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_EVENTS    256
+#define READ_BUDGET   16 /* reads per connection per turn, so one fast stream cannot starve */
+#define ACCEPT_BUDGET 64
+#define LOOP_BUF      65536
+
+struct loop;
+struct item;
+typedef void handler_fn(struct loop *l, struct item *it);
+
+/* Anything registered with epoll: the handler runs on every edge and on every ready turn. */
+struct item {
+    handler_fn *handle;
+    int fd;
+    struct item *rprev, *rnext; /* on a ready list (the loop's or a turn's), else NULL */
+};
+
+/*
+ * A connection is lean while idle (no buffer): data is read into the loop's buffer and
+ * written straight back; only what the socket would not take is kept, in pend, and no more
+ * is read until it is gone.
+ */
+struct conn {
+    struct item it;
+    struct conn *prev, *next; /* every connection of the loop, for shutdown */
+    char *pend;
+    size_t plen, poff;
+};
+
+struct loop {
+    struct srv_server *srv;
+    int epfd;
+    bool running;
+    long long retry_at_ms; /* > 0: the listener is backing off until then */
+    struct item listener, stopper, ready;
+    struct conn conns;
+    struct srv_acceptor acc;
+    uint64_t bytes, adds;
+    pthread_t th;
+    char buf[LOOP_BUF];
+};
+
+static long long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+static void ready_push(struct item *head, struct item *it)
+{
+    if (it->rnext) return;
+    it->rprev = head->rprev;
+    it->rnext = head;
+    head->rprev->rnext = it;
+    head->rprev = it;
+}
+
+static void ready_remove(struct item *it)
+{
+    if (!it->rnext) return;
+    it->rprev->rnext = it->rnext;
+    it->rnext->rprev = it->rprev;
+    it->rprev = it->rnext = NULL;
+}
+
+static void conn_close(struct loop *l, struct conn *c)
+{
+    ready_remove(&c->it);
+    c->prev->next = c->next;
+    c->next->prev = c->prev;
+    close(c->it.fd); /* also leaves the epoll set: no EPOLL_CTL_DEL needed */
+    free(c->pend);
+    free(c);
+    srv_conn_done(l->srv);
+}
+
+/* Write out what is pending. 1: all gone; 0: the socket is full; -1: the connection failed. */
+static int flush(struct loop *l, struct conn *c)
+{
+    while (c->poff < c->plen) {
+        ssize_t w = send(c->it.fd, c->pend + c->poff, c->plen - c->poff, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0) return errno == EAGAIN ? 0 : -1;
+        c->poff += (size_t)w;
+        l->bytes += (uint64_t)w;
+    }
+    free(c->pend);
+    c->pend = NULL;
+    c->plen = c->poff = 0;
+    return 1;
+}
+
+/* Echo n bytes from the loop buffer; keep what the socket did not take. -1: failed. */
+static int echo(struct loop *l, struct conn *c, size_t n)
+{
+    ssize_t w = send(c->it.fd, l->buf, n, MSG_NOSIGNAL);
+    if (w < 0 && errno != EAGAIN && errno != EINTR) return -1;
+    size_t done = w > 0 ? (size_t)w : 0;
+    l->bytes += done;
+    if (done == n) return 0;
+    c->pend = malloc(n - done);
+    if (!c->pend) return -1;
+    memcpy(c->pend, l->buf + done, n - done);
+    c->plen = n - done;
+    c->poff = 0;
+    return 0;
+}
+
+/*
+ * Edge-triggered: keep going until the kernel says EAGAIN (then the next edge brings us
+ * back), or the budget is spent (then the ready list does). EOF is only read once nothing
+ * is pending, so a half-closed client gets everything back before the close.
+ */
+static void conn_io(struct loop *l, struct item *it)
+{
+    struct conn *c = (struct conn *)it;
+    for (int round = 0; round < READ_BUDGET; round++) {
+        if (c->pend) {
+            int f = flush(l, c);
+            if (f < 0) conn_close(l, c);
+            if (f <= 0) return; /* closed, or the socket is full and EPOLLOUT will come */
+        }
+        ssize_t n = recv(it->fd, l->buf, sizeof l->buf, 0);
+        if (n > 0 && echo(l, c, (size_t)n) == 0) continue;
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno == EAGAIN) return;
+        conn_close(l, c); /* EOF, a reset, or no memory for what is pending */
+        return;
+    }
+    ready_push(&l->ready, it);
+}
+
+static void conn_new(struct loop *l, int fd)
+{
+    struct conn *c = calloc(1, sizeof *c);
+    struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET};
+    if (c) {
+        c->it = (struct item){.handle = conn_io, .fd = fd};
+        ev.data.ptr = c;
+    }
+    /* Registered once for both directions; never modified; closing removes it. */
+    if (!c || epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+        free(c);
+        close(fd);
+        srv_add(&l->srv->stats->spawn_failed, 1);
+        srv_conn_done(l->srv);
+        return;
+    }
+    l->adds++;
+    c->next = l->conns.next;
+    c->prev = &l->conns;
+    l->conns.next->prev = c;
+    l->conns.next = c;
+}
+
+static void on_listener(struct loop *l, struct item *it)
+{
+    for (int i = 0; i < ACCEPT_BUDGET; i++) {
+        int fd;
+        switch (srv_accept(&l->acc, &fd, SOCK_NONBLOCK)) {
+        case SRV_ACCEPT_OK:
+            conn_new(l, fd);
+            break;
+        case SRV_ACCEPT_SKIP:
+            break;
+        case SRV_ACCEPT_AGAIN:
+            return;
+        case SRV_ACCEPT_BACKOFF:
+            /* No edge will come for connections already waiting: retry on a timer. */
+            l->retry_at_ms = now_ms() + SRV_BACKOFF_MS;
+            return;
+        }
+    }
+    ready_push(&l->ready, it);
+}
+
+static void on_stop(struct loop *l, struct item *it)
+{
+    (void)it;
+    l->running = false;
+}
+
+static int add_item(struct loop *l, struct item *it, uint32_t events)
+{
+    struct epoll_event ev = {.events = events, .data.ptr = it};
+    if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, it->fd, &ev) < 0) return -1;
+    l->adds++;
+    return 0;
+}
+
+static int wait_timeout(struct loop *l)
+{
+    if (l->ready.rnext != &l->ready) return 0;
+    if (l->retry_at_ms == 0) return -1;
+    long long left = l->retry_at_ms - now_ms();
+    return left > 0 ? (int)left : 0;
+}
+
+/* Give every item that still had work its turn, in order; new work waits for the next one. */
+static void run_ready(struct loop *l)
+{
+    struct item turn = {.rprev = &turn, .rnext = &turn};
+    if (l->ready.rnext == &l->ready) return;
+    turn.rnext = l->ready.rnext;
+    turn.rprev = l->ready.rprev;
+    turn.rnext->rprev = turn.rprev->rnext = &turn;
+    l->ready.rnext = l->ready.rprev = &l->ready;
+    while (turn.rnext != &turn) {
+        struct item *it = turn.rnext;
+        ready_remove(it);
+        it->handle(l, it);
+    }
+}
+
+static void loop_iterate(struct loop *l, struct epoll_event *ev)
+{
+    int n = epoll_wait(l->epfd, ev, MAX_EVENTS, wait_timeout(l));
+    if (n < 0 && errno != EINTR) {
+        perror("echo-server: epoll_wait");
+        l->running = false;
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        struct item *it = ev[i].data.ptr;
+        it->handle(l, it);
+    }
+    if (l->retry_at_ms && now_ms() >= l->retry_at_ms) {
+        l->retry_at_ms = 0;
+        on_listener(l, &l->listener);
+    }
+    run_ready(l);
+}
+
+/* Safe on a loop whose loop_init failed half-way, or never ran after loop_prepare. */
+static void loop_fini(struct loop *l)
+{
+    while (l->conns.next != &l->conns)
+        conn_close(l, l->conns.next);
+    srv_acceptor_fini(&l->acc);
+    if (l->epfd >= 0) close(l->epfd);
+    srv_add(&l->srv->stats->bytes, l->bytes);
+    srv_add(&l->srv->stats->epoll_add, l->adds);
+}
+
+static void loop_prepare(struct loop *l, struct srv_server *srv, int i)
+{
+    l->srv = srv;
+    l->epfd = -1;
+    l->acc.reserve_fd = -1;
+    l->ready.rnext = l->ready.rprev = &l->ready;
+    l->conns.next = l->conns.prev = &l->conns;
+    l->listener = (struct item){.handle = on_listener, .fd = srv->listen_fd[i]};
+    l->stopper = (struct item){.handle = on_stop, .fd = srv->stop_fd[i]};
+}
+
+static int loop_init(struct loop *l)
+{
+    struct srv_server *srv = l->srv;
+    l->epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (l->epfd < 0 || srv_acceptor_init(&l->acc, srv, l->listener.fd) < 0) return -1;
+    if (add_item(l, &l->listener, EPOLLIN | EPOLLET) < 0 || add_item(l, &l->stopper, EPOLLIN) < 0)
+        return -1;
+    l->running = true;
+    return 0;
+}
+
+static void *loop_main(void *arg)
+{
+    struct loop *l = arg;
+    struct epoll_event *ev = malloc(MAX_EVENTS * sizeof *ev);
+    while (ev && l->running)
+        loop_iterate(l, ev);
+    free(ev);
+    loop_fini(l);
+    /* A loop that ended on its own (an error) takes the others down with it. */
+    srv_stop(l->srv);
+    return NULL;
+}
+
+static int epoll_run(struct srv_server *srv)
+{
+    int n = srv->nlisten, started = 1, rc = 0;
+    struct loop *loops = calloc((size_t)n, sizeof *loops);
+    if (!loops) return -1;
+    srv->stats->engine = "epoll-edge";
+    srv->stats->epoll_counted = true;
+    for (int i = 0; i < n; i++)
+        loop_prepare(&loops[i], srv, i);
+    for (int i = 0; i < n && rc == 0; i++)
+        rc = loop_init(&loops[i]);
+    /* Loop 0 runs on the calling thread, so --threads 1 is truly single-threaded. */
+    while (rc == 0 && started < n) {
+        if (pthread_create(&loops[started].th, NULL, loop_main, &loops[started]) != 0)
+            rc = -1;
+        else
+            started++;
+    }
+    if (rc < 0) {
+        perror("echo-server: starting the epoll loops");
+        srv_stop(srv); /* loop 0 and the started loops see their stop fds at once */
+    }
+    loop_main(&loops[0]);
+    for (int i = 1; i < n; i++) {
+        if (i < started)
+            pthread_join(loops[i].th, NULL);
+        else
+            loop_fini(&loops[i]);
+    }
+    free(loops);
+    return rc;
+}
+
+static int epoll_check(const struct srv_options *o, char *why, size_t len)
+{
+    if (srv_check_no_fiber_flags(o, why, len) < 0) return -1;
+    if (o->stack_size) {
+        snprintf(why, len, "--stack-size applies only to --model thread or fiber");
+        return -1;
+    }
+    return 0;
+}
+
+const struct srv_model srv_model_epoll = {
+    .name = "epoll", .per_thread_listener = true, .check = epoll_check, .run = epoll_run};

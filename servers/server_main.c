@@ -1,0 +1,254 @@
+/* server_main.c - echo-server's command line, start-up, and the statistics line at exit. */
+#include "server.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+
+#define OPTIONS_LIST                                                                               \
+    "--model, --switch, --sched, --engine, --bind, --port, --threads, --max-conns, "               \
+    "--stack-size"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: echo-server --model thread|fork|fiber|libevent|epoll [--switch NAME]\n"
+               "       [--sched star|ring] [--engine NAME] [--bind 127.0.0.1] [--port 0]\n"
+               "       [--threads N] [--max-conns N] [--stack-size BYTES]\n");
+}
+
+static void model_names(char *buf, size_t len, bool only_available)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; srv_models[i] && used < len; i++) {
+        if (only_available && srv_models[i]->missing) continue;
+        used +=
+            (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "", srv_models[i]->name);
+    }
+}
+
+static void __attribute__((noreturn, format(printf, 1, 2))) bad(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("echo-server: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    exit(2);
+}
+
+static long number(const char *flag, const char *s, long lo, long hi)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        bad("%s wants an integer in %ld..%ld, not '%s'", flag, lo, hi, s);
+    return v;
+}
+
+static void parse(int argc, char **argv, struct srv_options *o)
+{
+    static const struct option longs[] = {{"model", required_argument, 0, 'm'},
+                                          {"switch", required_argument, 0, 'w'},
+                                          {"sched", required_argument, 0, 's'},
+                                          {"engine", required_argument, 0, 'e'},
+                                          {"bind", required_argument, 0, 'b'},
+                                          {"port", required_argument, 0, 'p'},
+                                          {"threads", required_argument, 0, 't'},
+                                          {"max-conns", required_argument, 0, 'c'},
+                                          {"stack-size", required_argument, 0, 'k'},
+                                          {"help", no_argument, 0, 'h'},
+                                          {0, 0, 0, 0}};
+    *o = (struct srv_options){.bind = "127.0.0.1", .threads = 1};
+    opterr = 0; /* our own one-line messages instead of getopt's */
+    for (int c; (c = getopt_long(argc, argv, ":", longs, NULL)) != -1;) {
+        switch (c) {
+        case 'm':
+            o->model = optarg;
+            break;
+        case 'w':
+            o->switch_name = optarg;
+            break;
+        case 's':
+            o->sched = optarg;
+            break;
+        case 'e':
+            o->engine = optarg;
+            break;
+        case 'b':
+            o->bind = optarg;
+            break;
+        case 'p':
+            o->port = (int)number("--port", optarg, 0, 65535);
+            break;
+        case 't':
+            o->threads = (int)number("--threads", optarg, 1, SRV_MAX_THREADS);
+            break;
+        case 'c':
+            o->max_conns = number("--max-conns", optarg, 0, INT_MAX);
+            break;
+        case 'k':
+            o->stack_size = (size_t)number("--stack-size", optarg, 1, 1L << 30);
+            break;
+        case 'h':
+            usage(stdout);
+            exit(0);
+        case ':':
+            bad("%s needs a value", argv[optind - 1]);
+        default:
+            if (optopt) bad("unknown option '-%c' (valid: " OPTIONS_LIST ")", optopt);
+            bad("unknown option '%s' (valid: " OPTIONS_LIST ")", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        bad("unexpected argument '%s' (valid options: " OPTIONS_LIST ")", argv[optind]);
+    struct in_addr a;
+    if (inet_pton(AF_INET, o->bind, &a) != 1)
+        bad("--bind wants a dotted IPv4 address such as 127.0.0.1, not '%s'", o->bind);
+    if (o->sched && strcmp(o->sched, "star") && strcmp(o->sched, "ring"))
+        bad("unknown --sched '%s' (valid: star, ring)", o->sched);
+}
+
+static const struct srv_model *choose_model(const struct srv_options *o)
+{
+    char names[128], avail[128], why[256];
+    model_names(names, sizeof names, false);
+    model_names(avail, sizeof avail, true);
+    if (!o->model) bad("--model is required (valid: %s)", names);
+    const struct srv_model *m = srv_model_find(o->model);
+    if (!m) bad("unknown model '%s' (valid: %s)", o->model, names);
+    if (m->missing) bad("--model %s is %s (available here: %s)", m->name, m->missing, avail);
+    if (m->check(o, why, sizeof why) < 0) bad("%s", why);
+    return m;
+}
+
+static void json_str(FILE *f, const char *key, const char *v)
+{
+    fprintf(f, "\"%s\":", key);
+    if (!v) {
+        fputs("null,", f);
+        return;
+    }
+    fputc('"', f);
+    for (; *v; v++) {
+        if (*v == '"' || *v == '\\')
+            fprintf(f, "\\%c", *v);
+        else if ((unsigned char)*v < 0x20)
+            fprintf(f, "\\u%04x", *v);
+        else
+            fputc(*v, f);
+    }
+    fputs("\",", f);
+}
+
+static void json_u64(FILE *f, const char *key, srv_counter *c)
+{
+    fprintf(f, "\"%s\":%llu,", key, (unsigned long long)atomic_load(c));
+}
+
+static double seconds(struct timeval a, struct timeval b)
+{
+    return (double)(a.tv_sec + b.tv_sec) + (double)(a.tv_usec + b.tv_usec) / 1e6;
+}
+
+/*
+ * Resource use comes from getrusage. Children (the fork model's, all reaped by now) are
+ * added for CPU time and context switches; for memory the kernel only keeps the largest
+ * child's peak (RUSAGE_CHILDREN), so it is printed on its own, not summed: summing resident
+ * memory over live children needs sampling /proc from outside, which the harness does.
+ */
+static void print_rusage(FILE *f, bool children)
+{
+    struct rusage self, kids;
+    getrusage(RUSAGE_SELF, &self);
+    getrusage(RUSAGE_CHILDREN, &kids);
+    fprintf(f, "\"kernel_switches\":{\"voluntary\":%ld,\"involuntary\":%ld},",
+            self.ru_nvcsw + kids.ru_nvcsw, self.ru_nivcsw + kids.ru_nivcsw);
+    fprintf(f, "\"cpu_user_s\":%.3f,\"cpu_sys_s\":%.3f,", seconds(self.ru_utime, kids.ru_utime),
+            seconds(self.ru_stime, kids.ru_stime));
+    fprintf(f, "\"rss_max_kb\":%ld,", self.ru_maxrss);
+    if (children)
+        fprintf(f, "\"rss_max_kb_largest_child\":%ld}\n", kids.ru_maxrss);
+    else
+        fputs("\"rss_max_kb_largest_child\":null}\n", f);
+}
+
+static void print_stats(FILE *f, const struct srv_options *o, struct srv_stats *st)
+{
+    fputc('{', f);
+    json_str(f, "model", o->model);
+    json_str(f, "switch", st->switch_name);
+    json_str(f, "sched", st->sched);
+    json_str(f, "engine", st->engine);
+    fprintf(f, "\"threads\":%d,\"max_conns\":%ld,", o->threads, o->max_conns);
+    json_u64(f, "connections", &st->connections);
+    json_u64(f, "max_concurrent", &st->max_concurrent);
+    json_u64(f, "refused", &st->refused);
+    json_u64(f, "shed", &st->shed);
+    json_u64(f, "spawn_failed", &st->spawn_failed);
+    json_u64(f, "accept_errors", &st->accept_errors);
+    json_u64(f, "fd_exhausted", &st->fd_exhausted);
+    json_u64(f, "bytes", &st->bytes);
+    if (st->epoll_counted)
+        fprintf(f, "\"epoll_ctl\":{\"add\":%llu,\"mod\":%llu,\"del\":%llu},",
+                (unsigned long long)st->epoll_add, (unsigned long long)st->epoll_mod,
+                (unsigned long long)st->epoll_del);
+    else
+        fputs("\"epoll_ctl\":null,", f);
+    if (st->switches_counted)
+        json_u64(f, "switches", &st->switches);
+    else
+        fputs("\"switches\":null,", f);
+    print_rusage(f, strcmp(o->model, "fork") == 0);
+    fflush(f);
+}
+
+int main(int argc, char **argv)
+{
+    struct srv_options opt;
+    char why[256];
+    parse(argc, argv, &opt);
+    const struct srv_model *model = choose_model(&opt);
+
+    /* Before any thread exists, so every thread (and child) inherits it. */
+    signal(SIGPIPE, SIG_IGN);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGCHLD); /* the fork model takes it through a signalfd */
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+
+    struct srv_stats *st =
+        mmap(NULL, sizeof *st, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (st == MAP_FAILED) {
+        perror("echo-server: mmap");
+        return 1;
+    }
+    struct srv_server srv = {.opt = &opt, .stats = st};
+    int port =
+        srv__open_listeners(&srv, model->per_thread_listener ? opt.threads : 1, why, sizeof why);
+    if (port < 0 || srv__signals_start(&srv) != 0) {
+        fprintf(stderr, "echo-server: %s\n", port < 0 ? why : "cannot start signal thread");
+        return 1;
+    }
+    printf("listening %s:%d\n", opt.bind, port);
+    fflush(stdout);
+
+    int rc = model->run(&srv);
+    srv__signals_end(&srv);
+    srv__close_listeners(&srv);
+    print_stats(stdout, &opt, st);
+    munmap(st, sizeof *st);
+    return rc == 0 ? 0 : 1;
+}

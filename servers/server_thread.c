@@ -1,0 +1,172 @@
+/* server_thread.c - one detached kernel thread per connection runs the blocking echo session. */
+#include "echo_session.h"
+#include "server.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MIN_STACK    (64 * 1024) /* the session keeps SRV_ECHO_BUF bytes on its stack */
+#define ACCEPT_BURST 64          /* accepts per wake-up before looking at the stop fd again */
+#define DRAIN_MS     3000        /* how long shutdown waits for sessions to notice */
+
+struct session {
+    struct session *prev, *next; /* in the list of open sessions, under tm.lock */
+    struct srv_server *srv;
+    int fd;
+};
+
+/*
+ * The list of open sessions exists only so that shutdown can wake every blocked thread with
+ * shutdown(2). It has static storage because detached threads may outlive run() if a
+ * session ignores shutdown for longer than DRAIN_MS; the process exits right after.
+ */
+static struct {
+    pthread_mutex_t lock;
+    struct session head;
+    atomic_int live;
+} tm = {.lock = PTHREAD_MUTEX_INITIALIZER, .head = {&tm.head, &tm.head, NULL, -1}};
+
+static atomic_bool logged_spawn;
+
+static ssize_t s_read(void *ctx, void *buf, size_t len)
+{
+    return recv(((struct session *)ctx)->fd, buf, len, 0);
+}
+
+static ssize_t s_write(void *ctx, const void *buf, size_t len)
+{
+    return send(((struct session *)ctx)->fd, buf, len, MSG_NOSIGNAL);
+}
+
+/* Leave the list before closing, so shutdown never touches an fd number reused elsewhere. */
+static int s_close(void *ctx)
+{
+    struct session *s = ctx;
+    pthread_mutex_lock(&tm.lock);
+    s->prev->next = s->next;
+    s->next->prev = s->prev;
+    pthread_mutex_unlock(&tm.lock);
+    return close(s->fd);
+}
+
+static void *session_main(void *arg)
+{
+    struct session *s = arg;
+    struct srv_server *srv = s->srv;
+    char buf[SRV_ECHO_BUF];
+    struct srv_io io = {s_read, s_write, s_close, s};
+    srv_echo_session(&io, buf, sizeof buf, &srv->stats->bytes);
+    free(s);
+    srv_conn_done(srv);
+    atomic_fetch_sub(&tm.live, 1);
+    return NULL;
+}
+
+static void spawn(struct srv_server *srv, const pthread_attr_t *attr, int fd)
+{
+    struct session *s = malloc(sizeof *s);
+    int err = ENOMEM;
+    if (s) {
+        *s = (struct session){.srv = srv, .fd = fd};
+        pthread_mutex_lock(&tm.lock);
+        s->next = tm.head.next;
+        s->prev = &tm.head;
+        tm.head.next->prev = s;
+        tm.head.next = s;
+        pthread_mutex_unlock(&tm.lock);
+        atomic_fetch_add(&tm.live, 1);
+        err = pthread_create(&(pthread_t){0}, attr, session_main, s);
+        if (err == 0) return;
+        atomic_fetch_sub(&tm.live, 1);
+        s_close(s);
+        free(s);
+    } else {
+        close(fd);
+    }
+    srv_add(&srv->stats->spawn_failed, 1);
+    srv_conn_done(srv);
+    srv_log_once(&logged_spawn, "cannot start a thread: %s; connection closed", strerror(err));
+}
+
+/* Wake every blocked session (reads see EOF, writes fail) and give them time to finish. */
+static void drain(void)
+{
+    pthread_mutex_lock(&tm.lock);
+    for (struct session *s = tm.head.next; s != &tm.head; s = s->next)
+        shutdown(s->fd, SHUT_RDWR);
+    pthread_mutex_unlock(&tm.lock);
+    for (int ms = 0; atomic_load(&tm.live) > 0 && ms < DRAIN_MS; ms++)
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+}
+
+/* Accept a burst; returns the poll timeout to use next (-1, or SRV_BACKOFF_MS). */
+static int accept_burst(struct srv_server *srv, struct srv_acceptor *a, const pthread_attr_t *at)
+{
+    for (int i = 0; i < ACCEPT_BURST; i++) {
+        int fd;
+        switch (srv_accept(a, &fd, 0)) {
+        case SRV_ACCEPT_OK:
+            spawn(srv, at, fd);
+            break;
+        case SRV_ACCEPT_SKIP:
+            break;
+        case SRV_ACCEPT_AGAIN:
+            return -1;
+        case SRV_ACCEPT_BACKOFF:
+            return SRV_BACKOFF_MS;
+        }
+    }
+    return -1;
+}
+
+static int thread_run(struct srv_server *srv)
+{
+    struct srv_acceptor a;
+    pthread_attr_t attr;
+    if (srv_acceptor_init(&a, srv, srv->listen_fd[0]) < 0) {
+        perror("echo-server: reserve fd");
+        return -1;
+    }
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (srv->opt->stack_size) pthread_attr_setstacksize(&attr, srv->opt->stack_size);
+    /* Sessions block in recv/send and never call epoll_ctl: the count is an honest zero. */
+    srv->stats->epoll_counted = true;
+    struct pollfd p[2] = {{srv->listen_fd[0], POLLIN, 0}, {srv->stop_fd[0], POLLIN, 0}};
+    int timeout = -1;
+    while (!srv_stopping(srv)) {
+        /* During a back-off the listener is left out of the poll set (negative fd). */
+        p[0].fd = timeout < 0 ? srv->listen_fd[0] : -1;
+        int n = poll(p, 2, timeout);
+        if (n < 0 && errno != EINTR) {
+            perror("echo-server: poll");
+            break;
+        }
+        timeout = n > 0 && p[0].revents ? accept_burst(srv, &a, &attr) : -1;
+    }
+    pthread_attr_destroy(&attr);
+    srv_acceptor_fini(&a);
+    drain();
+    return 0;
+}
+
+static int thread_check(const struct srv_options *o, char *why, size_t len)
+{
+    if (srv_check_no_fiber_flags(o, why, len) < 0 || srv_check_single_thread(o, why, len) < 0)
+        return -1;
+    if (o->stack_size && o->stack_size < MIN_STACK) {
+        snprintf(why, len, "--stack-size must be at least %d bytes for --model thread", MIN_STACK);
+        return -1;
+    }
+    return 0;
+}
+
+const struct srv_model srv_model_thread = {
+    .name = "thread", .check = thread_check, .run = thread_run};
