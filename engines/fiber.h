@@ -15,6 +15,10 @@ extern "C" {
  * One runtime per thread, single-threaded: every call below acts on the runtime of the
  * calling thread (fb_current_runtime()). Several threads may each run their own runtime.
  *
+ * Fibers run in FIFO order: the run queue is intrusive (no allocation to enqueue), a yielding
+ * fiber goes to its tail, a woken one too. Stacks are guarded (switch layer) and recycled
+ * through a per-runtime free list, so spawning maps a new stack only when none is cached.
+ *
  * Scheduling policies:
  *   FB_STAR  every hop goes fiber -> scheduler context -> next fiber (two switches per hop),
  *            the libtask loop;
@@ -36,6 +40,9 @@ typedef struct fb_runtime fb_runtime;
  * poll wakes fibers with fb_wake and returns how many it woke, or -1 on a fatal error.
  * pending(state) tells whether any fiber still waits on the poller (IO or timer); when it is
  * zero and nothing is runnable, fb_run returns.
+ * The runtime passes -1 when idle; a poller with timers shortens that to its own deadline.
+ * With a poller, ring mode returns to the scheduler context once per pass to poll, so its
+ * switches per hop are (N + 1) / N for N runnable fibers rather than exactly 1.
  */
 typedef struct fb_poller {
     void *state;
@@ -46,7 +53,7 @@ typedef struct fb_poller {
 typedef struct fb_config {
     const sw_backend *backend; /* switch backend (required) */
     fb_policy policy;
-    size_t stack_size; /* usable bytes per fiber stack; 0 = 64 KiB */
+    size_t stack_size; /* usable bytes per fiber stack; 0 = 64 KiB; at least SW_STACK_MIN */
     fb_poller poller;  /* poll == NULL: no IO, fb_run returns when no fiber is runnable */
 } fb_config;
 
@@ -54,30 +61,39 @@ typedef struct fb_stats {
     uint64_t switches; /* context switches performed (every sw jump, scheduler's included) */
     uint64_t hops;     /* times a fiber gave up the CPU to another fiber (yield or park) */
     uint64_t spawned, finished;
-    uint64_t polls; /* calls of the poller */
-    size_t live;    /* fibers spawned and not yet finished */
-    size_t stacks_mapped, stacks_cached;
+    uint64_t polls;                      /* calls of the poller */
+    size_t live;                         /* fibers spawned and not yet finished */
+    size_t stacks_mapped, stacks_cached; /* now: mapped (in use + cached), cached */
+    uint64_t stack_maps;                 /* sw_stack_alloc calls over the runtime's life */
 } fb_stats;
 
 /* Create the calling thread's runtime. Returns NULL with errno on failure. */
 fb_runtime *fb_runtime_new(const fb_config *cfg);
-/* Free a runtime whose fb_run returned (all fibers finished). */
+/* Free a runtime whose fb_run returned, with every stack and record; fibers that never
+ * finished (parked forever, or never run) are discarded without being resumed. */
 void fb_runtime_free(fb_runtime *rt);
 fb_runtime *fb_current_runtime(void);
 
 /* Create a fiber that runs fn(arg); it becomes runnable at once. NULL with errno on failure
- * (ENOMEM, or EAGAIN when vm.max_map_count or the stack mapping fails). */
+ * (ENOMEM, or EAGAIN when vm.max_map_count or the stack mapping fails). The fiber's record
+ * is reclaimed as soon as it finishes, so its handle is valid only until then (fb_join on it
+ * must start before it finishes). */
 fiber *fb_spawn(fb_runtime *rt, void (*fn)(void *arg), void *arg);
-/* Run fibers until none is runnable and none waits on the poller. Returns 0, or -1 when the
- * poller failed. Call from the thread's own (non-fiber) context. */
+/* Like fb_spawn, but the record outlives the fiber until fb_join (or fb_runtime_free), so
+ * joining a fiber that already finished is fine. Its stack is recycled when it finishes. */
+fiber *fb_spawn_joinable(fb_runtime *rt, void (*fn)(void *arg), void *arg);
+/* Run fibers until none is runnable and none waits on the poller. Returns 0; -1 when the
+ * poller failed, or -1/EDEADLK when fibers are still parked but nothing can wake them. Call
+ * from the thread's own (non-fiber) context. */
 int fb_run(fb_runtime *rt);
 
 /* Inside a fiber. */
 fiber *fb_self(void);
 void fb_yield(void);                          /* stay runnable, let others run first */
 void fb_exit(void) __attribute__((noreturn)); /* finish the calling fiber now */
-/* Wait for f to finish. A fiber may be joined at most once; unjoined fibers are reclaimed
- * when they finish. Returns 0, or -1/EINVAL when f is self or already joined. */
+/* Wait for f to finish. A fiber may be joined at most once; fibers from fb_spawn that no one
+ * joins are reclaimed when they finish. Returns 0, or -1/EINVAL when f is self or already
+ * joined (or being joined). */
 int fb_join(fiber *f);
 
 /* For the IO layer: park the calling fiber until someone calls fb_wake on it. */

@@ -1,0 +1,443 @@
+/* fiber.c - the single-threaded fiber runtime: run queue, star and ring scheduling, poller hook. */
+#define _GNU_SOURCE
+#include "fiber.h"
+#include "fiber_stack_pool.h"
+#include "switch_backends.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { DEFAULT_STACK = 64 * 1024 };
+
+/* A fiber is RUNNABLE while queued or running, PARKED while it waits for fb_wake, DONE once
+ * its function returned (or it called fb_exit). Running needs no state of its own. */
+enum fb_state { FB_RUNNABLE, FB_PARKED, FB_DONE };
+
+/* Which backend's jump the runtime calls directly; TABLE means through the ops table. */
+enum fb_kind { K_TABLE, K_ASM, K_ASM_NOFPU, K_FCONTEXT, K_SETJMP, K_UCONTEXT };
+
+struct fiber {
+    fiber *next; /* run queue, or the runtime's free list of records */
+    enum fb_state state;
+    bool joinable, joined;
+    sw_ctx ctx; /* ctx.sp shares the first cache line with next and state */
+    fb_runtime *rt;
+    void (*fn)(void *);
+    void *arg;
+    void *wait_slot;
+    fiber *joiner;              /* the fiber parked in fb_join on this one */
+    sigjmp_buf *exit_to;        /* where fb_exit unwinds to, on this fiber's own stack */
+    fiber *prev_all, *next_all; /* every record the runtime owns, for fb_runtime_free */
+    sw_stack stack;
+};
+
+struct fb_runtime {
+    /* The hot fields first: a hop touches only these and the two fibers' records. */
+    fiber *current; /* the running fiber; NULL while the scheduler context runs */
+    fiber *head, *tail;
+    size_t runnable;   /* fibers in the run queue */
+    int64_t pass_left; /* hops until the scheduler polls again (see fb_run) */
+    enum fb_kind kind;
+    fb_policy policy;
+    fb_stats stats;
+    sw_ctx sched; /* the thread's own context, where fb_run's loop runs */
+    const sw_backend *backend;
+    fb_poller poller;
+    fb__pool pool;
+    fiber *free_records;
+    fiber *all;
+};
+
+static __thread fb_runtime *tls_rt;
+
+/*
+ * Every switch the runtime makes goes through here. The backend is known only at run time,
+ * but an indirect call through the ops table costs about as much as the fastest switch, so
+ * the common backends are called directly behind a comparison the branch predictor learns
+ * at once. ASan builds always take sw_jump, which carries the fiber annotations ASan needs.
+ */
+static inline void fb__switch(fb_runtime *rt, sw_ctx *from, sw_ctx *to)
+{
+    rt->stats.switches++;
+#ifdef SWITCHYARD_ASAN
+    sw_jump(from, to);
+#else
+    switch (rt->kind) {
+#ifdef SWITCHYARD_HAVE_ASM
+    case K_ASM_NOFPU:
+        sw_asm_nofpu_jump(from, to);
+        return;
+    case K_ASM:
+        sw_asm_jump(from, to);
+        return;
+#endif
+#ifdef SWITCHYARD_HAVE_FCONTEXT
+    case K_FCONTEXT:
+        sw_fcontext_jump(from, to);
+        return;
+#endif
+#ifdef SWITCHYARD_HAVE_SETJMP
+    case K_SETJMP:
+        sw_setjmp_jump(from, to);
+        return;
+#endif
+    case K_UCONTEXT:
+        sw_ucontext_jump(from, to);
+        return;
+    default:
+        rt->backend->jump(from, to);
+    }
+#endif
+}
+
+static enum fb_kind kind_of(const sw_backend *b)
+{
+#ifdef SWITCHYARD_HAVE_ASM
+    if (b == &sw_backend_asm) return K_ASM;
+    if (b == &sw_backend_asm_nofpu) return K_ASM_NOFPU;
+#endif
+#ifdef SWITCHYARD_HAVE_FCONTEXT
+    if (b == &sw_backend_fcontext) return K_FCONTEXT;
+#endif
+#ifdef SWITCHYARD_HAVE_SETJMP
+    if (b == &sw_backend_setjmp) return K_SETJMP;
+#endif
+    return b == &sw_backend_ucontext ? K_UCONTEXT : K_TABLE;
+}
+
+/* ---- the run queue: an intrusive FIFO through fiber.next ------------------------------ */
+
+static inline void rq_push(fb_runtime *rt, fiber *f)
+{
+    f->state = FB_RUNNABLE;
+    f->next = NULL;
+    if (rt->tail)
+        rt->tail->next = f;
+    else
+        rt->head = f;
+    rt->tail = f;
+    rt->runnable++;
+}
+
+static inline fiber *rq_pop(fb_runtime *rt)
+{
+    fiber *f = rt->head;
+    if (f) {
+        rt->head = f->next;
+        if (!rt->head) rt->tail = NULL;
+        rt->runnable--;
+    }
+    return f;
+}
+
+/* ---- giving up the CPU ----------------------------------------------------------------- */
+
+/*
+ * The running fiber `self`, already queued (yield) or parked, hands the CPU on. Star always
+ * goes back to the scheduler context. Ring switches straight to the next queued fiber, and
+ * returns to the scheduler only when nothing is queued or a pass is over and it must poll.
+ */
+static inline void fb__leave(fb_runtime *rt, fiber *self)
+{
+    rt->stats.hops++;
+    if (rt->policy == FB_RING && --rt->pass_left > 0) {
+        fiber *next = rq_pop(rt);
+        if (next == self) return; /* alone in the queue: keep running */
+        if (next) {
+            rt->current = next;
+            fb__switch(rt, &self->ctx, &next->ctx);
+            return;
+        }
+    }
+    fb__switch(rt, &self->ctx, &rt->sched);
+}
+
+static void __attribute__((noinline, noreturn)) outside_fiber(const char *caller)
+{
+    fprintf(stderr, "fiber: %s called outside a fiber\n", caller);
+    abort();
+}
+
+static inline fiber *running_fiber(const char *caller)
+{
+    fb_runtime *rt = tls_rt;
+    if (__builtin_expect(!rt || !rt->current, 0)) outside_fiber(caller);
+    return rt->current;
+}
+
+void fb_yield(void)
+{
+    fiber *self = running_fiber("fb_yield");
+    fb_runtime *rt = self->rt;
+    rq_push(rt, self);
+    fb__leave(rt, self);
+}
+
+void fb_park(void)
+{
+    fiber *self = running_fiber("fb_park");
+    self->state = FB_PARKED;
+    fb__leave(self->rt, self);
+}
+
+void fb_wake(fiber *f)
+{
+    if (f->state == FB_PARKED) rq_push(f->rt, f);
+}
+
+void fb_exit(void)
+{
+    /* Unwind to fiber_main so the fiber ends the one way every fiber ends: by returning. */
+    siglongjmp(*running_fiber("fb_exit")->exit_to, 1);
+}
+
+fiber *fb_self(void)
+{
+    return tls_rt ? tls_rt->current : NULL;
+}
+
+void **fb_wait_slot(fiber *f)
+{
+    return &f->wait_slot;
+}
+
+/* ---- records --------------------------------------------------------------------------- */
+
+static fiber *record_new(fb_runtime *rt)
+{
+    fiber *f = rt->free_records;
+    if (f)
+        rt->free_records = f->next;
+    else if (!(f = malloc(sizeof *f)))
+        return NULL;
+    f->prev_all = NULL;
+    f->next_all = rt->all;
+    if (rt->all) rt->all->prev_all = f;
+    rt->all = f;
+    return f;
+}
+
+static void record_free(fb_runtime *rt, fiber *f)
+{
+    if (f->prev_all)
+        f->prev_all->next_all = f->next_all;
+    else
+        rt->all = f->next_all;
+    if (f->next_all) f->next_all->prev_all = f->prev_all;
+    f->next = rt->free_records;
+    rt->free_records = f;
+}
+
+/* Runs on the fiber's own stack; when it returns, the switch layer jumps to the link, which
+ * is the scheduler context, and fb_run reaps the fiber there. */
+static void fiber_main(void *arg)
+{
+    fiber *f = arg;
+    sigjmp_buf exit_to;
+    f->exit_to = &exit_to;
+    if (sigsetjmp(exit_to, 0) == 0) f->fn(f->arg);
+    f->state = FB_DONE;
+    f->rt->stats.switches++; /* the link jump that follows */
+}
+
+static fiber *spawn(fb_runtime *rt, void (*fn)(void *), void *arg, bool joinable)
+{
+    if (!rt || !fn) {
+        errno = EINVAL;
+        return NULL;
+    }
+    fiber *f = record_new(rt);
+    if (!f) return NULL;
+    if (fb__pool_get(&rt->pool, &f->stack) != 0) {
+        record_free(rt, f);
+        errno = EAGAIN;
+        return NULL;
+    }
+    if (sw_make(&f->ctx, rt->backend, &f->stack, fiber_main, f, &rt->sched) != 0) {
+        int saved = errno;
+        fb__pool_put(&rt->pool, &f->stack);
+        record_free(rt, f);
+        errno = saved;
+        return NULL;
+    }
+    f->rt = rt;
+    f->fn = fn;
+    f->arg = arg;
+    f->wait_slot = NULL;
+    f->joiner = NULL;
+    f->exit_to = NULL;
+    f->joinable = joinable;
+    f->joined = false;
+    rt->stats.spawned++;
+    rt->stats.live++;
+    rq_push(rt, f);
+    return f;
+}
+
+fiber *fb_spawn(fb_runtime *rt, void (*fn)(void *), void *arg)
+{
+    return spawn(rt, fn, arg, false);
+}
+
+fiber *fb_spawn_joinable(fb_runtime *rt, void (*fn)(void *), void *arg)
+{
+    return spawn(rt, fn, arg, true);
+}
+
+int fb_join(fiber *f)
+{
+    fiber *self = fb_self();
+    if (!self || !f || f == self || f->joined) {
+        errno = EINVAL;
+        return -1;
+    }
+    f->joined = true;
+    f->joiner = self;
+    while (f->state != FB_DONE)
+        fb_park(); /* reap() wakes us; a stray fb_wake just loops */
+    record_free(self->rt, f);
+    return 0;
+}
+
+/* Called in the scheduler context, off the finished fiber's stack, so the stack can go. */
+static void reap(fb_runtime *rt, fiber *f)
+{
+    fb__pool_put(&rt->pool, &f->stack);
+    memset(&f->stack, 0, sizeof f->stack);
+    rt->stats.finished++;
+    rt->stats.live--;
+    if (f->joiner)
+        fb_wake(f->joiner); /* the joiner frees the record */
+    else if (!f->joinable)
+        record_free(rt, f);
+}
+
+/* ---- the scheduler --------------------------------------------------------------------- */
+
+static int poll_now(fb_runtime *rt, int64_t timeout_ns)
+{
+    if (!rt->poller.poll) {
+        rt->pass_left = INT64_MAX; /* nothing to poll: passes need no end */
+        return 0;
+    }
+    rt->stats.polls++;
+    if (rt->poller.poll(rt->poller.state, timeout_ns) < 0) return -1;
+    rt->pass_left = rt->runnable > 0 ? (int64_t)rt->runnable : 1;
+    return 0;
+}
+
+static bool waiting_on_poller(const fb_runtime *rt)
+{
+    return rt->poller.poll && rt->poller.pending(rt->poller.state) > 0;
+}
+
+/*
+ * The scheduler loop. A pass is one turn through the fibers that were runnable at the last
+ * poll; pass_left counts its hops down (fibers decrement it in ring mode), and at zero the
+ * poller runs without blocking. With nothing runnable, the poller blocks instead; with nothing
+ * to wait for either, the loop ends.
+ */
+int fb_run(fb_runtime *rt)
+{
+    for (;;) {
+        if (rt->pass_left <= 0 && rt->runnable > 0 && poll_now(rt, 0) < 0) return -1;
+        fiber *f = rq_pop(rt);
+        if (!f) {
+            if (!waiting_on_poller(rt)) break;
+            if (poll_now(rt, -1) < 0) return -1;
+            continue;
+        }
+        rt->pass_left--;
+        rt->current = f;
+        fb__switch(rt, &rt->sched, &f->ctx);
+        fiber *back = rt->current; /* in ring mode not necessarily f */
+        rt->current = NULL;
+        if (back->state == FB_DONE) reap(rt, back);
+    }
+    if (rt->stats.live == 0) return 0;
+    errno = EDEADLK; /* parked fibers that no poller will ever wake */
+    return -1;
+}
+
+/* ---- the runtime ----------------------------------------------------------------------- */
+
+fb_runtime *fb_runtime_new(const fb_config *cfg)
+{
+    size_t stack = cfg && cfg->stack_size ? cfg->stack_size : DEFAULT_STACK;
+    if (!cfg || !cfg->backend || (cfg->policy != FB_STAR && cfg->policy != FB_RING) ||
+        (cfg->poller.poll && !cfg->poller.pending) || stack < SW_STACK_MIN) {
+        errno = EINVAL;
+        return NULL;
+    }
+    if (tls_rt) {
+        errno = EBUSY; /* one runtime per thread */
+        return NULL;
+    }
+    fb_runtime *rt = calloc(1, sizeof *rt);
+    if (!rt) return NULL;
+    if (sw_init_self(&rt->sched, cfg->backend) != 0) {
+        int saved = errno;
+        free(rt);
+        errno = saved;
+        return NULL;
+    }
+    rt->backend = cfg->backend;
+    rt->kind = kind_of(cfg->backend);
+    rt->policy = cfg->policy;
+    rt->poller = cfg->poller;
+    rt->pass_left = cfg->poller.poll ? 1 : INT64_MAX;
+    fb__pool_init(&rt->pool, stack);
+    tls_rt = rt;
+    return rt;
+}
+
+void fb_runtime_free(fb_runtime *rt)
+{
+    if (!rt) return;
+    while (rt->all) {
+        fiber *f = rt->all;
+        if (f->stack.map) sw_stack_free(&f->stack); /* never finished: discarded */
+        record_free(rt, f);
+    }
+    while (rt->free_records) {
+        fiber *f = rt->free_records;
+        rt->free_records = f->next;
+        free(f);
+    }
+    fb__pool_drain(&rt->pool);
+    if (tls_rt == rt) tls_rt = NULL;
+    free(rt);
+}
+
+fb_runtime *fb_current_runtime(void)
+{
+    return tls_rt;
+}
+
+void fb_get_stats(const fb_runtime *rt, fb_stats *out)
+{
+    *out = rt->stats;
+    out->stacks_mapped = rt->pool.mapped;
+    out->stacks_cached = rt->pool.count;
+    out->stack_maps = rt->pool.maps;
+}
+
+const char *fb_policy_name(fb_policy p)
+{
+    return p == FB_STAR ? "star" : p == FB_RING ? "ring" : "?";
+}
+
+int fb_policy_parse(const char *name, fb_policy *out)
+{
+    if (name && strcmp(name, "star") == 0)
+        *out = FB_STAR;
+    else if (name && strcmp(name, "ring") == 0)
+        *out = FB_RING;
+    else
+        return -1;
+    return 0;
+}
