@@ -1,0 +1,111 @@
+/* echo-load's shared types: the run configuration, per-run results, error kinds, and the entry
+ * points. */
+#ifndef SWITCHYARD_HARNESS_LOAD_H
+#define SWITCHYARD_HARNESS_LOAD_H
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "histogram.h"
+#include "payload.h"
+
+enum ld_mode { LD_PINGPONG, LD_CHURN };
+
+/* Error kinds, counted per run. The ones marked fatal make echo-load exit non-zero. */
+enum ld_error {
+    LD_ERR_CONNECT_FAILED,   /* connect refused or failed */
+    LD_ERR_CONNECT_TIMEOUT,  /* connect did not complete within --connect-timeout */
+    LD_ERR_ADDR_UNAVAILABLE, /* EADDRNOTAVAIL: no local port left for that source address */
+    LD_ERR_FD_EXHAUSTED,     /* EMFILE/ENFILE/ENOBUFS creating a socket */
+    LD_ERR_TIMEOUT,          /* a request's echo did not complete within --timeout */
+    LD_ERR_EARLY_CLOSE, /* fatal: the server closed while an echo was owed (or idle, persistent) */
+    LD_ERR_RESET,       /* fatal: the connection was reset */
+    LD_ERR_MISMATCH,    /* fatal: a byte came back wrong, missing, extra or out of order */
+    LD_ERR_IO,          /* any other socket error */
+    LD_ERR_KINDS
+};
+
+extern const char *const ld_error_names[LD_ERR_KINDS];
+bool ld_error_is_fatal(enum ld_error e);
+
+struct ld_config {
+    struct sockaddr_storage addr; /* server address (loopback only) */
+    socklen_t addrlen;
+    char host[64];
+    int port;
+    unsigned conns;    /* connections (pingpong) or concurrent slots (churn), whole run */
+    uint64_t size;     /* bytes per request */
+    double duration;   /* measured seconds, or 0 when --requests is used */
+    uint64_t requests; /* requests to measure, or 0 when --duration is used */
+    enum ld_mode mode;
+    double rate;            /* total requests per second (open loop), 0 = closed loop */
+    unsigned threads;       /* worker threads per process */
+    unsigned procs;         /* worker processes (1 = this process only) */
+    double warmup;          /* seconds excluded from the figures */
+    double timeout;         /* seconds a request may take */
+    double connect_timeout; /* seconds a connect may take */
+    double max_time;        /* hard cap on the whole run in seconds */
+    uint64_t seed;          /* run seed for the payload streams */
+    bool json;
+    bool spread; /* spread source addresses over 127.0.0.2-254 (IPv4 only) */
+};
+
+/* The first mismatch seen, for the report. */
+struct ld_mismatch_info {
+    bool seen;
+    enum ld_mismatch_kind kind;
+    uint64_t slot;
+    uint64_t offset; /* stream offset of the first bad byte on that connection */
+    uint8_t expected, got;
+};
+
+/*
+ * Results of one worker, one process, or the whole run (merged by addition). Plain data with no
+ * pointers: worker processes send it to the parent through a pipe as is.
+ */
+struct ld_result {
+    uint64_t requests;   /* started inside the measured window and echoed completely */
+    uint64_t bytes;      /* echoed bytes received and verified for those requests */
+    uint64_t unfinished; /* started (or due) inside the window but never completed */
+    uint64_t connects;   /* successful connects, whole run */
+    uint64_t errors[LD_ERR_KINDS];
+    uint64_t mismatch_kinds[LD_MM_KINDS];
+    struct ld_mismatch_info first_mismatch;
+    double seconds;           /* measured window (longest worker) */
+    double cpu_user, cpu_sys; /* CPU seconds of the workers over their measured window */
+    double max_thread_core;   /* the busiest worker's CPU time / wall time */
+    unsigned workers;
+    struct ld_hist lat;     /* latency: from the due time in rate mode, from the send otherwise */
+    struct ld_hist lat_unc; /* rate mode only: from the moment the request was sent */
+};
+
+/* Monotonic clock in nanoseconds; CLOCK_MONOTONIC is shared by all processes of the machine. */
+int64_t ld_now_ns(void);
+
+void ld_result_init(struct ld_result *r);
+void ld_result_merge(struct ld_result *dst, const struct ld_result *src);
+
+/*
+ * Runs this process's share of the load: `threads` workers over `conns` connections, with the
+ * given share of the rate and request quota. `slot_base` numbers the slots so payload seeds
+ * differ between processes. t0 is the common start on the monotonic clock.
+ */
+struct ld_share {
+    unsigned conns;
+    unsigned threads;
+    uint64_t requests;
+    double rate;
+    uint64_t slot_base;
+    int64_t t0;
+};
+int ld_run_process(const struct ld_config *cfg, const struct ld_share *share,
+                   struct ld_result *out);
+
+/* Reporting (load_report.c). */
+void ld_report_human(const struct ld_config *cfg, const struct ld_result *r);
+void ld_report_json(const struct ld_config *cfg, const struct ld_result *r);
+int ld_exit_status(const struct ld_result *r);
+
+#endif

@@ -1,0 +1,621 @@
+/* echo-load's worker: one edge-triggered epoll loop driving a slice of connections through
+ * requests. */
+#define _GNU_SOURCE
+#include "load.h"
+
+#include <errno.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BUF_SIZE 65536
+#define MAX_EV   256
+#define TICK_NS  (10 * 1000 * 1000LL) /* timeouts and retries are checked this often */
+#define RETRY_NS (10 * 1000 * 1000LL) /* a failed slot waits this long before reconnecting */
+#define NS_PER_S 1000000000.0
+
+enum slot_state {
+    S_IDLE,       /* no socket (churn between requests) */
+    S_CONNECTING, /* non-blocking connect in progress */
+    S_READY,      /* connected, no request in flight (persistent connections) */
+    S_ACTIVE,     /* a request is being sent and its echo read */
+    S_RETRY,      /* failed; reconnects at `deadline` */
+    S_DONE,       /* nothing more to do in this run */
+};
+
+enum phase { PH_WARMUP, PH_MEASURE, PH_DRAIN, PH_STOP };
+
+struct slot {
+    int fd;
+    uint8_t state;
+    bool busy;    /* a request is in flight (churn: from its connect on) */
+    bool counted; /* that request belongs to the measured window */
+    bool in_idle; /* listed in the worker's idle stack (rate mode) */
+    uint32_t serial;
+    uint64_t id; /* global slot number */
+    uint64_t seed;
+    uint64_t tx, rx, req_end; /* stream offsets on the current connection */
+    int64_t t_start, t_due, deadline;
+};
+
+struct worker {
+    const struct ld_config *cfg;
+    struct slot *slots;
+    unsigned nslots;
+    int epfd;
+    unsigned *idle; /* rate mode: slots free for the next due request */
+    unsigned nidle;
+    unsigned inflight;
+    enum phase phase;
+    int64_t t_measure, t_end, t_drain_end, t_cap, next_tick, last_done, stop_time;
+    double interval; /* rate mode: ns between this worker's requests */
+    int64_t t0;      /* common start of the run */
+    int64_t sched0;  /* rate mode: this worker's schedule starts here */
+    uint64_t due_k;
+    int64_t next_due;
+    uint64_t quota, issued; /* --requests: counted requests this worker may start / has started */
+    uint8_t *sbuf, *rbuf, *ebuf;
+    struct rusage ru0;
+    int64_t wall0;
+    struct ld_result res;
+    pthread_t thread;
+};
+
+int64_t ld_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int64_t secs_ns(double s)
+{
+    return (int64_t)(s * NS_PER_S);
+}
+
+static bool rate_mode(const struct worker *w)
+{
+    return w->cfg->rate > 0;
+}
+
+static bool may_start(const struct worker *w)
+{
+    if (w->phase == PH_WARMUP) return true;
+    return w->phase == PH_MEASURE && (w->cfg->requests == 0 || w->issued < w->quota);
+}
+
+/*
+ * Rate mode: may the request due at `due` still be sent? The warm-up part of the schedule always
+ * may; the measured part ends with the window or the request quota.
+ */
+static bool may_dispatch(const struct worker *w, int64_t due)
+{
+    if (w->phase == PH_STOP) return false;
+    if (due < w->t_measure) return true;
+    if (w->cfg->requests) return w->issued < w->quota;
+    return due < w->t_end;
+}
+
+static void close_slot(struct slot *s)
+{
+    if (s->fd >= 0) close(s->fd);
+    s->fd = -1;
+}
+
+static void end_request(struct worker *w, struct slot *s)
+{
+    if (s->busy) {
+        s->busy = false;
+        w->inflight--;
+    }
+}
+
+static void make_available(struct worker *w, struct slot *s)
+{
+    if (!s->in_idle) {
+        s->in_idle = true;
+        w->idle[w->nidle++] = (unsigned)(s - w->slots);
+    }
+}
+
+static void slot_fail(struct worker *w, struct slot *s, enum ld_error kind, int64_t now)
+{
+    w->res.errors[kind]++;
+    end_request(w, s);
+    close_slot(s);
+    if (rate_mode(w) && w->cfg->mode == LD_CHURN) {
+        s->state = S_IDLE;
+        make_available(w, s);
+        return;
+    }
+    /* Waiting before reconnecting keeps a refusing server from turning this into a busy loop. */
+    s->state = S_RETRY;
+    s->deadline = now + RETRY_NS;
+}
+
+static enum ld_error connect_errno_kind(int err)
+{
+    switch (err) {
+    case EADDRNOTAVAIL:
+    case EADDRINUSE:
+        return LD_ERR_ADDR_UNAVAILABLE;
+    case ETIMEDOUT:
+        return LD_ERR_CONNECT_TIMEOUT;
+    case EMFILE:
+    case ENFILE:
+    case ENOBUFS:
+    case ENOMEM:
+        return LD_ERR_FD_EXHAUSTED;
+    default:
+        return LD_ERR_CONNECT_FAILED;
+    }
+}
+
+/*
+ * Binding each connection to its own loopback source address (with the port left to connect(),
+ * IP_BIND_ADDRESS_NO_PORT) multiplies the usable 4-tuples by 253, so churn at tens of thousands
+ * of connections per second does not run out of ephemeral ports while closed sockets sit in
+ * TIME_WAIT.
+ */
+static int bind_source(const struct worker *w, const struct slot *s, int fd)
+{
+    if (!w->cfg->spread || w->cfg->addr.ss_family != AF_INET) return 0;
+    int one = 1;
+    setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof(one));
+    struct sockaddr_in src = {.sin_family = AF_INET};
+    uint32_t host = (127u << 24) | (uint32_t)(2 + (s->id + s->serial) % 253);
+    src.sin_addr.s_addr = htonl(host);
+    return bind(fd, (struct sockaddr *)&src, sizeof(src));
+}
+
+static void send_some(struct worker *w, struct slot *s, int64_t now);
+static void begin_request(struct worker *w, struct slot *s, int64_t now, int64_t due);
+
+static void connected(struct worker *w, struct slot *s, int64_t now)
+{
+    w->res.connects++;
+    if (w->cfg->mode == LD_CHURN) {
+        s->state = S_ACTIVE;
+        s->req_end = w->cfg->size;
+        s->deadline = s->t_start + secs_ns(w->cfg->timeout);
+        send_some(w, s, now);
+        return;
+    }
+    s->state = S_READY;
+    if (rate_mode(w))
+        make_available(w, s);
+    else if (may_start(w))
+        begin_request(w, s, now, now);
+}
+
+/* Opens a new connection for the slot; the outcome arrives as an epoll event or a failure. */
+static void slot_open(struct worker *w, struct slot *s, int64_t now)
+{
+    const struct ld_config *cfg = w->cfg;
+    s->serial++;
+    s->seed = ld_payload_seed(cfg->seed, s->id, s->serial);
+    s->tx = s->rx = 0;
+    int fd = socket(cfg->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        bool exhausted = connect_errno_kind(errno) == LD_ERR_FD_EXHAUSTED;
+        slot_fail(w, s, exhausted ? LD_ERR_FD_EXHAUSTED : LD_ERR_IO, now);
+        return;
+    }
+    s->fd = fd;
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (bind_source(w, s, fd) < 0) {
+        slot_fail(w, s, LD_ERR_ADDR_UNAVAILABLE, now);
+        return;
+    }
+    struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, .data.ptr = s};
+    if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+        slot_fail(w, s, LD_ERR_IO, now);
+        return;
+    }
+    s->state = S_CONNECTING;
+    s->deadline = now + secs_ns(cfg->connect_timeout);
+    if (connect(fd, (const struct sockaddr *)&cfg->addr, cfg->addrlen) == 0)
+        connected(w, s, now);
+    else if (errno != EINPROGRESS)
+        slot_fail(w, s, connect_errno_kind(errno), now);
+}
+
+static void finish_connect(struct worker *w, struct slot *s, int64_t now)
+{
+    int err = 0;
+    socklen_t len = sizeof(err);
+    if (getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0) err = errno;
+    if (err)
+        slot_fail(w, s, connect_errno_kind(err), now);
+    else
+        connected(w, s, now);
+}
+
+static void mark_request(struct worker *w, struct slot *s, int64_t now, int64_t due)
+{
+    s->busy = true;
+    w->inflight++;
+    s->t_start = now;
+    s->t_due = due;
+    if (rate_mode(w))
+        s->counted = due >= w->t_measure;
+    else
+        s->counted = w->phase == PH_MEASURE;
+    if (s->counted && w->cfg->requests) w->issued++;
+}
+
+/* Starts one request: on the open connection (pingpong) or on a new one (churn). */
+static void begin_request(struct worker *w, struct slot *s, int64_t now, int64_t due)
+{
+    mark_request(w, s, now, due);
+    if (w->cfg->mode == LD_CHURN) {
+        slot_open(w, s, now);
+        return;
+    }
+    s->state = S_ACTIVE;
+    s->req_end = s->tx + w->cfg->size;
+    s->deadline = now + secs_ns(w->cfg->timeout);
+    send_some(w, s, now);
+}
+
+static void complete(struct worker *w, struct slot *s, int64_t now)
+{
+    end_request(w, s);
+    if (s->counted) {
+        w->res.requests++;
+        w->res.bytes += w->cfg->size;
+        ld_hist_record(&w->res.lat, (uint64_t)(now - s->t_due));
+        if (rate_mode(w)) ld_hist_record(&w->res.lat_unc, (uint64_t)(now - s->t_start));
+        w->last_done = now;
+    }
+    if (w->cfg->mode == LD_CHURN) {
+        close_slot(s);
+        s->state = S_IDLE;
+    } else {
+        s->state = S_READY;
+    }
+    if (rate_mode(w))
+        make_available(w, s);
+    else if (may_start(w))
+        begin_request(w, s, now, now);
+}
+
+static void send_some(struct worker *w, struct slot *s, int64_t now)
+{
+    while (s->tx < s->req_end) {
+        size_t n = s->req_end - s->tx < BUF_SIZE ? (size_t)(s->req_end - s->tx) : BUF_SIZE;
+        ld_payload_fill(s->seed, s->tx, w->sbuf, n);
+        ssize_t k = send(s->fd, w->sbuf, n, MSG_NOSIGNAL);
+        if (k > 0) {
+            s->tx += (uint64_t)k;
+            continue;
+        }
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return; /* the EPOLLOUT edge resumes it */
+        slot_fail(w, s, errno == EPIPE || errno == ECONNRESET ? LD_ERR_RESET : LD_ERR_IO, now);
+        return;
+    }
+}
+
+static void record_mismatch(struct worker *w, struct slot *s, size_t n, size_t owed, int64_t now)
+{
+    size_t at = 0;
+    while (at < n && at < owed && w->rbuf[at] == w->ebuf[at])
+        at++;
+    enum ld_mismatch_kind kind =
+        at >= owed ? LD_MM_EXTRA : ld_mismatch_classify(w->rbuf, w->ebuf, n, at);
+    w->res.mismatch_kinds[kind]++;
+    struct ld_mismatch_info *mi = &w->res.first_mismatch;
+    if (!mi->seen) {
+        *mi = (struct ld_mismatch_info){.seen = true,
+                                        .kind = kind,
+                                        .slot = s->id,
+                                        .offset = s->rx + at,
+                                        .expected = w->ebuf[at],
+                                        .got = w->rbuf[at]};
+    }
+    slot_fail(w, s, LD_ERR_MISMATCH, now);
+}
+
+/* Checks n received bytes against the stream; false when the slot failed. */
+static bool verify(struct worker *w, struct slot *s, size_t n, int64_t now)
+{
+    size_t owed = (size_t)(s->tx - s->rx); /* bytes sent and not yet echoed */
+    size_t good = n < owed ? n : owed;
+    /* One byte beyond what arrived lets the classifier recognise a dropped byte. */
+    ld_payload_fill(s->seed, s->rx, w->ebuf, n + 1);
+    if (n > owed || memcmp(w->rbuf, w->ebuf, good) != 0) {
+        record_mismatch(w, s, n, owed, now);
+        return false;
+    }
+    s->rx += n;
+    return true;
+}
+
+static void recv_some(struct worker *w, struct slot *s, int64_t now)
+{
+    for (;;) {
+        ssize_t k = recv(s->fd, w->rbuf, BUF_SIZE, 0);
+        if (k > 0) {
+            if (!verify(w, s, (size_t)k, now)) return;
+            if (s->state == S_ACTIVE && s->rx == s->req_end) {
+                /* Nothing more is owed, so stop here instead of paying for a read that says
+                 * EAGAIN; stray bytes would arrive with a fresh edge and fail verification. */
+                complete(w, s, now);
+                return;
+            }
+            continue;
+        }
+        if (k == 0) {
+            slot_fail(w, s, LD_ERR_EARLY_CLOSE, now);
+            return;
+        }
+        if (errno == EINTR) continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+        slot_fail(w, s, errno == ECONNRESET ? LD_ERR_RESET : LD_ERR_IO, now);
+        return;
+    }
+}
+
+static void on_event(struct worker *w, struct slot *s, uint32_t ev, int64_t now)
+{
+    if (s->fd < 0) return;
+    if (s->state == S_CONNECTING) {
+        finish_connect(w, s, now);
+        return;
+    }
+    if (ev & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) recv_some(w, s, now);
+    if (s->fd >= 0 && s->state == S_ACTIVE && (ev & EPOLLOUT) && s->tx < s->req_end)
+        send_some(w, s, now);
+}
+
+static void advance_due(struct worker *w)
+{
+    w->due_k++;
+    w->next_due = w->sched0 + (int64_t)((double)w->due_k * w->interval);
+}
+
+static void dispatch_due(struct worker *w, int64_t now)
+{
+    uint8_t free_state = w->cfg->mode == LD_CHURN ? S_IDLE : S_READY;
+    while (w->next_due <= now && w->nidle > 0 && may_dispatch(w, w->next_due)) {
+        struct slot *s = &w->slots[w->idle[--w->nidle]];
+        s->in_idle = false;
+        /* A stale entry (the slot failed and is reconnecting) is dropped; it is listed again
+         * once it is free. */
+        if (s->state != free_state) continue;
+        begin_request(w, s, now, w->next_due);
+        advance_due(w);
+    }
+}
+
+/* Timeouts and retries, checked every tick rather than kept in a timer structure per slot. */
+static void scan(struct worker *w, int64_t now)
+{
+    for (unsigned i = 0; i < w->nslots; i++) {
+        struct slot *s = &w->slots[i];
+        if (s->state == S_CONNECTING && now > s->deadline) {
+            slot_fail(w, s, LD_ERR_CONNECT_TIMEOUT, now);
+        } else if (s->state == S_ACTIVE && now > s->deadline) {
+            slot_fail(w, s, LD_ERR_TIMEOUT, now);
+        } else if (s->state == S_RETRY && now >= s->deadline) {
+            bool go = w->phase == PH_WARMUP || w->phase == PH_MEASURE;
+            if (go && w->cfg->mode == LD_PINGPONG) {
+                slot_open(w, s, now);
+            } else if (go && may_start(w)) {
+                s->state = S_IDLE;
+                begin_request(w, s, now, now);
+            } else {
+                s->state = S_DONE;
+            }
+        }
+    }
+}
+
+static void take_cpu_start(struct worker *w, int64_t now)
+{
+    getrusage(RUSAGE_THREAD, &w->ru0);
+    w->wall0 = now;
+}
+
+static void update_phase(struct worker *w, int64_t now)
+{
+    if (now >= w->t_cap) {
+        w->phase = PH_STOP;
+        return;
+    }
+    if (w->phase == PH_WARMUP && now >= w->t_measure) {
+        w->phase = PH_MEASURE;
+        take_cpu_start(w, now);
+    }
+    if (w->phase == PH_MEASURE) {
+        bool over = w->cfg->requests ? w->issued >= w->quota : now >= w->t_end;
+        if (over) {
+            w->phase = PH_DRAIN;
+            w->stop_time = now;
+            w->t_drain_end = now + secs_ns(w->cfg->timeout);
+        }
+    }
+    if (w->phase == PH_DRAIN) {
+        bool backlog = rate_mode(w) && may_dispatch(w, w->next_due) && w->next_due <= now;
+        if ((w->inflight == 0 && !backlog) || now >= w->t_drain_end) w->phase = PH_STOP;
+    }
+}
+
+static int64_t next_wakeup(const struct worker *w, int64_t now)
+{
+    int64_t t = w->next_tick;
+    if (w->phase == PH_WARMUP && w->t_measure < t) t = w->t_measure;
+    if (w->phase == PH_MEASURE && !w->cfg->requests && w->t_end < t) t = w->t_end;
+    if (w->phase == PH_DRAIN && w->t_drain_end < t) t = w->t_drain_end;
+    if (rate_mode(w) && w->nidle > 0 && w->next_due < t) t = w->next_due;
+    if (w->t_cap < t) t = w->t_cap;
+    return t < now ? now : t;
+}
+
+static int wait_events(int epfd, struct epoll_event *evs, int64_t ns)
+{
+    struct timespec ts = {.tv_sec = ns / 1000000000LL, .tv_nsec = ns % 1000000000LL};
+    int n = epoll_pwait2(epfd, evs, MAX_EV, &ts, NULL);
+    if (n < 0 && errno == ENOSYS) /* kernels before 5.11: millisecond resolution, rounded up */
+        n = epoll_wait(epfd, evs, MAX_EV, (int)((ns + 999999) / 1000000));
+    return n;
+}
+
+static void start_slots(struct worker *w, int64_t now)
+{
+    for (unsigned i = 0; i < w->nslots; i++) {
+        struct slot *s = &w->slots[i];
+        if (w->cfg->mode == LD_PINGPONG)
+            slot_open(w, s, now);
+        else if (rate_mode(w))
+            make_available(w, s);
+        else
+            begin_request(w, s, now, now);
+    }
+}
+
+static void finish(struct worker *w, int64_t now)
+{
+    struct ld_result *r = &w->res;
+    if (w->wall0 == 0) take_cpu_start(w, now); /* capped before measuring began: an empty window */
+    if (w->stop_time == 0) w->stop_time = now;
+    struct rusage ru;
+    getrusage(RUSAGE_THREAD, &ru);
+    r->cpu_user = (double)(ru.ru_utime.tv_sec - w->ru0.ru_utime.tv_sec) +
+                  (double)(ru.ru_utime.tv_usec - w->ru0.ru_utime.tv_usec) / 1e6;
+    r->cpu_sys = (double)(ru.ru_stime.tv_sec - w->ru0.ru_stime.tv_sec) +
+                 (double)(ru.ru_stime.tv_usec - w->ru0.ru_stime.tv_usec) / 1e6;
+    double wall = (double)(now - w->wall0) / NS_PER_S;
+    r->max_thread_core = wall > 0 ? (r->cpu_user + r->cpu_sys) / wall : 0;
+    int64_t end = w->cfg->requests ? w->last_done : w->stop_time;
+    if (end < w->t_measure) end = w->stop_time > w->t_measure ? w->stop_time : now;
+    r->seconds = end > w->t_measure ? (double)(end - w->t_measure) / NS_PER_S : 0;
+    for (unsigned i = 0; i < w->nslots; i++) {
+        struct slot *s = &w->slots[i];
+        if (s->busy && s->counted) r->unfinished++;
+        close_slot(s);
+    }
+    if (w->cfg->requests)
+        r->unfinished += w->quota > w->issued ? w->quota - w->issued : 0;
+    else if (rate_mode(w))
+        while (w->next_due < w->t_end && w->next_due < w->stop_time) {
+            if (w->next_due >= w->t_measure) r->unfinished++;
+            advance_due(w);
+        }
+    r->workers = 1;
+}
+
+static void *worker_main(void *arg)
+{
+    struct worker *w = arg;
+    struct epoll_event evs[MAX_EV];
+    if (rate_mode(w)) prctl(PR_SET_TIMERSLACK, 1UL); /* wake on schedule, not up to 50 us late */
+    struct timespec t0 = {.tv_sec = w->t0 / 1000000000LL, .tv_nsec = w->t0 % 1000000000LL};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t0, NULL) == EINTR)
+        ;
+    int64_t now = ld_now_ns();
+    w->next_tick = now + TICK_NS;
+    update_phase(w, now); /* with no warm-up the very first requests are measured */
+    start_slots(w, now);
+    for (;;) {
+        now = ld_now_ns();
+        update_phase(w, now);
+        if (w->phase == PH_STOP) break;
+        dispatch_due(w, now);
+        if (now >= w->next_tick) {
+            scan(w, now);
+            w->next_tick = now + TICK_NS;
+        }
+        int n = wait_events(w->epfd, evs, next_wakeup(w, now) - now);
+        now = ld_now_ns();
+        for (int i = 0; i < n; i++)
+            on_event(w, evs[i].data.ptr, evs[i].events, now);
+    }
+    finish(w, now);
+    return NULL;
+}
+
+static void worker_free(struct worker *w)
+{
+    if (w->epfd >= 0) close(w->epfd);
+    free(w->slots);
+    free(w->idle);
+    free(w->sbuf);
+    free(w->rbuf);
+    free(w->ebuf);
+}
+
+static int worker_setup(struct worker *w, const struct ld_config *cfg, const struct ld_share *sh,
+                        unsigned idx, unsigned first, unsigned n, uint64_t quota)
+{
+    memset(w, 0, sizeof(*w));
+    w->cfg = cfg;
+    w->nslots = n;
+    w->epfd = epoll_create1(EPOLL_CLOEXEC);
+    w->slots = calloc(n, sizeof(*w->slots));
+    w->idle = calloc(n, sizeof(*w->idle));
+    w->sbuf = malloc(BUF_SIZE);
+    w->rbuf = malloc(BUF_SIZE);
+    w->ebuf = malloc(BUF_SIZE + 1);
+    if (w->epfd < 0 || !w->slots || !w->idle || !w->sbuf || !w->rbuf || !w->ebuf) return -1;
+    for (unsigned i = 0; i < n; i++) {
+        w->slots[i].fd = -1;
+        w->slots[i].id = sh->slot_base + first + i;
+    }
+    ld_result_init(&w->res);
+    w->t0 = sh->t0;
+    w->t_measure = sh->t0 + secs_ns(cfg->warmup);
+    w->t_cap = sh->t0 + secs_ns(cfg->max_time);
+    w->t_end = cfg->requests ? w->t_cap : w->t_measure + secs_ns(cfg->duration);
+    w->quota = quota;
+    if (cfg->rate > 0) {
+        double my_rate = sh->rate * n / sh->conns;
+        w->interval = NS_PER_S / my_rate;
+        /* Workers start their schedules spread over one interval, not all at the same instant. */
+        w->sched0 = sh->t0 + (int64_t)(w->interval * idx / sh->threads);
+        w->next_due = w->sched0;
+    }
+    return 0;
+}
+
+int ld_run_process(const struct ld_config *cfg, const struct ld_share *sh, struct ld_result *out)
+{
+    unsigned nt = sh->threads;
+    struct worker *ws = calloc(nt, sizeof(*ws));
+    if (!ws) return -1;
+    for (unsigned i = 0; i < nt; i++)
+        ws[i].epfd = -1;
+    int rc = 0;
+    unsigned first = 0;
+    uint64_t quota_given = 0;
+    for (unsigned i = 0; i < nt && rc == 0; i++) {
+        unsigned n = sh->conns / nt + (i < sh->conns % nt ? 1 : 0);
+        /* Each worker's share of the quota follows its share of the connections. */
+        uint64_t upto = sh->requests * (first + n) / sh->conns;
+        rc = worker_setup(&ws[i], cfg, sh, i, first, n, upto - quota_given);
+        quota_given = upto;
+        first += n;
+    }
+    unsigned started = 0;
+    for (; rc == 0 && started < nt; started++)
+        if (pthread_create(&ws[started].thread, NULL, worker_main, &ws[started]) != 0) rc = -1;
+    for (unsigned i = 0; i < started; i++)
+        pthread_join(ws[i].thread, NULL);
+    ld_result_init(out);
+    for (unsigned i = 0; i < nt; i++) {
+        if (rc == 0) ld_result_merge(out, &ws[i].res);
+        worker_free(&ws[i]);
+    }
+    free(ws);
+    return rc;
+}

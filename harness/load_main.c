@@ -1,0 +1,383 @@
+/* echo-load: command line, loopback-only checks, fd planning, worker processes, and the report. */
+#define _GNU_SOURCE
+#include "load.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* fds a process keeps for itself beyond its connections: stdio, epoll, pipes, git's popen. */
+#define FD_MARGIN 64
+#define MAX_PROCS 64
+
+static const char *const valid_options =
+    "--port --host --conns --size --duration --requests --mode --rate --threads --procs "
+    "--warmup --timeout --connect-timeout --max-time --seed --json --no-spread --help";
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: echo-load --port P [--host 127.0.0.1] --conns N --size BYTES\n"
+               "                 (--duration S | --requests N) [--mode pingpong|churn] [--rate R]\n"
+               "                 [--threads T] [--procs P] [--warmup S] [--timeout S]\n"
+               "                 [--connect-timeout S] [--max-time S] [--seed N] [--json] "
+               "[--no-spread]\n"
+               "Sends echo requests over loopback TCP and checks every byte that comes back.\n"
+               "  --mode pingpong  persistent connections, one request in flight each (default)\n"
+               "  --mode churn     connect, one request, close; --conns of them at a time\n"
+               "  --rate R         open loop: R requests/s in total on a fixed schedule; latency\n"
+               "                   is measured from each request's due time (and, beside it,\n"
+               "                   from when it was sent: the 'uncorrected' figure)\n"
+               "  --threads T      worker threads per process (default 1)\n"
+               "  --procs P        worker processes (default: as many as the fd limit needs)\n"
+               "  --warmup S       seconds run first and left out of the figures (default 0.5)\n"
+               "  --timeout S      seconds a request may take (default 5)\n"
+               "  --max-time S     hard cap on the whole run (default: warm-up + duration +\n"
+               "                   timeout + 5, or 300 with --requests)\n"
+               "  --size accepts K, M and G suffixes (powers of 1024).\n"
+               "Exit status: 0 ok, 1 a byte came back wrong or a connection closed or reset\n"
+               "early, 2 bad usage, 3 nothing measured or the run could not be set up.\n");
+}
+
+static _Noreturn void bad(const char *fmt, const char *a, const char *b)
+{
+    fprintf(stderr, "echo-load: ");
+    fprintf(stderr, fmt, a, b);
+    fputc('\n', stderr);
+    exit(2);
+}
+
+static double parse_double(const char *opt, const char *v, double lo, double hi)
+{
+    char *end;
+    errno = 0;
+    double d = strtod(v, &end);
+    if (errno || end == v || *end || !isfinite(d) || d < lo || d > hi) {
+        char range[96];
+        snprintf(range, sizeof(range), "a number from %g to %g", lo, hi);
+        bad("%s must be %s", opt, range);
+    }
+    return d;
+}
+
+static uint64_t parse_u64(const char *opt, const char *v, uint64_t lo, uint64_t hi, bool suffix)
+{
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    uint64_t mult = 1;
+    if (suffix && end != v && *end && !end[1]) {
+        const char *units = "KMG";
+        const char *u = strchr(units, *end & ~0x20);
+        if (u) {
+            mult = UINT64_C(1) << (10 * (u - units + 1));
+            end++;
+        }
+    }
+    if (errno || end == v || *end || *v == '-' || n > hi / mult || n * mult < lo) {
+        char range[96];
+        snprintf(range, sizeof(range), "a whole number from %llu to %llu%s", (unsigned long long)lo,
+                 (unsigned long long)hi, suffix ? " (K, M, G suffixes allowed)" : "");
+        bad("%s must be %s", opt, range);
+    }
+    return n * mult;
+}
+
+/* Loopback only, always: this harness never sends a packet off the machine. */
+static void parse_host(struct ld_config *c, const char *h)
+{
+    if (strlen(h) >= sizeof(c->host))
+        bad("--host must be a loopback address (127.0.0.0/8 or ::1); got '%s'%s", h, "");
+    const char *lit = strcmp(h, "localhost") == 0 ? "127.0.0.1" : h;
+    struct sockaddr_in *a4 = (struct sockaddr_in *)&c->addr;
+    struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&c->addr;
+    memset(&c->addr, 0, sizeof(c->addr));
+    if (inet_pton(AF_INET, lit, &a4->sin_addr) == 1 && (ntohl(a4->sin_addr.s_addr) >> 24) == 127) {
+        a4->sin_family = AF_INET;
+        c->addrlen = sizeof(*a4);
+    } else if (inet_pton(AF_INET6, lit, &a6->sin6_addr) == 1 &&
+               IN6_IS_ADDR_LOOPBACK(&a6->sin6_addr)) {
+        a6->sin6_family = AF_INET6;
+        c->addrlen = sizeof(*a6);
+    } else {
+        bad("--host must be a loopback address (127.0.0.0/8 or ::1); got '%s'%s", h, "");
+    }
+    snprintf(c->host, sizeof(c->host), "%s", lit);
+}
+
+static void set_port(struct ld_config *c)
+{
+    if (c->addr.ss_family == AF_INET)
+        ((struct sockaddr_in *)&c->addr)->sin_port = htons((uint16_t)c->port);
+    else
+        ((struct sockaddr_in6 *)&c->addr)->sin6_port = htons((uint16_t)c->port);
+}
+
+static const struct option long_opts[] = {{"port", required_argument, 0, 'p'},
+                                          {"host", required_argument, 0, 'H'},
+                                          {"conns", required_argument, 0, 'c'},
+                                          {"size", required_argument, 0, 's'},
+                                          {"duration", required_argument, 0, 'd'},
+                                          {"requests", required_argument, 0, 'n'},
+                                          {"mode", required_argument, 0, 'm'},
+                                          {"rate", required_argument, 0, 'r'},
+                                          {"threads", required_argument, 0, 't'},
+                                          {"procs", required_argument, 0, 'P'},
+                                          {"warmup", required_argument, 0, 'w'},
+                                          {"timeout", required_argument, 0, 'T'},
+                                          {"connect-timeout", required_argument, 0, 'C'},
+                                          {"max-time", required_argument, 0, 'M'},
+                                          {"seed", required_argument, 0, 'S'},
+                                          {"json", no_argument, 0, 'j'},
+                                          {"no-spread", no_argument, 0, 'N'},
+                                          {"help", no_argument, 0, 'h'},
+                                          {0, 0, 0, 0}};
+
+static void apply_option(struct ld_config *c, int opt, const char *v)
+{
+    switch (opt) {
+    case 'p':
+        c->port = (int)parse_u64("--port", v, 1, 65535, false);
+        break;
+    case 'H':
+        parse_host(c, v);
+        break;
+    case 'c':
+        c->conns = (unsigned)parse_u64("--conns", v, 1, 1000000, false);
+        break;
+    case 's':
+        c->size = parse_u64("--size", v, 1, UINT64_C(1) << 30, true);
+        break;
+    case 'd':
+        c->duration = parse_double("--duration", v, 0.001, 86400);
+        break;
+    case 'n':
+        c->requests = parse_u64("--requests", v, 1, UINT64_C(1) << 40, false);
+        break;
+    case 'r':
+        c->rate = parse_double("--rate", v, 0.001, 1e8);
+        break;
+    case 't':
+        c->threads = (unsigned)parse_u64("--threads", v, 1, 256, false);
+        break;
+    case 'P':
+        c->procs = (unsigned)parse_u64("--procs", v, 1, MAX_PROCS, false);
+        break;
+    case 'w':
+        c->warmup = parse_double("--warmup", v, 0, 3600);
+        break;
+    case 'T':
+        c->timeout = parse_double("--timeout", v, 0.001, 3600);
+        break;
+    case 'C':
+        c->connect_timeout = parse_double("--connect-timeout", v, 0.001, 3600);
+        break;
+    case 'M':
+        c->max_time = parse_double("--max-time", v, 0.01, 86400);
+        break;
+    case 'S':
+        c->seed = parse_u64("--seed", v, 0, UINT64_MAX, false);
+        break;
+    case 'j':
+        c->json = true;
+        break;
+    case 'N':
+        c->spread = false;
+        break;
+    case 'm':
+        if (strcmp(v, "pingpong") == 0)
+            c->mode = LD_PINGPONG;
+        else if (strcmp(v, "churn") == 0)
+            c->mode = LD_CHURN;
+        else
+            bad("--mode must be one of: pingpong, churn (got '%s')%s", v, "");
+        break;
+    }
+}
+
+static void parse_args(struct ld_config *c, int argc, char **argv)
+{
+    *c = (struct ld_config){.threads = 1,
+                            .warmup = 0.5,
+                            .timeout = 5,
+                            .connect_timeout = 5,
+                            .spread = true,
+                            .mode = LD_PINGPONG};
+    parse_host(c, "127.0.0.1");
+    c->seed = (uint64_t)ld_now_ns() ^ ((uint64_t)getpid() << 32);
+    opterr = 0;
+    int opt;
+    while ((opt = getopt_long(argc, argv, ":", long_opts, NULL)) != -1) {
+        if (opt == 'h') {
+            usage(stdout);
+            exit(0);
+        }
+        if (opt == ':')
+            bad("option %s needs a value (valid options: %s)", argv[optind - 1], valid_options);
+        if (opt == '?')
+            bad("unknown option '%s' (valid options: %s)", argv[optind - 1], valid_options);
+        apply_option(c, opt, optarg);
+    }
+    if (optind < argc)
+        bad("unexpected argument '%s' (valid options: %s)", argv[optind], valid_options);
+    if (!c->port || !c->conns || !c->size)
+        bad("--port, --conns and --size are required (see --help)%s%s", "", "");
+    if ((c->duration > 0) == (c->requests > 0))
+        bad("give exactly one of --duration S or --requests N%s%s", "", "");
+    set_port(c);
+    if (c->max_time == 0)
+        c->max_time = c->duration > 0 ? c->warmup + c->duration + c->timeout + 5 : 300;
+}
+
+/* Raises the soft fd limit to the hard one and decides how many processes the fds require. */
+static void plan_processes(struct ld_config *c)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    getrlimit(RLIMIT_NOFILE, &rl);
+    uint64_t budget = rl.rlim_cur > FD_MARGIN + 1 ? rl.rlim_cur - FD_MARGIN : 1;
+    unsigned need = (unsigned)((c->conns + budget - 1) / budget);
+    if (c->procs == 0) c->procs = need;
+    if (c->procs > MAX_PROCS || c->procs < need) {
+        char why[160];
+        snprintf(why, sizeof(why), "%u connections need %u processes of %llu fds each (limit %d)",
+                 c->conns, need, (unsigned long long)budget, MAX_PROCS);
+        bad("%s; --procs %s is not possible", why, c->procs > MAX_PROCS ? "above 64" : "too low");
+    }
+    if (c->procs > c->conns) c->procs = c->conns;
+    if (c->threads > (c->conns + c->procs - 1) / c->procs)
+        c->threads = (c->conns + c->procs - 1) / c->procs;
+}
+
+static struct ld_share share_of(const struct ld_config *c, unsigned p, int64_t t0)
+{
+    unsigned first = (unsigned)((uint64_t)c->conns * p / c->procs);
+    unsigned upto = (unsigned)((uint64_t)c->conns * (p + 1) / c->procs);
+    struct ld_share s = {.conns = upto - first, .slot_base = first, .t0 = t0};
+    s.threads = c->threads < s.conns ? c->threads : s.conns;
+    s.requests = c->requests * upto / c->conns - c->requests * first / c->conns;
+    s.rate = c->rate * s.conns / c->conns;
+    return s;
+}
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    static const char msg[] = "echo-load: hard time cap exceeded; aborting\n";
+    ssize_t k = write(2, msg, sizeof(msg) - 1);
+    (void)k;
+    _exit(3);
+}
+
+/* The workers stop themselves at --max-time; this alarm only catches a hang beyond that. */
+static void arm_watchdog(const struct ld_config *c)
+{
+    struct sigaction sa = {.sa_handler = on_alarm};
+    sigaction(SIGALRM, &sa, NULL);
+    alarm((unsigned)ceil(c->max_time) + 10);
+}
+
+static int write_all(int fd, const void *buf, size_t n)
+{
+    const char *p = buf;
+    while (n > 0) {
+        ssize_t k = write(fd, p, n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return -1;
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+static int read_all(int fd, void *buf, size_t n)
+{
+    char *p = buf;
+    while (n > 0) {
+        ssize_t k = read(fd, p, n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return -1;
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+/* Above one process's fd budget, each child runs its share and sends back its result. */
+static int run_children(const struct ld_config *c, struct ld_result *total)
+{
+    static struct ld_result part;
+    int fds[MAX_PROCS];
+    pid_t pids[MAX_PROCS];
+    int64_t t0 = ld_now_ns() + 20000000LL + 5000000LL * c->procs; /* all forked by then */
+    unsigned forked = 0;
+    for (; forked < c->procs; forked++) {
+        int pfd[2];
+        if (pipe(pfd) < 0) break;
+        pid_t pid = fork();
+        if (pid < 0) {
+            close(pfd[0]);
+            close(pfd[1]);
+            break;
+        }
+        if (pid == 0) {
+            close(pfd[0]);
+            arm_watchdog(c);
+            struct ld_share s = share_of(c, forked, t0);
+            int rc = ld_run_process(c, &s, &part);
+            _exit(rc == 0 && write_all(pfd[1], &part, sizeof(part)) == 0 ? 0 : 3);
+        }
+        close(pfd[1]);
+        fds[forked] = pfd[0];
+        pids[forked] = pid;
+    }
+    int rc = forked == c->procs ? 0 : -1;
+    ld_result_init(total);
+    for (unsigned i = 0; i < forked; i++) {
+        if (read_all(fds[i], &part, sizeof(part)) == 0)
+            ld_result_merge(total, &part);
+        else
+            rc = -1;
+        close(fds[i]);
+        int st;
+        while (waitpid(pids[i], &st, 0) < 0 && errno == EINTR)
+            ;
+    }
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    static struct ld_config cfg;
+    static struct ld_result res;
+    parse_args(&cfg, argc, argv);
+    plan_processes(&cfg);
+    signal(SIGPIPE, SIG_IGN);
+    arm_watchdog(&cfg);
+    int rc;
+    if (cfg.procs == 1) {
+        struct ld_share s = share_of(&cfg, 0, ld_now_ns());
+        rc = ld_run_process(&cfg, &s, &res);
+    } else {
+        rc = run_children(&cfg, &res);
+    }
+    if (rc != 0) {
+        fprintf(stderr, "echo-load: could not set up or finish all workers: %s\n", strerror(errno));
+        return 3;
+    }
+    if (cfg.json)
+        ld_report_json(&cfg, &res);
+    else
+        ld_report_human(&cfg, &res);
+    return ld_exit_status(&res);
+}

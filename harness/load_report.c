@@ -1,0 +1,354 @@
+/* echo-load's results: merging, the machine description, and the human and JSON reports. */
+#define _GNU_SOURCE
+#include "load.h"
+
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef SWITCHYARD_SOURCE_DIR
+#define SWITCHYARD_SOURCE_DIR "."
+#endif
+
+/* A worker busier than this is treated as having had a whole core to itself and used it up. */
+#define SATURATED_CORE 0.95
+
+const char *const ld_error_names[LD_ERR_KINDS] = {
+    "connect_failed", "connect_timeout", "addr_unavailable",
+    "fd_exhausted",   "timeout",         "early_close",
+    "reset",          "mismatch",        "io"};
+
+bool ld_error_is_fatal(enum ld_error e)
+{
+    return e == LD_ERR_EARLY_CLOSE || e == LD_ERR_RESET || e == LD_ERR_MISMATCH;
+}
+
+void ld_result_init(struct ld_result *r)
+{
+    memset(r, 0, sizeof(*r));
+    ld_hist_init(&r->lat);
+    ld_hist_init(&r->lat_unc);
+}
+
+void ld_result_merge(struct ld_result *d, const struct ld_result *s)
+{
+    d->requests += s->requests;
+    d->bytes += s->bytes;
+    d->unfinished += s->unfinished;
+    d->connects += s->connects;
+    for (int i = 0; i < LD_ERR_KINDS; i++)
+        d->errors[i] += s->errors[i];
+    for (int i = 0; i < LD_MM_KINDS; i++)
+        d->mismatch_kinds[i] += s->mismatch_kinds[i];
+    if (!d->first_mismatch.seen) d->first_mismatch = s->first_mismatch;
+    if (s->seconds > d->seconds) d->seconds = s->seconds;
+    d->cpu_user += s->cpu_user;
+    d->cpu_sys += s->cpu_sys;
+    if (s->max_thread_core > d->max_thread_core) d->max_thread_core = s->max_thread_core;
+    d->workers += s->workers;
+    ld_hist_merge(&d->lat, &s->lat);
+    ld_hist_merge(&d->lat_unc, &s->lat_unc);
+}
+
+int ld_exit_status(const struct ld_result *r)
+{
+    for (int i = 0; i < LD_ERR_KINDS; i++)
+        if (r->errors[i] && ld_error_is_fatal((enum ld_error)i)) return 1;
+    return r->requests == 0 ? 3 : 0;
+}
+
+/* ---- the machine ---------------------------------------------------------------------- */
+
+struct meta {
+    char host[256], cpu[256], kernel[256], pinning[256], git[64], date[32];
+    long cores;
+    int pinned_cpus;
+};
+
+static void read_cpu_model(char *out, size_t n)
+{
+    snprintf(out, n, "unknown");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) return;
+    char line[512];
+    while (fgets(line, sizeof(line), f)) {
+        char *colon = strchr(line, ':');
+        if (strncmp(line, "model name", 10) == 0 && colon) {
+            snprintf(out, n, "%s", colon + 2);
+            out[strcspn(out, "\n")] = 0;
+            break;
+        }
+    }
+    fclose(f);
+}
+
+/* The CPUs this process may run on, as a list like "0-1" or "1": that is the pinning. */
+static int read_pinning(char *out, size_t n)
+{
+    cpu_set_t set;
+    out[0] = 0;
+    if (sched_getaffinity(0, sizeof(set), &set) != 0) {
+        snprintf(out, n, "unknown");
+        return 0;
+    }
+    size_t len = 0;
+    for (int c = 0; c < CPU_SETSIZE; c++) {
+        if (!CPU_ISSET(c, &set) || (c > 0 && CPU_ISSET(c - 1, &set))) continue;
+        int end = c;
+        while (end + 1 < CPU_SETSIZE && CPU_ISSET(end + 1, &set))
+            end++;
+        int k = end > c ? snprintf(out + len, n - len, "%s%d-%d", len ? "," : "", c, end)
+                        : snprintf(out + len, n - len, "%s%d", len ? "," : "", c);
+        if (k < 0 || (size_t)k >= n - len) break;
+        len += (size_t)k;
+    }
+    return CPU_COUNT(&set);
+}
+
+static void read_git_sha(char *out, size_t n)
+{
+    const char *env = getenv("SWITCHYARD_GIT_SHA");
+    snprintf(out, n, "%s", env && *env ? env : "unknown");
+    if (env && *env) return;
+    FILE *p =
+        popen("git -C '" SWITCHYARD_SOURCE_DIR "' rev-parse --short=12 HEAD 2>/dev/null", "r");
+    if (!p) return;
+    char line[64];
+    if (fgets(line, sizeof(line), p) && line[0] != '\n') {
+        line[strcspn(line, "\n")] = 0;
+        snprintf(out, n, "%s", line);
+    }
+    pclose(p);
+}
+
+static void collect_meta(struct meta *m)
+{
+    struct utsname u;
+    memset(m, 0, sizeof(*m));
+    if (uname(&u) == 0) {
+        snprintf(m->host, sizeof(m->host), "%s", u.nodename);
+        snprintf(m->kernel, sizeof(m->kernel), "%s %s", u.sysname, u.release);
+    }
+    read_cpu_model(m->cpu, sizeof(m->cpu));
+    m->cores = sysconf(_SC_NPROCESSORS_ONLN);
+    m->pinned_cpus = read_pinning(m->pinning, sizeof(m->pinning));
+    read_git_sha(m->git, sizeof(m->git));
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(m->date, sizeof(m->date), "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* ---- shared figures ------------------------------------------------------------------- */
+
+static const char *mode_name(const struct ld_config *c)
+{
+    return c->mode == LD_CHURN ? "churn" : "pingpong";
+}
+
+static double rps(const struct ld_result *r)
+{
+    return r->seconds > 0 ? (double)r->requests / r->seconds : 0;
+}
+
+static double cores_used(const struct ld_result *r)
+{
+    return r->seconds > 0 ? (r->cpu_user + r->cpu_sys) / r->seconds : 0;
+}
+
+static uint64_t total_errors(const struct ld_result *r)
+{
+    uint64_t n = 0;
+    for (int i = 0; i < LD_ERR_KINDS; i++)
+        n += r->errors[i];
+    return n;
+}
+
+/* Warnings shared by both reports; returns how many were written into w. */
+static int warnings(const struct ld_config *c, const struct ld_result *r, char w[][256])
+{
+    int n = 0;
+    if (r->max_thread_core >= SATURATED_CORE)
+        snprintf(w[n++], 256,
+                 "echo-load saturated a core (busiest worker used %.2f of a core): these figures "
+                 "may measure the load generator, not the server; add --threads or a CPU",
+                 r->max_thread_core);
+    if (c->rate > 0 && c->duration > 0 && rps(r) < 0.95 * c->rate)
+        snprintf(w[n++], 256,
+                 "achieved %.0f of the %.0f requests/s asked: the schedule fell behind, and "
+                 "latency counts from the due times",
+                 rps(r), c->rate);
+    if (r->unfinished)
+        snprintf(w[n++], 256, "%llu measured requests never completed",
+                 (unsigned long long)r->unfinished);
+    if (r->requests == 0) snprintf(w[n++], 256, "no request completed in the measured window");
+    return n;
+}
+
+/* ---- human report --------------------------------------------------------------------- */
+
+static void human_latency(const char *label, const struct ld_hist *h)
+{
+    printf("  %-11s p50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  max %.1f  (us, %llu samples)\n",
+           label, ld_hist_percentile(h, 50) / 1e3, ld_hist_percentile(h, 90) / 1e3,
+           ld_hist_percentile(h, 99) / 1e3, ld_hist_percentile(h, 99.9) / 1e3, (double)h->max / 1e3,
+           (unsigned long long)h->count);
+}
+
+void ld_report_human(const struct ld_config *c, const struct ld_result *r)
+{
+    struct meta m;
+    collect_meta(&m);
+    printf("machine: %s, %s, %ld cores, %s, pinned to CPUs %s, git %s\n", m.host, m.cpu, m.cores,
+           m.kernel, m.pinning, m.git);
+    printf("echo-load: %s, %u conns x %llu B to %s:%d, ", mode_name(c), c->conns,
+           (unsigned long long)c->size, c->host, c->port);
+    if (c->duration > 0)
+        printf("%.3g s", c->duration);
+    else
+        printf("%llu requests", (unsigned long long)c->requests);
+    printf(" after %.3g s warm-up, %u process(es) x %u thread(s)", c->warmup, c->procs, c->threads);
+    if (c->rate > 0) printf(", open loop at %.0f req/s", c->rate);
+    printf("\n  requests    %llu in %.3f s = %.0f req/s, %llu bytes echoed and verified\n",
+           (unsigned long long)r->requests, r->seconds, rps(r), (unsigned long long)r->bytes);
+    human_latency(c->rate > 0 ? "corrected" : "latency", &r->lat);
+    if (c->rate > 0) human_latency("uncorrected", &r->lat_unc);
+    printf("  errors     ");
+    if (total_errors(r) == 0) printf(" none");
+    for (int i = 0; i < LD_ERR_KINDS; i++)
+        if (r->errors[i]) printf(" %s=%llu", ld_error_names[i], (unsigned long long)r->errors[i]);
+    printf("\n");
+    if (r->first_mismatch.seen)
+        printf("  first mismatch: %s at byte %llu of slot %llu (expected 0x%02x, got 0x%02x)\n",
+               ld_mismatch_names[r->first_mismatch.kind],
+               (unsigned long long)r->first_mismatch.offset,
+               (unsigned long long)r->first_mismatch.slot, r->first_mismatch.expected,
+               r->first_mismatch.got);
+    printf("  cpu         %.2f cores (user %.2f s, sys %.2f s over %u workers, busiest %.2f)\n",
+           cores_used(r), r->cpu_user, r->cpu_sys, r->workers, r->max_thread_core);
+    char w[4][256];
+    int nw = warnings(c, r, w);
+    for (int i = 0; i < nw; i++)
+        printf("  WARNING: %s\n", w[i]);
+}
+
+/* ---- JSON report ---------------------------------------------------------------------- */
+
+static void json_str(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            printf("\\%c", ch);
+        else if (ch < 0x20)
+            printf("\\u%04x", ch);
+        else
+            putchar(ch);
+    }
+    putchar('"');
+}
+
+static void json_latency(const struct ld_hist *h)
+{
+    printf("\"p50\":%.3f,\"p90\":%.3f,\"p99\":%.3f,\"p999\":%.3f,\"max\":%.3f,\"min\":%.3f,"
+           "\"mean\":%.3f,\"samples\":%llu",
+           ld_hist_percentile(h, 50) / 1e3, ld_hist_percentile(h, 90) / 1e3,
+           ld_hist_percentile(h, 99) / 1e3, ld_hist_percentile(h, 99.9) / 1e3,
+           h->count ? (double)h->max / 1e3 : 0.0, h->count ? (double)h->min / 1e3 : 0.0,
+           ld_hist_mean(h) / 1e3, (unsigned long long)h->count);
+}
+
+static void json_config(const struct ld_config *c)
+{
+    printf("\"config\":{\"host\":");
+    json_str(c->host);
+    printf(",\"port\":%d,\"conns\":%u,\"size\":%llu,\"mode\":\"%s\",", c->port, c->conns,
+           (unsigned long long)c->size, mode_name(c));
+    if (c->duration > 0)
+        printf("\"duration\":%.6g,\"requests\":null,", c->duration);
+    else
+        printf("\"duration\":null,\"requests\":%llu,", (unsigned long long)c->requests);
+    if (c->rate > 0)
+        printf("\"rate\":%.6g,", c->rate);
+    else
+        printf("\"rate\":null,");
+    printf("\"threads\":%u,\"procs\":%u,\"warmup\":%.6g,\"timeout\":%.6g,\"connect_timeout\":%.6g,"
+           "\"max_time\":%.6g,\"seed\":%llu,\"spread_sources\":%s}",
+           c->threads, c->procs, c->warmup, c->timeout, c->connect_timeout, c->max_time,
+           (unsigned long long)c->seed, c->spread ? "true" : "false");
+}
+
+static void json_meta(void)
+{
+    struct meta m;
+    collect_meta(&m);
+    printf("\"meta\":{\"host\":");
+    json_str(m.host);
+    printf(",\"cpu_model\":");
+    json_str(m.cpu);
+    printf(",\"cores\":%ld,\"kernel\":", m.cores);
+    json_str(m.kernel);
+    printf(",\"pinning\":");
+    json_str(m.pinning);
+    printf(",\"pinned_cpus\":%d,\"git_sha\":", m.pinned_cpus);
+    json_str(m.git);
+    printf(",\"date\":\"%s\"}", m.date);
+}
+
+static void json_errors(const struct ld_result *r)
+{
+    printf("\"errors\":{");
+    for (int i = 0; i < LD_ERR_KINDS; i++)
+        printf("%s\"%s\":%llu", i ? "," : "", ld_error_names[i], (unsigned long long)r->errors[i]);
+    printf("},\"mismatches\":%llu,\"mismatch_kinds\":{",
+           (unsigned long long)r->errors[LD_ERR_MISMATCH]);
+    for (int i = 0; i < LD_MM_KINDS; i++)
+        printf("%s\"%s\":%llu", i ? "," : "", ld_mismatch_names[i],
+               (unsigned long long)r->mismatch_kinds[i]);
+    printf("},\"first_mismatch\":");
+    const struct ld_mismatch_info *f = &r->first_mismatch;
+    if (f->seen)
+        printf("{\"kind\":\"%s\",\"slot\":%llu,\"offset\":%llu,\"expected\":%u,\"got\":%u}",
+               ld_mismatch_names[f->kind], (unsigned long long)f->slot,
+               (unsigned long long)f->offset, f->expected, f->got);
+    else
+        printf("null");
+}
+
+void ld_report_json(const struct ld_config *c, const struct ld_result *r)
+{
+    printf("{\"tool\":\"echo-load\",");
+    json_config(c);
+    putchar(',');
+    json_meta();
+    printf(",\"requests\":%llu,\"seconds\":%.6f,\"requests_per_sec\":%.3f,\"bytes\":%llu,"
+           "\"unfinished\":%llu,\"connects\":%llu,",
+           (unsigned long long)r->requests, r->seconds, rps(r), (unsigned long long)r->bytes,
+           (unsigned long long)r->unfinished, (unsigned long long)r->connects);
+    printf("\"latency_us\":{\"from\":\"%s\",", c->rate > 0 ? "due time" : "send");
+    json_latency(&r->lat);
+    if (c->rate > 0) {
+        printf(",\"uncorrected\":{");
+        json_latency(&r->lat_unc);
+        putchar('}');
+    }
+    printf("},");
+    json_errors(r);
+    printf(",\"cpu\":{\"user_s\":%.4f,\"sys_s\":%.4f,\"cores_used\":%.4f,"
+           "\"busiest_worker_core\":%.4f,\"workers\":%u,\"saturated\":%s},",
+           r->cpu_user, r->cpu_sys, cores_used(r), r->max_thread_core, r->workers,
+           r->max_thread_core >= SATURATED_CORE ? "true" : "false");
+    char w[4][256];
+    int nw = warnings(c, r, w);
+    printf("\"warnings\":[");
+    for (int i = 0; i < nw; i++) {
+        if (i) putchar(',');
+        json_str(w[i]);
+    }
+    printf("],\"exit_status\":%d}\n", ld_exit_status(r));
+}

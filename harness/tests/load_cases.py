@@ -1,0 +1,326 @@
+#!/usr/bin/python3
+"""End-to-end cases for echo-load: each starts a fault-injecting test server on a free loopback
+port, runs echo-load against it, and checks the exit status and the JSON report.
+
+usage: load_cases.py CASE --load PATH/echo-load --server PATH/harness-test-server
+"""
+import argparse
+import json
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+SIZE = 100  # bytes per request in the fault cases: the fault offset 5050 falls mid-request
+
+
+class Failed(Exception):
+    pass
+
+
+def check(cond, what, detail=""):
+    if not cond:
+        raise Failed(f"{what}" + (f": {detail}" if detail else ""))
+
+
+class Server:
+    """The test server as a context manager: started on port 0, stopped with SIGTERM."""
+
+    def __init__(self, path, *args):
+        self.cmd = [path, "--port", "0", *map(str, args)]
+        self.stats = None
+
+    def __enter__(self):
+        self.proc = subprocess.Popen(self.cmd, stdout=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline().strip()
+        check(line.startswith("listening "), "server did not report listening", line)
+        self.port = int(line.rsplit(":", 1)[1])
+        return self
+
+    def __exit__(self, *exc):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            out, _ = self.proc.communicate(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            out, _ = self.proc.communicate()
+        lines = [l for l in out.splitlines() if l.startswith("{")]
+        self.stats = json.loads(lines[-1]) if lines else None
+        return False
+
+
+def run_load(load, *args, timeout=25):
+    t0 = time.monotonic()
+    p = subprocess.run([load, *map(str, args)], capture_output=True, text=True, timeout=timeout)
+    elapsed = time.monotonic() - t0
+    report = None
+    if p.stdout.startswith("{"):
+        report = json.loads(p.stdout)
+    return p.returncode, report, p.stderr, elapsed
+
+
+def show(report):
+    lat = report["latency_us"]
+    print(f"  requests {report['requests']} ({report['requests_per_sec']:.0f}/s), "
+          f"p50 {lat['p50']} us, p99 {lat['p99']} us, p99.9 {lat['p999']} us, "
+          f"max {lat['max']} us, errors {report['errors']}, cpu {report['cpu']['cores_used']:.2f}")
+
+
+def nonzero_errors(report):
+    return {k: v for k, v in report["errors"].items() if v}
+
+
+def expect_clean(report, rc):
+    check(rc == 0, "exit status", rc)
+    check(report["requests"] > 0, "requests > 0", report["requests"])
+    check(not nonzero_errors(report), "no errors", nonzero_errors(report))
+    check(report["mismatches"] == 0, "no mismatches")
+    check(report["bytes"] == report["requests"] * report["config"]["size"],
+          "bytes == requests * size", (report["bytes"], report["requests"]))
+    lat = report["latency_us"]
+    order = [lat[k] for k in ("min", "p50", "p90", "p99", "p999", "max")]
+    check(order == sorted(order) and order[0] > 0, "percentiles ordered and positive", order)
+
+
+# ---- cases -------------------------------------------------------------------------------
+
+def case_echo_ok(a):
+    with Server(a.server) as s:
+        rc, r, err, _ = run_load(a.load, "--port", s.port, "--conns", 8, "--size", 1000,
+                                 "--duration", 1, "--warmup", 0.2, "--json")
+    show(r)
+    expect_clean(r, rc)
+    check(s.stats["bytes"] >= r["bytes"], "server echoed at least what was verified")
+    for key in ("host", "cpu_model", "cores", "kernel", "pinning", "git_sha", "date"):
+        check(key in r["meta"], f"meta.{key} present")
+    check("uncorrected" not in r["latency_us"], "no uncorrected figure in closed loop")
+
+
+def fault_case(a, fault, kind=None, error="mismatch"):
+    with Server(a.server, "--fault", fault, "--at", 5050) as s:
+        rc, r, err, _ = run_load(a.load, "--port", s.port, "--conns", 4, "--size", SIZE,
+                                 "--duration", 1, "--warmup", 0, "--json")
+    show(r)
+    check(s.stats["fault_applied"], "the server applied its fault")
+    check(rc == 1, "exit status 1 on a damaged echo", rc)
+    errs = nonzero_errors(r)
+    check(errs == {error: 1}, f"exactly one '{error}' error", errs)
+    if kind:
+        check(r["mismatches"] == 1, "mismatches == 1", r["mismatches"])
+        check(r["mismatch_kinds"][kind] == 1, f"classified as {kind}", r["mismatch_kinds"])
+        fm = r["first_mismatch"]
+        # The server damages stream offset 5050 of one connection; a swap may show one later.
+        check(fm["kind"] == kind and fm["offset"] in (5050, 5051), "first mismatch located", fm)
+    check(r["requests"] > 0, "the other connections kept going", r["requests"])
+
+
+def case_flip(a):
+    fault_case(a, "flip", "flipped")
+
+
+def case_drop(a):
+    fault_case(a, "drop", "missing")
+
+
+def case_extra(a):
+    fault_case(a, "extra", "extra")
+
+
+def case_swap(a):
+    fault_case(a, "swap", "reordered")
+
+
+def case_early_close(a):
+    fault_case(a, "close", error="early_close")
+
+
+def case_stall_rate(a):
+    # 1000 req/s x 100 B: the server echoes 130 kB about 1 s after the start (0.7 s into the
+    # measured window), then stalls everything once for 1 s.
+    stall_ms = 1000
+    with Server(a.server, "--fault", "stall", "--at", 130000, "--stall-ms", stall_ms) as s:
+        rc, r, err, _ = run_load(a.load, "--port", s.port, "--conns", 10, "--size", SIZE,
+                                 "--duration", 3, "--warmup", 0.3, "--rate", 1000, "--json")
+    show(r)
+    check(s.stats["fault_applied"], "the server stalled")
+    check(rc == 0 and not nonzero_errors(r), "a stall is not an error", (rc, r["errors"]))
+    cor, unc = r["latency_us"], r["latency_us"]["uncorrected"]
+    print(f"  corrected   p50 {cor['p50']} p90 {cor['p90']} p99 {cor['p99']} "
+          f"p99.9 {cor['p999']} max {cor['max']}")
+    print(f"  uncorrected p50 {unc['p50']} p90 {unc['p90']} p99 {unc['p99']} "
+          f"p99.9 {unc['p999']} max {unc['max']}")
+    stall_us = stall_ms * 1000
+    # The requests due during the stall queue up: a third of the window sees hundreds of ms.
+    check(cor["p999"] >= 0.8 * stall_us, "corrected p99.9 shows the stall", cor["p999"])
+    check(cor["max"] >= 0.8 * stall_us, "corrected max shows the stall", cor["max"])
+    check(cor["p99"] >= 0.5 * stall_us, "corrected p99 shows the stall", cor["p99"])
+    # Only the 10 requests in flight during the stall saw it when measured from their send.
+    check(unc["p99"] < cor["p99"] / 5, "uncorrected p99 hides the stall", (unc["p99"], cor["p99"]))
+    check(r["requests"] >= 0.9 * 3000, "the backlog was sent after the stall", r["requests"])
+
+
+def case_churn(a):
+    with Server(a.server) as s:
+        rc, r, err, _ = run_load(a.load, "--port", s.port, "--conns", 8, "--size", 64,
+                                 "--duration", 1, "--warmup", 0.2, "--mode", "churn", "--json")
+    show(r)
+    expect_clean(r, rc)
+    check(r["connects"] >= r["requests"], "one connection per request", (r["connects"],))
+    check(s.stats["connections"] >= r["requests"], "the server saw every connection")
+    check(s.stats["peers"] >= 100, "source addresses spread over 127.0.0.0/8", s.stats["peers"])
+
+
+def case_large_messages(a):
+    with Server(a.server) as s:
+        rc, r, err, _ = run_load(a.load, "--port", s.port, "--conns", 3, "--size", "1M",
+                                 "--requests", 30, "--warmup", 0, "--json")
+    show(r)
+    expect_clean(r, rc)
+    check(r["requests"] == 30 and r["bytes"] == 30 << 20, "30 x 1 MiB echoed",
+          (r["requests"], r["bytes"]))
+
+
+def case_requests_exact(a):
+    with Server(a.server) as s:
+        rc, r, err, _ = run_load(a.load, "--port", s.port, "--conns", 7, "--size", 64,
+                                 "--requests", 1000, "--threads", 2, "--warmup", 0.1, "--json")
+    show(r)
+    expect_clean(r, rc)
+    check(r["requests"] == 1000 and r["unfinished"] == 0, "exactly 1000 requests",
+          (r["requests"], r["unfinished"]))
+    check(r["cpu"]["workers"] == 2, "two workers")
+
+
+def case_multi_process(a):
+    with Server(a.server) as s:
+        rc, r, err, _ = run_load(a.load, "--port", s.port, "--conns", 6, "--size", 64,
+                                 "--requests", 999, "--procs", 3, "--threads", 2,
+                                 "--warmup", 0.1, "--json")
+    show(r)
+    expect_clean(r, rc)
+    check(r["config"]["procs"] == 3 and r["cpu"]["workers"] == 6, "3 processes x 2 workers",
+          (r["config"]["procs"], r["cpu"]["workers"]))
+    check(r["requests"] == 999, "results merged across processes", r["requests"])
+    check(r["latency_us"]["samples"] == 999, "histograms merged", r["latency_us"]["samples"])
+
+
+def case_many_conns(a):
+    with Server(a.server) as s:
+        rc, r, err, _ = run_load(a.load, "--port", s.port, "--conns", 2000, "--size", 32,
+                                 "--duration", 1, "--warmup", 0.5, "--threads", 2, "--json")
+    show(r)
+    expect_clean(r, rc)
+    check(r["connects"] == 2000, "2000 connections opened once", r["connects"])
+    check(s.stats["max_concurrent"] == 2000, "all 2000 open at once", s.stats["max_concurrent"])
+    check(s.stats["peers"] == 253, "source addresses 127.0.0.2-254 all used", s.stats["peers"])
+
+
+def case_refused(a):
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()  # nothing listens there now
+    rc, r, err, elapsed = run_load(a.load, "--port", port, "--conns", 4, "--size", 64,
+                                   "--duration", 0.5, "--warmup", 0, "--json")
+    print(f"  errors {nonzero_errors(r)}, exit {rc}, {elapsed:.2f} s")
+    check(rc == 3, "exit 3 when nothing was measured", rc)
+    check(r["errors"]["connect_failed"] > 0, "refusals counted as connect_failed")
+    check(r["errors"]["connect_failed"] < 4 * 0.5 / 0.01 * 1.5, "retries are paced, not a spin",
+          r["errors"]["connect_failed"])
+    check(elapsed < 3, "bounded in time", elapsed)
+
+
+def case_rate_steady(a):
+    with Server(a.server) as s:
+        rc, r, err, _ = run_load(a.load, "--port", s.port, "--conns", 4, "--size", 64,
+                                 "--duration", 1, "--warmup", 0.2, "--rate", 500, "--json")
+    show(r)
+    expect_clean(r, rc)
+    check(abs(r["requests"] - 500) <= 2, "500 requests in 1 s at 500/s", r["requests"])
+    unc = r["latency_us"]["uncorrected"]
+    check(unc["samples"] == r["requests"], "uncorrected figure beside the corrected one")
+    check(unc["p50"] <= r["latency_us"]["p50"], "due time never after the send")
+
+
+def case_ipv6_loopback(a):
+    with Server(a.server, "--bind", "::1") as s:
+        rc, r, err, _ = run_load(a.load, "--host", "::1", "--port", s.port, "--conns", 2,
+                                 "--size", 64, "--duration", 0.5, "--warmup", 0, "--json")
+    show(r)
+    expect_clean(r, rc)
+
+
+def bad_cli(a, *argsets, needle):
+    for args in argsets:
+        rc, r, err, elapsed = run_load(a.load, *args, timeout=5)
+        print(f"  {' '.join(map(str, args))!r} -> exit {rc}: {err.strip()}")
+        check(rc == 2, "exit status 2", rc)
+        check(len(err.strip().splitlines()) == 1, "one line on stderr", err)
+        check(needle in err, f"the message names the valid choices ({needle!r})", err)
+        check(r is None, "nothing on stdout")
+        check(elapsed < 2, "refused at once", elapsed)
+
+
+BASE = ["--port", 9, "--conns", 1, "--size", 8, "--duration", 1]
+
+
+def case_bad_cli_unknown_option(a):
+    bad_cli(a, [*BASE, "--bogus"], [*BASE, "-x"], [*BASE, "stray"], needle="valid options")
+
+
+def case_bad_cli_mode(a):
+    bad_cli(a, [*BASE, "--mode", "fast"], needle="pingpong, churn")
+
+
+def case_bad_cli_missing(a):
+    bad_cli(a, ["--port", 9, "--conns", 1, "--duration", 1], ["--size", 8, "--duration", 1],
+            needle="required")
+    bad_cli(a, [*BASE, "--port"], needle="needs a value")
+
+
+def case_bad_cli_both(a):
+    bad_cli(a, [*BASE, "--requests", 5], ["--port", 9, "--conns", 1, "--size", 8],
+            needle="exactly one of")
+
+
+def case_bad_cli_value(a):
+    bad_cli(a, [*BASE, "--conns", 0], [*BASE, "--size", "abc"], [*BASE, "--threads", 1000],
+            [*BASE, "--rate", -5], [*BASE, "--port", 70000], [*BASE, "--duration", "1x"],
+            needle="must be")
+
+
+def case_bad_cli_remote_host(a):
+    bad_cli(a, [*BASE, "--host", "10.1.2.3"], [*BASE, "--host", "192.0.2.1"],
+            [*BASE, "--host", "0.0.0.0"], [*BASE, "--host", "example.org"],
+            needle="loopback")
+
+
+def case_bad_cli_remote_host6(a):
+    bad_cli(a, [*BASE, "--host", "2001:db8::1"], [*BASE, "--host", "::"],
+            [*BASE, "--host", "::ffff:10.0.0.1"], needle="loopback")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("case")
+    ap.add_argument("--load", required=True)
+    ap.add_argument("--server", required=True)
+    a = ap.parse_args()
+    fn = globals().get("case_" + a.case.replace("-", "_"))
+    if fn is None:
+        names = sorted(k[5:].replace("_", "-") for k in globals() if k.startswith("case_"))
+        print(f"unknown case {a.case!r} (valid: {', '.join(names)})", file=sys.stderr)
+        return 2
+    try:
+        fn(a)
+    except Failed as e:
+        print(f"FAIL {a.case}: {e}", file=sys.stderr)
+        return 1
+    print(f"ok {a.case}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
