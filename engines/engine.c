@@ -1,0 +1,193 @@
+/* engine.c - engine registry and the pieces the epoll engines share (fd table, counted ctl). */
+#define _GNU_SOURCE
+#include "engine.h"
+#include "engine_epoll.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+extern const eng_ops eng__naive, eng__merged, eng__oneshot, eng__edge;
+#ifdef SWITCHYARD_HAVE_LIBEVENT
+extern const eng_ops eng__libevent;
+#endif
+
+static const eng_ops *const engines[] = {
+    &eng__naive,    &eng__merged, &eng__oneshot, &eng__edge,
+#ifdef SWITCHYARD_HAVE_LIBEVENT
+    &eng__libevent,
+#endif
+};
+
+size_t eng_count(void)
+{
+    return sizeof engines / sizeof engines[0];
+}
+
+const eng_ops *eng_at(size_t i)
+{
+    return i < eng_count() ? engines[i] : NULL;
+}
+
+const eng_ops *eng_find(const char *name)
+{
+    for (size_t i = 0; name && i < eng_count(); i++)
+        if (strcmp(engines[i]->name, name) == 0) return engines[i];
+    return NULL;
+}
+
+const char *eng_names(void)
+{
+    static char names[128];
+    if (!names[0]) {
+        size_t used = 0;
+        for (size_t i = 0; i < eng_count(); i++)
+            used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "",
+                                     engines[i]->name);
+    }
+    return names;
+}
+
+/* ---- shared by the epoll engines ------------------------------------------------------ */
+
+int eng__ep_init(eng__ep *ep)
+{
+    memset(ep, 0, sizeof *ep);
+    ep->st.ctl_source = ENG_CTL_SELF;
+    ep->epfd = epoll_create1(EPOLL_CLOEXEC);
+    return ep->epfd < 0 ? -1 : 0;
+}
+
+void eng__ep_fini(eng__ep *ep)
+{
+    if (ep->epfd >= 0) close(ep->epfd);
+    free(ep->fds);
+    ep->fds = NULL;
+    ep->nfds = 0;
+    ep->epfd = -1;
+}
+
+eng__fd *eng__ep_fd(eng__ep *ep, int fd)
+{
+    if (fd < 0) {
+        errno = EBADF;
+        return NULL;
+    }
+    if ((size_t)fd >= ep->nfds) {
+        size_t n = ep->nfds ? ep->nfds : 64;
+        while (n <= (size_t)fd)
+            n *= 2;
+        eng__fd *fds = realloc(ep->fds, n * sizeof *fds);
+        if (!fds) return NULL;
+        memset(fds + ep->nfds, 0, (n - ep->nfds) * sizeof *fds);
+        ep->fds = fds;
+        ep->nfds = n;
+    }
+    return &ep->fds[fd];
+}
+
+int eng__park(eng__ep *ep, eng__fd *f, uint32_t dir, void *token)
+{
+    int i = eng__dir_index(dir);
+    if ((dir != ENG_IN && dir != ENG_OUT) || !token) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (f->tok[i]) {
+        errno = EBUSY;
+        return -1;
+    }
+    f->tok[i] = token;
+    ep->st.waits++;
+    return 0;
+}
+
+static uint64_t *op_counter(eng__ep *ep, int op)
+{
+    return op == EPOLL_CTL_ADD   ? &ep->st.ctl_add
+           : op == EPOLL_CTL_MOD ? &ep->st.ctl_mod
+                                 : &ep->st.ctl_del;
+}
+
+static int ctl_once(eng__ep *ep, int op, int fd, uint32_t events)
+{
+    /* data.fd only: a stale event cannot outlive its registration, because every
+     * registration is removed (fd_closed) before its fd number can be reused. */
+    struct epoll_event ev = {.events = events, .data.fd = fd};
+    (*op_counter(ep, op))++;
+    return epoll_ctl(ep->epfd, op, fd, &ev);
+}
+
+int eng__ctl(eng__ep *ep, int op, int fd, uint32_t mask, uint32_t extra)
+{
+    uint32_t events = extra | ((mask & ENG_IN) ? EPOLLIN : 0) | ((mask & ENG_OUT) ? EPOLLOUT : 0);
+    if (ctl_once(ep, op, fd, events) == 0) return 0;
+    if (op == EPOLL_CTL_ADD && errno == EEXIST) return ctl_once(ep, EPOLL_CTL_MOD, fd, events);
+    if (op == EPOLL_CTL_MOD && errno == ENOENT) return ctl_once(ep, EPOLL_CTL_ADD, fd, events);
+    if (op == EPOLL_CTL_DEL && (errno == ENOENT || errno == EBADF)) return 0;
+    return -1;
+}
+
+int eng__wait(eng__ep *ep, int64_t timeout_ns)
+{
+    /* epoll_pwait2 takes a timespec, so sleepers are not rounded up to whole milliseconds;
+     * kernels older than 5.11 lack it and get epoll_wait with the timeout rounded up. */
+    static int no_pwait2; /* shared by all threads: atomic so the one store is not a race */
+    int n;
+    ep->seq++;
+    ep->st.polls++;
+    if (!__atomic_load_n(&no_pwait2, __ATOMIC_RELAXED)) {
+        struct timespec ts = {timeout_ns / 1000000000, timeout_ns % 1000000000};
+        n = epoll_pwait2(ep->epfd, ep->evs, ENG__BATCH, timeout_ns < 0 ? NULL : &ts, NULL);
+        if (n >= 0 || errno != ENOSYS) goto done;
+        __atomic_store_n(&no_pwait2, 1, __ATOMIC_RELAXED);
+    }
+    int ms = timeout_ns < 0                             ? -1
+             : timeout_ns > (int64_t)1000000 * 86400000 ? 86400000
+                                                        : (int)((timeout_ns + 999999) / 1000000);
+    n = epoll_wait(ep->epfd, ep->evs, ENG__BATCH, ms);
+done:
+    if (n < 0 && errno == EINTR) return 0;
+    return n;
+}
+
+uint32_t eng__revents(uint32_t events)
+{
+    uint32_t r = 0;
+    if (events & (EPOLLIN | EPOLLRDHUP)) r |= ENG_IN;
+    if (events & EPOLLOUT) r |= ENG_OUT;
+    if (events & (EPOLLHUP | EPOLLRDHUP)) r |= ENG_HUP;
+    if (events & EPOLLERR) r |= ENG_ERR;
+    if (events & (EPOLLHUP | EPOLLERR)) r |= ENG_IN | ENG_OUT;
+    return r;
+}
+
+uint32_t eng__deliver(eng__ep *ep, eng__fd *f, uint32_t ready, eng_deliver_fn fn, void *ctx,
+                      int *ndelivered)
+{
+    uint32_t done = 0;
+    for (int i = 0; i < 2; i++) {
+        uint32_t dir = i ? ENG_OUT : ENG_IN;
+        void *tok = f->tok[i];
+        if (!(ready & dir)) continue;
+        if (!tok) {
+            if (f->kmask & dir) ep->st.stray++;
+            continue;
+        }
+        f->tok[i] = NULL; /* forget first: the callback may free the waiter */
+        f->idle[i] = ep->seq;
+        done |= dir;
+        ep->st.delivered++;
+        (*ndelivered)++;
+        fn(ctx, tok, (ready & ~(ENG_IN | ENG_OUT)) | dir);
+    }
+    return done;
+}
+
+void eng__ep_stats(const eng__ep *ep, eng_stats *out)
+{
+    *out = ep->st;
+}

@@ -1,0 +1,108 @@
+/* engine.h - the event engine contract: fd readiness for parked fibers, one ops table per engine.
+ */
+#ifndef SWITCHYARD_ENGINE_H
+#define SWITCHYARD_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * An engine tells the fiber IO layer (io.h) when a file descriptor a fiber waits on becomes
+ * ready. It knows nothing about fibers: a waiter is an opaque token that the engine hands back
+ * once, through a callback, when its fd is ready. Engines differ only in how they drive the
+ * kernel, which is what the project measures:
+ *
+ *   naive     EPOLL_CTL_ADD before every wait, EPOLL_CTL_DEL after the wake-up (two
+ *             epoll_ctl per wait: the NtyCo / libco / libtask pattern);
+ *   merged    the fd's interest in the kernel is cached and only changed when it really must;
+ *             interest left behind by a waiter is dropped lazily, when an event arrives for a
+ *             direction nobody waits on (the libfiber idea; Redis and libuv cache a mask too);
+ *   oneshot   EPOLLONESHOT: ADD on first use, then one EPOLL_CTL_MOD re-arm per wait;
+ *   edge      EPOLLET for in|out|rdhup, registered once per fd and untouched until close;
+ *   libevent  each wait is an event_add on a libevent event, deleted after it fires, so that
+ *             libevent's change list decides what reaches the kernel.
+ *
+ * Rules every engine follows (the conformance tests in engines/tests/ check them):
+ *   - want(fd, dir, token): at most one waiter per fd and direction (EBUSY otherwise). The
+ *     token must stay valid until it is delivered or cancelled.
+ *   - poll delivers each ready waiter's token exactly once and forgets the waiter before it
+ *     calls the callback; the callback must not call back into the engine. EPOLLHUP and
+ *     EPOLLERR are delivered to every waiter of the fd (ENG_HUP / ENG_ERR in revents).
+ *   - fd_closed(fd) must be called BEFORE close(2): it drops every trace of the fd (cached
+ *     interest, ready bits, kernel registration), so a new file that gets the same number
+ *     inherits nothing (the libdill #129 bug class). The caller has already cancelled or woken
+ *     the fd's waiters.
+ *   - The engine tolerates a kernel that already forgot the fd (EPOLL_CTL_DEL/MOD failing
+ *     with ENOENT or EBADF) and an fd it thought absent being present (ADD failing with
+ *     EEXIST); every epoll_ctl issued is counted, failed ones included, so the counts match
+ *     what the kernel's syscall tracepoint sees.
+ *   - A level-triggered engine must not spin: an fd with kernel interest and no waiter may
+ *     make poll return without delivering at most a bounded number of times.
+ */
+
+/* Directions a fiber waits for, and extra bits in delivered revents. */
+enum {
+    ENG_IN = 0x1,  /* readable (or a connection to accept) */
+    ENG_OUT = 0x4, /* writable (or a connect that finished) */
+    ENG_ERR = 0x8, /* the fd reported an error condition (EPOLLERR) */
+    ENG_HUP = 0x10 /* hang-up or peer half-close (EPOLLHUP / EPOLLRDHUP) */
+};
+
+/* How an engine's epoll_ctl counts were obtained. */
+enum eng_ctl_source {
+    ENG_CTL_SELF,   /* the engine issues epoll_ctl itself and counts every call */
+    ENG_CTL_KERNEL, /* read from the kernel's syscall tracepoint for the engine's thread */
+    ENG_CTL_NONE    /* not counted: the ctl_* figures are meaningless (report null) */
+};
+
+typedef struct eng_stats {
+    uint64_t ctl_add, ctl_mod, ctl_del; /* epoll_ctl by operation */
+    uint64_t waits;                     /* want() calls that parked a waiter */
+    uint64_t polls;                     /* kernel waits (epoll_wait or one libevent loop) */
+    uint64_t delivered;                 /* tokens handed back */
+    uint64_t stray;                     /* events for a direction nobody waited on */
+    enum eng_ctl_source ctl_source;
+} eng_stats;
+
+/* Called by poll once per ready waiter. */
+typedef void (*eng_deliver_fn)(void *ctx, void *token, uint32_t revents);
+
+typedef struct eng_ops {
+    const char *name;    /* "naive", "merged", "oneshot", "edge", "libevent" */
+    const char *summary; /* one line for listings and the README */
+    /* Create an engine instance; NULL with errno on failure. */
+    void *(*init)(void);
+    void (*free)(void *st);
+    /* Register a waiter for one direction (ENG_IN or ENG_OUT). Returns 0 when the waiter is
+     * parked, 1 when the engine already knows the fd is ready in that direction (edge: an edge
+     * arrived while nobody waited) and nothing was parked, -1 with errno on failure. */
+    int (*want)(void *st, int fd, uint32_t dir, void *token);
+    /* Forget a parked waiter that was not delivered (timeout, close). */
+    void (*cancel)(void *st, int fd, uint32_t dir);
+    /* Wait up to timeout_ns (-1: no limit, 0: do not block) and deliver ready waiters.
+     * Returns the number delivered, or -1 with errno on a fatal error. */
+    int (*poll)(void *st, int64_t timeout_ns, eng_deliver_fn fn, void *ctx);
+    /* The fd is about to be closed (see the rules above). */
+    void (*fd_closed)(void *st, int fd);
+    void (*get_stats)(void *st, eng_stats *out);
+    /* The kernel mechanism underneath: "epoll", or what event_base_get_method reports. */
+    const char *(*method)(void *st);
+} eng_ops;
+
+/* Compiled-in engines in a fixed order (naive first, the baseline). */
+size_t eng_count(void);
+const eng_ops *eng_at(size_t i);
+/* Look an engine up by name; NULL when unknown or not compiled in. */
+const eng_ops *eng_find(const char *name);
+/* "naive, merged, oneshot, edge, libevent": the compiled-in names, for error messages. */
+const char *eng_names(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

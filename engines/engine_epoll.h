@@ -1,0 +1,83 @@
+/* engine_epoll.h - internal: what the four epoll engines share (fd table, counted epoll_ctl). */
+#ifndef SWITCHYARD_ENGINE_EPOLL_H
+#define SWITCHYARD_ENGINE_EPOLL_H
+
+#include "engine.h"
+
+#include <sys/epoll.h>
+
+/* Per-fd bookkeeping, indexed by fd number. Each engine uses the fields it needs. */
+typedef struct eng__fd {
+    void *tok[2];     /* parked waiters: [0] ENG_IN, [1] ENG_OUT */
+    uint32_t kmask;   /* ENG_IN|ENG_OUT interest the kernel holds (oneshot: currently armed) */
+    uint32_t idle[2]; /* merged: poll sequence number when the direction's last waiter left */
+    uint8_t reg;      /* the fd is registered with the epoll instance */
+    uint8_t ready;    /* edge: directions that fired while nobody waited */
+} eng__fd;
+
+#define ENG__BATCH 256
+
+typedef struct eng__ep {
+    int epfd;
+    eng__fd *fds;
+    size_t nfds;  /* entries allocated in fds */
+    uint32_t seq; /* incremented by every poll */
+    eng_stats st;
+    struct epoll_event evs[ENG__BATCH];
+} eng__ep;
+
+int eng__ep_init(eng__ep *ep);
+void eng__ep_fini(eng__ep *ep);
+/* The fd's entry, growing the table as needed; NULL with errno (EBADF for fd < 0, ENOMEM). */
+eng__fd *eng__ep_fd(eng__ep *ep, int fd);
+/* The fd's entry if the table already covers it, else NULL. */
+static inline eng__fd *eng__ep_peek(eng__ep *ep, int fd)
+{
+    return fd >= 0 && (size_t)fd < ep->nfds ? &ep->fds[fd] : NULL;
+}
+static inline int eng__dir_index(uint32_t dir)
+{
+    return dir == ENG_OUT;
+}
+/* Directions that have a parked waiter. */
+static inline uint32_t eng__waiting(const eng__fd *f)
+{
+    return (f->tok[0] ? ENG_IN : 0) | (f->tok[1] ? ENG_OUT : 0);
+}
+/* Register a waiter (EBUSY when the direction is taken). */
+int eng__park(eng__ep *ep, eng__fd *f, uint32_t dir, void *token);
+
+/* One counted epoll_ctl. `mask` is ENG_IN|ENG_OUT, `extra` raw EPOLL* flags (EPOLLET, ...).
+ * ADD failing with EEXIST is retried as MOD and MOD failing with ENOENT as ADD (the kernel and
+ * the cache disagreed; both calls are counted); DEL failing with ENOENT or EBADF counts as
+ * done, since close(2) already removed the registration. Returns 0 or -1 with errno. */
+int eng__ctl(eng__ep *ep, int op, int fd, uint32_t mask, uint32_t extra);
+
+/* One epoll_wait of at most timeout_ns into ep->evs (timeouts rounded up, never early).
+ * Returns the number of events (0 on EINTR), or -1 with errno. */
+int eng__wait(eng__ep *ep, int64_t timeout_ns);
+
+/* Translate kernel revents into ENG_* bits: the directions they make ready plus ERR/HUP.
+ * HUP and ERR make both directions ready, so every waiter learns about them. */
+uint32_t eng__revents(uint32_t events);
+
+/* Deliver to the waiters of f whose direction is in `ready` (ENG_* bits from eng__revents).
+ * Returns the directions delivered; counts the rest of `ready` & f->kmask as stray. */
+uint32_t eng__deliver(eng__ep *ep, eng__fd *f, uint32_t ready, eng_deliver_fn fn, void *ctx,
+                      int *ndelivered);
+
+void eng__ep_stats(const eng__ep *ep, eng_stats *out);
+
+/* Kernel-side epoll_ctl counting for engines that do not issue the calls themselves
+ * (engine_kcount.c): three tracepoint counters filtered by op, for the calling thread. */
+typedef struct eng__kcount {
+    int fd[3]; /* add, mod, del; -1 when not open */
+} eng__kcount;
+
+/* Open the counters; returns 0, or -1 with errno when perf_event_open is unavailable. */
+int eng__kcount_open(eng__kcount *kc);
+/* Read the counters into st (ctl_source = ENG_CTL_KERNEL), or mark st not counted. */
+void eng__kcount_read(const eng__kcount *kc, eng_stats *st);
+void eng__kcount_close(eng__kcount *kc);
+
+#endif
