@@ -1,0 +1,251 @@
+"""Machine description and /proc helpers shared by Switchyard's benchmark drivers.
+
+Every result file carries a `meta` block (see shared/DESIGN.md): git sha, compiler and flags,
+CPU model, core count, kernel, pinning and date. Drivers import this module:
+
+    import meta
+    info = meta.collect(repo_root, build_dir, pinning={"server": "0", "load": "1"})
+    run_dir = meta.new_run_dir(repo_root / "results" / "runs", info)
+
+It uses only the standard library of Debian's /usr/bin/python3.
+"""
+import datetime
+import glob
+import os
+import platform
+import resource
+import shutil
+import socket
+import subprocess
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def _read(path, default=""):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return default
+
+
+def _read_int(path, default=None):
+    try:
+        return int(_read(path).split()[0])
+    except (ValueError, IndexError):
+        return default
+
+
+def cpu_list(cpus):
+    """Formats a set of CPU numbers the way taskset and /proc do: {0, 1, 2, 5} -> '0-2,5'."""
+    out, run = [], []
+    for c in sorted(cpus):
+        if run and c == run[-1] + 1:
+            run.append(c)
+            continue
+        if run:
+            out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
+        run = [c]
+    if run:
+        out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
+    return ",".join(out)
+
+
+def cpu_model():
+    for line in _read("/proc/cpuinfo").splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor() or "unknown"
+
+
+def git_sha(root=REPO_ROOT):
+    """SWITCHYARD_GIT_SHA wins (CI sets it); otherwise ask git; 'unknown' outside a checkout."""
+    env = os.environ.get("SWITCHYARD_GIT_SHA")
+    if env:
+        return env, None
+    try:
+        sha = subprocess.run(["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"],
+                             capture_output=True, text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain",
+                                "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown", None
+    return (sha or "unknown"), (bool(dirty) if sha else None)
+
+
+def compiler(build_dir, target="echo-load"):
+    """Compiler, version and the exact flags CMake used for `target`, read from the build dir."""
+    build_dir = Path(build_dir)
+    cache = {}
+    for line in _read(build_dir / "CMakeCache.txt").splitlines():
+        if "=" in line and not line.startswith(("#", "//")):
+            key, _, value = line.partition("=")
+            cache[key.split(":")[0]] = value
+    cc = cache.get("CMAKE_C_COMPILER", "")
+    version = ""
+    if cc and shutil.which(cc):
+        out = subprocess.run([cc, "--version"], capture_output=True, text=True).stdout
+        version = out.splitlines()[0] if out else ""
+    flags = ""
+    for path in glob.glob(str(build_dir / "**" / "CMakeFiles" / f"{target}.dir" / "flags.make"),
+                          recursive=True):
+        for line in _read(path).splitlines():
+            if line.startswith("C_FLAGS = "):
+                flags = line[len("C_FLAGS = "):].strip()
+    return {
+        "c_compiler": cc or "unknown",
+        "version": version or "unknown",
+        "build_type": cache.get("CMAKE_BUILD_TYPE", "unknown"),
+        "flags": flags or "unknown",
+        "sanitize": cache.get("SWITCHYARD_SANITIZE", "unknown"),
+    }
+
+
+def limits():
+    """The machine limits that decide which experiments can run at all."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    nproc_soft, _ = resource.getrlimit(resource.RLIMIT_NPROC)
+    port_range = _read("/proc/sys/net/ipv4/ip_local_port_range").split()
+    return {
+        "nofile_soft": soft,
+        "nofile_hard": hard,
+        "nproc": None if nproc_soft == resource.RLIM_INFINITY else nproc_soft,
+        "pid_max": _read_int("/proc/sys/kernel/pid_max"),
+        "threads_max": _read_int("/proc/sys/kernel/threads-max"),
+        "max_map_count": _read_int("/proc/sys/vm/max_map_count"),
+        "somaxconn": _read_int("/proc/sys/net/core/somaxconn"),
+        "ephemeral_ports": (int(port_range[1]) - int(port_range[0]) + 1) if port_range else None,
+        "mem_total_kb": meminfo_kb("MemTotal"),
+    }
+
+
+def meminfo_kb(field):
+    for line in _read("/proc/meminfo").splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    return None
+
+
+def date_utc():
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def collect(root=REPO_ROOT, build_dir=None, pinning=None):
+    """The `meta` block. `pinning` describes the driver's CPU placement (None: not pinned)."""
+    sha, dirty = git_sha(root)
+    info = {
+        "host": socket.gethostname(),
+        "git_sha": sha,
+        "git_dirty": dirty,
+        "cpu_model": cpu_model(),
+        "cores": os.cpu_count(),
+        "kernel": f"{platform.system()} {platform.release()}",
+        "pinning": pinning if pinning else {"driver": cpu_list(os.sched_getaffinity(0)),
+                                            "note": "not pinned"},
+        "date": date_utc(),
+        "limits": limits(),
+        "python": platform.python_version(),
+    }
+    if build_dir:
+        info["compiler"] = compiler(build_dir)
+    return info
+
+
+def new_run_dir(runs_root, info):
+    """Creates results/runs/<host>/<UTC date>-<git sha>/, never reusing an existing folder."""
+    stamp = info["date"].replace("-", "").replace(":", "")  # 20250101T120000Z
+    base = Path(runs_root) / info["host"] / f"{stamp}-{info['git_sha']}"
+    path, n = base, 1
+    while True:
+        try:
+            path.mkdir(parents=True)
+            return path
+        except FileExistsError:
+            n += 1
+            path = base.with_name(f"{base.name}-{n}")
+
+
+# ---- processes (/proc) -------------------------------------------------------------------
+
+def _ppid_map():
+    """pid -> ppid for every process; the comm field may hold spaces, so split after ')'."""
+    out = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            stat = _read(f"/proc/{d}/stat")
+            if stat:
+                fields = stat[stat.rfind(")") + 2:].split()
+                out[int(d)] = int(fields[1])
+    return out
+
+
+def descendants(pid):
+    """Every process below pid (children, grandchildren ...), found by walking /proc/*/stat."""
+    kids = {}
+    for child, parent in _ppid_map().items():
+        kids.setdefault(parent, []).append(child)
+    found, todo = [], [pid]
+    while todo:
+        for c in kids.get(todo.pop(), []):
+            found.append(c)
+            todo.append(c)
+    return found
+
+
+def rss_kb(pid):
+    for line in _read(f"/proc/{pid}/status").splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def tree_rss_kb(pid, with_children=True):
+    """Resident memory of pid plus (for fork-per-connection) all its descendants."""
+    procs = [pid] + (descendants(pid) if with_children else [])
+    return sum(rss_kb(p) for p in procs), len(procs)
+
+
+def pss_kb(pid):
+    """Proportional set size: shared pages divided among the processes sharing them."""
+    for line in _read(f"/proc/{pid}/smaps_rollup").splitlines():
+        if line.startswith("Pss:"):
+            return int(line.split()[1])
+    return 0
+
+
+def tree_pss_kb(pid, with_children=True):
+    """PSS of pid and its descendants: unlike summed VmRSS, it counts shared pages once."""
+    procs = [pid] + (descendants(pid) if with_children else [])
+    return sum(pss_kb(p) for p in procs)
+
+
+def nofile_soft(pid):
+    for line in _read(f"/proc/{pid}/limits").splitlines():
+        if line.startswith("Max open files"):
+            v = line.split()[3]
+            return None if v == "unlimited" else int(v)
+    return None
+
+
+def tasks_in_use():
+    """Threads and processes alive now (each takes a pid), from the 4th field of loadavg."""
+    try:
+        return int(_read("/proc/loadavg").split()[3].split("/")[1])
+    except (IndexError, ValueError):
+        return None
+
+
+def perf_available(event="syscalls:sys_enter_epoll_ctl"):
+    """True when `perf stat` can count `event` here (needs the tracepoint and privileges)."""
+    if not shutil.which("perf"):
+        return False, "perf not installed"
+    try:
+        p = subprocess.run(["perf", "stat", "-x", ",", "-e", event, "true"],
+                           capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return False, str(e)
+    if p.returncode != 0 or "not supported" in p.stderr or "<not counted>" in p.stderr:
+        return False, (p.stderr.strip().splitlines() or ["perf stat failed"])[-1]
+    return True, None
