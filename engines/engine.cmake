@@ -3,6 +3,8 @@
 #
 # Targets:
 #   engine   the event engines alone (no fibers): naive, merged, oneshot, edge [, libevent]
+#   fiber    gains the IO layer (io.c, io_timer.c) and links `engine`
+#   engines  what clients of the layer link (echo-server's fiber model): fiber + IO + engines
 set(ENGINE_DIR ${CMAKE_CURRENT_LIST_DIR})
 set(ENGINE_NAMES naive merged oneshot edge)
 
@@ -22,15 +24,34 @@ else()
 endif()
 message(STATUS "switchyard: event engines: ${ENGINE_NAMES}")
 
-# ---- tests: engines/engine/<case>/<engine> -------------------------------------------------
+target_sources(fiber PRIVATE ${ENGINE_DIR}/io.c ${ENGINE_DIR}/io_timer.c)
+target_link_libraries(fiber PUBLIC engine)
+add_library(engines INTERFACE)
+target_link_libraries(engines INTERFACE fiber engine)
+
+# ---- tests: engines/engine/<case>/<engine>, engines/io/<case>/<engine>/<sched> -------------
 add_executable(test-engine ${ENGINE_DIR}/tests/test-engine.c)
 target_link_libraries(test-engine PRIVATE engine)
-set_target_properties(test-engine PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/tests)
+add_executable(test-io ${ENGINE_DIR}/tests/test-io.c)
+target_link_libraries(test-io PRIVATE engines)
+set_target_properties(test-engine test-io PROPERTIES RUNTIME_OUTPUT_DIRECTORY
+                                                     ${CMAKE_CURRENT_BINARY_DIR}/tests)
 
 foreach(eng ${ENGINE_NAMES})
   foreach(case deliver busy cancel pattern idle hup err reuse late_close lost_edge)
     set(name engines/engine/${case}/${eng})
     add_test(NAME ${name} COMMAND test-engine ${case} ${eng})
     set_tests_properties(${name} PROPERTIES TIMEOUT 20 SKIP_RETURN_CODE 77)
+  endforeach()
+  foreach(sched star ring)
+    foreach(case close_wait fd_reuse hup err half_close duplex sleepers timeout ctl_pattern)
+      set(name engines/io/${case}/${eng}/${sched})
+      add_test(NAME ${name} COMMAND test-io ${case} ${eng} ${sched})
+      set_tests_properties(${name} PROPERTIES TIMEOUT 30 SKIP_RETURN_CODE 77)
+    endforeach()
+    # The kernel's own count (perf stat on the syscall tracepoint) against the engine's.
+    set(name engines/io/ctl_kernel/${eng}/${sched})
+    add_test(NAME ${name} COMMAND test-io ctl_kernel ${eng} ${sched})
+    set_tests_properties(${name} PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77 LABELS no-asan)
   endforeach()
 endforeach()

@@ -160,7 +160,9 @@ static int lev_poll(void *st, int64_t timeout_ns, eng_deliver_fn fn, void *ctx)
     l->got = 0;
     l->st.polls++;
     if (timeout_ns == 0) {
-        rc = event_base_loop(l->base, EVLOOP_NONBLOCK);
+        /* NONBLOCK alone keeps looping while callbacks ran, and its second dispatch would
+         * apply the deletions just queued before the woken fibers could re-add them. */
+        rc = event_base_loop(l->base, EVLOOP_NONBLOCK | EVLOOP_ONCE);
     } else {
         if (timeout_ns > 0) {
             int64_t us = (timeout_ns + 999) / 1000; /* round up: never wake early */

@@ -1,0 +1,381 @@
+/* io.c - fiber IO: waits, read/write/accept/connect/sleep/close, and the scheduler's poller. */
+#define _GNU_SOURCE
+#include "io.h"
+#include "io_timer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/*
+ * A wait lives on the waiting fiber's stack. Three things can end it, and whichever comes
+ * first removes it from every structure that knows it (engine, fd table, timer heap) before
+ * waking the fiber, so nothing can point at it once the fiber runs again:
+ *   - the engine delivers its token (fd ready):   err = 0
+ *   - its timer expires in the poller:            err = ETIMEDOUT, engine cancel
+ *   - another fiber calls fb_close on the fd:     err = EBADF, engine cancel
+ */
+typedef struct io_wait {
+    io_timer timer; /* first: a fired timer is its wait */
+    fiber *f;
+    int fd;
+    uint32_t dir;
+    int err;
+    uint32_t revents;
+    bool sleep; /* fb_sleep: a timer without an fd */
+} io_wait;
+
+typedef struct io_fd {
+    io_wait *w[2];     /* [0] reader, [1] writer */
+    bool nonblock_set; /* O_NONBLOCK is known to be set on this file */
+} io_fd;
+
+struct fb_io {
+    const eng_ops *ops;
+    void *eng;
+    io_fd *fds;
+    size_t nfds;
+    io_heap timers;
+    size_t waiters, sleepers;
+    uint64_t timers_fired;
+    int woke; /* wake-ups in the current poll */
+};
+
+static __thread fb_io *tls_io;
+
+/* ---- the runtime object ------------------------------------------------------------------ */
+
+fb_io *fb_io_new(const char *name)
+{
+    const eng_ops *ops = eng_find(name);
+    if (!ops) {
+        errno = EINVAL;
+        return NULL;
+    }
+    if (tls_io) {
+        errno = EBUSY;
+        return NULL;
+    }
+    fb_io *io = calloc(1, sizeof *io);
+    if (!io) return NULL;
+    io->ops = ops;
+    io->eng = ops->init();
+    if (!io->eng) {
+        int e = errno;
+        free(io);
+        errno = e;
+        return NULL;
+    }
+    io__heap_init(&io->timers);
+    tls_io = io;
+    return io;
+}
+
+void fb_io_free(fb_io *io)
+{
+    if (!io) return;
+    io->ops->free(io->eng);
+    io__heap_fini(&io->timers);
+    free(io->fds);
+    if (tls_io == io) tls_io = NULL;
+    free(io);
+}
+
+fb_io *fb_io_current(void)
+{
+    return tls_io;
+}
+
+const eng_ops *fb_io_engine(const fb_io *io)
+{
+    return io->ops;
+}
+
+const char *fb_io_method(const fb_io *io)
+{
+    return io->ops->method(io->eng);
+}
+
+void fb_io_get_stats(const fb_io *io, fb_io_stats *out)
+{
+    io->ops->get_stats(io->eng, &out->engine);
+    out->timers_fired = io->timers_fired;
+    out->waiters = io->waiters;
+    out->sleepers = io->sleepers;
+}
+
+static io_fd *fd_slot(fb_io *io, int fd)
+{
+    if (fd < 0) {
+        errno = EBADF;
+        return NULL;
+    }
+    if ((size_t)fd >= io->nfds) {
+        size_t n = io->nfds ? io->nfds : 64;
+        while (n <= (size_t)fd)
+            n *= 2;
+        io_fd *fds = realloc(io->fds, n * sizeof *fds);
+        if (!fds) return NULL;
+        memset(fds + io->nfds, 0, (n - io->nfds) * sizeof *fds);
+        io->fds = fds;
+        io->nfds = n;
+    }
+    return &io->fds[fd];
+}
+
+/* ---- ending a wait ------------------------------------------------------------------------- */
+
+static void finish(fb_io *io, io_wait *w, int err, uint32_t revents)
+{
+    if (io__timer_armed(&w->timer)) io__heap_remove(&io->timers, &w->timer);
+    if (w->sleep) {
+        io->sleepers--;
+    } else {
+        io->fds[w->fd].w[w->dir == FB_OUT] = NULL;
+        io->waiters--;
+    }
+    w->err = err;
+    w->revents = revents;
+    io->woke++;
+    fb_wake(w->f);
+}
+
+static void deliver(void *ctx, void *token, uint32_t revents)
+{
+    finish(ctx, token, 0, revents);
+}
+
+static void expire_timers(fb_io *io, int64_t now)
+{
+    io_timer *t;
+    while ((t = io__heap_top(&io->timers)) && t->deadline <= now) {
+        io_wait *w = (io_wait *)t;
+        io__heap_remove(&io->timers, t);
+        io->timers_fired++;
+        if (!w->sleep) io->ops->cancel(io->eng, w->fd, w->dir);
+        finish(io, w, w->sleep ? 0 : ETIMEDOUT, 0);
+    }
+}
+
+/* ---- the poller -------------------------------------------------------------------------- */
+
+static int io_poll(void *state, int64_t timeout_ns)
+{
+    fb_io *io = state;
+    io->woke = 0;
+    if (io->timers.n) {
+        int64_t now = io__now();
+        expire_timers(io, now);
+        if (io->woke) {
+            timeout_ns = 0; /* still look at IO, but do not block: fibers are runnable */
+        } else if (io->timers.n) {
+            int64_t left = io__heap_top(&io->timers)->deadline - now;
+            if (timeout_ns < 0 || left < timeout_ns) timeout_ns = left;
+        }
+    }
+    if (timeout_ns < 0 && io->waiters == 0) return io->woke; /* nothing could ever wake us */
+    if (io->ops->poll(io->eng, timeout_ns, deliver, io) < 0) return -1;
+    if (io->timers.n) expire_timers(io, io__now());
+    return io->woke;
+}
+
+static size_t io_pending(void *state)
+{
+    fb_io *io = state;
+    return io->waiters + io->sleepers;
+}
+
+fb_poller fb_io_poller(fb_io *io)
+{
+    return (fb_poller){.state = io, .poll = io_poll, .pending = io_pending};
+}
+
+/* ---- waiting ------------------------------------------------------------------------------ */
+
+static int64_t deadline_after(int64_t timeout_ns)
+{
+    return timeout_ns < 0 ? -1 : io__now() + timeout_ns;
+}
+
+/* Park the calling fiber until fd is ready for dir or the deadline (-1: none) passes. */
+static int wait_until(fb_io *io, int fd, uint32_t dir, int64_t deadline)
+{
+    fiber *self = fb_self();
+    io_fd *slot = fd_slot(io, fd);
+    if (!slot) return -1;
+    if (!self) {
+        errno = EAGAIN; /* outside a fiber nothing can be parked */
+        return -1;
+    }
+    if (slot->w[dir == FB_OUT]) {
+        errno = EBUSY;
+        return -1;
+    }
+    if (deadline >= 0 && deadline <= io__now()) {
+        errno = ETIMEDOUT;
+        return -1;
+    }
+    io_wait w = {.timer.idx = IO__TIMER_IDLE, .f = self, .fd = fd, .dir = dir};
+    int rc = io->ops->want(io->eng, fd, dir, &w);
+    if (rc != 0) return rc > 0 ? 0 : -1; /* 1: the engine already knows it is ready */
+    if (deadline >= 0 && io__heap_push(&io->timers, &w.timer, deadline) < 0) {
+        io->ops->cancel(io->eng, fd, dir);
+        return -1;
+    }
+    slot->w[dir == FB_OUT] = &w;
+    io->waiters++;
+    fb_park();
+    if (w.err) {
+        errno = w.err;
+        return -1;
+    }
+    return 0;
+}
+
+/* The thread's IO runtime, and the fd made non-blocking once. */
+static fb_io *prepare(int fd)
+{
+    fb_io *io = tls_io;
+    if (!io) {
+        errno = EPERM;
+        return NULL;
+    }
+    io_fd *slot = fd_slot(io, fd);
+    if (!slot) return NULL;
+    if (!slot->nonblock_set) {
+        int fl = fcntl(fd, F_GETFL);
+        if (fl < 0 || (!(fl & O_NONBLOCK) && fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)) return NULL;
+        slot->nonblock_set = true;
+    }
+    return io;
+}
+
+int fb_wait(int fd, uint32_t dir, int64_t timeout_ns)
+{
+    fb_io *io = tls_io;
+    if (!io) {
+        errno = EPERM;
+        return -1;
+    }
+    if (dir != FB_IN && dir != FB_OUT) {
+        errno = EINVAL;
+        return -1;
+    }
+    return wait_until(io, fd, dir, deadline_after(timeout_ns));
+}
+
+int fb_sleep_until(int64_t mono_ns)
+{
+    fb_io *io = tls_io;
+    fiber *self = fb_self();
+    if (mono_ns < 0) mono_ns = 0;
+    if (!io || !self) {
+        struct timespec ts = {mono_ns / 1000000000, mono_ns % 1000000000};
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+            ;
+        return 0;
+    }
+    io_wait w = {.timer.idx = IO__TIMER_IDLE, .f = self, .fd = -1, .sleep = true};
+    if (io__heap_push(&io->timers, &w.timer, mono_ns) < 0) return -1;
+    io->sleepers++;
+    fb_park();
+    return 0;
+}
+
+int fb_sleep(int64_t ns)
+{
+    return fb_sleep_until(io__now() + (ns > 0 ? ns : 0));
+}
+
+/* ---- the calls ------------------------------------------------------------------------------ */
+
+ssize_t fb_read_timeout(int fd, void *buf, size_t len, int64_t timeout_ns)
+{
+    fb_io *io = prepare(fd);
+    int64_t deadline = deadline_after(timeout_ns);
+    if (!io) return -1;
+    for (;;) {
+        ssize_t n = read(fd, buf, len);
+        if (n >= 0) return n;
+        if (errno == EINTR) continue;
+        if (errno != EAGAIN || wait_until(io, fd, FB_IN, deadline) < 0) return -1;
+    }
+}
+
+ssize_t fb_read(int fd, void *buf, size_t len)
+{
+    return fb_read_timeout(fd, buf, len, FB_FOREVER);
+}
+
+ssize_t fb_write(int fd, const void *buf, size_t len)
+{
+    fb_io *io = prepare(fd);
+    size_t done = 0;
+    if (!io) return -1;
+    while (done < len) {
+        ssize_t n = write(fd, (const char *)buf + done, len - done);
+        if (n >= 0) {
+            done += (size_t)n;
+            continue;
+        }
+        if (errno == EINTR) continue;
+        if (errno != EAGAIN || wait_until(io, fd, FB_OUT, -1) < 0) return done ? (ssize_t)done : -1;
+    }
+    return (ssize_t)done;
+}
+
+int fb_accept(int lfd, struct sockaddr *addr, socklen_t *addrlen)
+{
+    fb_io *io = prepare(lfd);
+    if (!io) return -1;
+    for (;;) {
+        int fd = accept4(lfd, addr, addrlen, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd >= 0) {
+            io_fd *slot = fd_slot(io, fd);
+            if (slot) slot->nonblock_set = true;
+            return fd;
+        }
+        if (errno == EINTR || errno == ECONNABORTED) continue;
+        if (errno != EAGAIN || wait_until(io, lfd, FB_IN, -1) < 0) return -1;
+    }
+}
+
+int fb_connect(int fd, const struct sockaddr *addr, socklen_t addrlen, int64_t timeout_ns)
+{
+    fb_io *io = prepare(fd);
+    int64_t deadline = deadline_after(timeout_ns);
+    int err = 0;
+    socklen_t elen = sizeof err;
+    if (!io) return -1;
+    if (connect(fd, addr, addrlen) == 0) return 0;
+    if (errno != EINPROGRESS && errno != EINTR) return -1;
+    if (wait_until(io, fd, FB_OUT, deadline) < 0) return -1;
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) < 0) return -1;
+    if (err) {
+        errno = err;
+        return -1;
+    }
+    return 0;
+}
+
+int fb_close(int fd)
+{
+    fb_io *io = tls_io;
+    if (io && fd >= 0 && (size_t)fd < io->nfds) {
+        io_fd *slot = &io->fds[fd];
+        for (int d = 0; d < 2; d++) {
+            io_wait *w = slot->w[d];
+            if (!w) continue;
+            io->ops->cancel(io->eng, fd, w->dir);
+            finish(io, w, EBADF, 0);
+        }
+        /* Before close(2): once the number is free, a new file may get it at once. */
+        io->ops->fd_closed(io->eng, fd);
+        memset(slot, 0, sizeof *slot);
+    }
+    return close(fd);
+}

@@ -1,0 +1,98 @@
+/* io.h - fiber IO: blocking-style calls that suspend only the calling fiber, over an event engine.
+ */
+#ifndef SWITCHYARD_IO_H
+#define SWITCHYARD_IO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include "engine.h"
+#include "fiber.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * One IO runtime per thread, beside the thread's fiber runtime: it owns an event engine
+ * (engine.h, chosen by name) and the timers, and plugs into the scheduler as its poller:
+ *
+ *     fb_io *io = fb_io_new("merged");
+ *     fb_config cfg = {.backend = b, .policy = FB_RING, .poller = fb_io_poller(io)};
+ *     fb_runtime *rt = fb_runtime_new(&cfg);
+ *     ... fb_spawn(rt, ...); fb_run(rt);
+ *     fb_runtime_free(rt);
+ *     fb_io_free(io);
+ *
+ * The poller computes the next timer deadline, waits in the engine (without blocking while
+ * fibers are runnable), and wakes the fibers whose fd became ready or whose timer expired.
+ *
+ * The calls below act on the calling thread's IO runtime. Inside a fiber they suspend only
+ * that fiber; outside a fiber they never wait (a call that would have to fails with EAGAIN,
+ * fb_sleep sleeps the thread). Every fd they touch is switched to non-blocking on first use.
+ *
+ * Rules:
+ *   - An fd used with these calls must be closed with fb_close, never close(2) directly:
+ *     fb_close tells the engine before the number can be reused, and wakes any fiber still
+ *     waiting on the fd with EBADF.
+ *   - At most one fiber waits to read and one to write on an fd at a time (a second gets
+ *     EBUSY); reading and writing concurrently from two fibers is fine (full duplex).
+ *   - Free the IO runtime after the fiber runtime. Fibers discarded while parked leave their
+ *     waits behind; fb_io_free drops them without touching the discarded stacks.
+ */
+
+typedef struct fb_io fb_io;
+
+enum { FB_IN = ENG_IN, FB_OUT = ENG_OUT };
+#define FB_FOREVER ((int64_t)-1)
+
+typedef struct fb_io_stats {
+    eng_stats engine;      /* epoll_ctl by operation, waits, polls (engine.h) */
+    uint64_t timers_fired; /* sleeps and timed waits that ran out */
+    size_t waiters;        /* fibers waiting on an fd now */
+    size_t sleepers;       /* fibers in fb_sleep now */
+} fb_io_stats;
+
+/* Create the calling thread's IO runtime on the engine `name` (see eng_names()). NULL with
+ * errno: EINVAL for an unknown name, EBUSY when the thread already has one, or the engine's
+ * own error. */
+fb_io *fb_io_new(const char *name);
+void fb_io_free(fb_io *io);
+fb_io *fb_io_current(void);
+/* The hook for fb_config.poller. */
+fb_poller fb_io_poller(fb_io *io);
+const eng_ops *fb_io_engine(const fb_io *io);
+/* The kernel mechanism underneath (engine.h: "epoll", or libevent's method). */
+const char *fb_io_method(const fb_io *io);
+void fb_io_get_stats(const fb_io *io, fb_io_stats *out);
+
+/* Wait until fd is ready for dir (FB_IN or FB_OUT), at most timeout_ns (FB_FOREVER: no
+ * limit). Returns 0 when ready (readiness is a hint: the next call may still get EAGAIN), or
+ * -1 with errno ETIMEDOUT, EBADF (fb_close while waiting), EBUSY, ENOMEM. */
+int fb_wait(int fd, uint32_t dir, int64_t timeout_ns);
+
+/* read(2) for fibers: at least one byte, 0 at end of file, or -1 with errno. */
+ssize_t fb_read(int fd, void *buf, size_t len);
+/* The same with a time limit: -1/ETIMEDOUT when nothing arrived in time. */
+ssize_t fb_read_timeout(int fd, void *buf, size_t len, int64_t timeout_ns);
+/* Write all len bytes across partial writes. Returns len; when an error ends it early, the
+ * bytes already written if any (the error repeats on the next call), else -1 with errno. */
+ssize_t fb_write(int fd, const void *buf, size_t len);
+/* accept4 for fibers: the new fd is non-blocking and close-on-exec. */
+int fb_accept(int lfd, struct sockaddr *addr, socklen_t *addrlen);
+/* connect(2) for fibers, at most timeout_ns: 0, or -1 with errno (ETIMEDOUT when it did not
+ * finish in time; the socket should then be closed). */
+int fb_connect(int fd, const struct sockaddr *addr, socklen_t addrlen, int64_t timeout_ns);
+/* Suspend the calling fiber for at least ns nanoseconds. Returns 0. */
+int fb_sleep(int64_t ns);
+/* Suspend the calling fiber until CLOCK_MONOTONIC reaches mono_ns. Returns 0. */
+int fb_sleep_until(int64_t mono_ns);
+/* Wake the fd's waiters with EBADF, tell the engine, then close(2). */
+int fb_close(int fd);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,731 @@
+/* test-io.c - the fiber IO conformance matrix: every case for every engine and scheduler. */
+#define _GNU_SOURCE
+#include "io.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/*
+ * usage: test-io CASE ENGINE star|ring. One CTest test per combination, each its own process
+ * (engines/io/<case>/<engine>/<sched>). The switch backend is asm when compiled in, else
+ * ucontext: the cases test IO, not switching. Loopback only, every wait bounded.
+ */
+
+#define ASSERT_CMP(a, op, b)                                                                       \
+    do {                                                                                           \
+        long long a_ = (long long)(a), b_ = (long long)(b);                                        \
+        if (!(a_ op b_)) {                                                                         \
+            fprintf(stderr, "%s:%d: ASSERT(%s %s %s) failed: %lld vs %lld\n", __FILE__, __LINE__,  \
+                    #a, #op, #b, a_, b_);                                                          \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+#define ASSERT_EQ(a, b) ASSERT_CMP(a, ==, b)
+#define ASSERT_LE(a, b) ASSERT_CMP(a, <=, b)
+#define ASSERT_GE(a, b) ASSERT_CMP(a, >=, b)
+#define ASSERT_TRUE(c)  ASSERT_EQ(!!(c), 1)
+
+#define MS ((int64_t)1000000)
+
+static const char *engine_name;
+static fb_policy policy;
+static fb_io *io;
+static fb_runtime *rt;
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int64_t cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void start(size_t stack_size)
+{
+    const sw_backend *b = sw_backend_find("asm");
+    if (!b) b = sw_backend_find("ucontext");
+    io = fb_io_new(engine_name);
+    if (!io) {
+        perror("fb_io_new");
+        exit(1);
+    }
+    fb_config cfg = {
+        .backend = b, .policy = policy, .stack_size = stack_size, .poller = fb_io_poller(io)};
+    rt = fb_runtime_new(&cfg);
+    if (!rt) {
+        perror("fb_runtime_new");
+        exit(1);
+    }
+}
+
+static void spawn(void (*fn)(void *), void *arg)
+{
+    if (!fb_spawn(rt, fn, arg)) {
+        perror("fb_spawn");
+        exit(1);
+    }
+}
+
+/* Run to completion; nothing may be left waiting (no dangling waiter or sleeper). */
+static void run_all(void)
+{
+    ASSERT_EQ(fb_run(rt), 0);
+    fb_io_stats st;
+    fb_io_get_stats(io, &st);
+    ASSERT_EQ(st.waiters, 0);
+    ASSERT_EQ(st.sleepers, 0);
+}
+
+static void finish(void)
+{
+    fb_runtime_free(rt);
+    fb_io_free(io);
+}
+
+static void unix_pair(int sv[2])
+{
+    ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+}
+
+/* Fill fd's send path until a non-blocking write would block. */
+static void fill(int fd)
+{
+    static char junk[65536];
+    int fl = fcntl(fd, F_GETFL);
+    fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+    while (write(fd, junk, sizeof junk) > 0)
+        ;
+    ASSERT_EQ(errno, EAGAIN);
+}
+
+/* A listening TCP socket on 127.0.0.1 with a kernel-chosen port. */
+static int tcp_listener(struct sockaddr_in *a)
+{
+    socklen_t alen = sizeof *a;
+    int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    memset(a, 0, sizeof *a);
+    a->sin_family = AF_INET;
+    a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(bind(l, (struct sockaddr *)a, sizeof *a), 0);
+    ASSERT_EQ(listen(l, 64), 0);
+    ASSERT_EQ(getsockname(l, (struct sockaddr *)a, &alen), 0);
+    return l;
+}
+
+/* ---- close_wait: fb_close while fibers wait on the fd -------------------------------------- */
+
+static int cw_fd;
+static int cw_rc[2], cw_err[2];
+
+static void cw_reader(void *arg)
+{
+    char c;
+    (void)arg;
+    cw_rc[0] = (int)fb_read(cw_fd, &c, 1);
+    cw_err[0] = errno;
+}
+
+static void cw_writer(void *arg)
+{
+    char buf[4096] = {0};
+    (void)arg;
+    cw_rc[1] = (int)fb_write(cw_fd, buf, sizeof buf);
+    cw_err[1] = errno;
+}
+
+static void cw_closer(void *arg)
+{
+    (void)arg;
+    fb_sleep(10 * MS); /* both others are parked by now */
+    ASSERT_EQ(fb_close(cw_fd), 0);
+}
+
+static void t_close_wait(void)
+{
+    int sv[2];
+    start(0);
+    unix_pair(sv);
+    cw_fd = sv[0];
+    fill(sv[0]);
+    spawn(cw_reader, NULL);
+    spawn(cw_writer, NULL);
+    spawn(cw_closer, NULL);
+    run_all();
+    ASSERT_EQ(cw_rc[0], -1);
+    ASSERT_EQ(cw_err[0], EBADF);
+    ASSERT_EQ(cw_rc[1], -1);
+    ASSERT_EQ(cw_err[1], EBADF);
+    close(sv[1]);
+    finish();
+}
+
+/* ---- fd_reuse: a reused fd number inherits neither waiter nor registration ---------------- */
+
+static int ru_old, ru_new, ru_peer;
+static int ru_old_wakes, ru_old_err;
+static ssize_t ru_new_rc;
+
+static void ru_old_reader(void *arg)
+{
+    char c;
+    (void)arg;
+    ssize_t rc = fb_read(ru_old, &c, 1);
+    ru_old_wakes++;
+    ru_old_err = rc < 0 ? errno : 0;
+}
+
+static void ru_main(void *arg)
+{
+    int nv[2];
+    char c = 'n';
+    (void)arg;
+    fb_sleep(5 * MS);
+    ASSERT_EQ(fb_close(ru_old), 0);
+    unix_pair(nv);
+    ASSERT_TRUE(nv[0] == ru_old || nv[1] == ru_old);
+    ru_new = ru_old;
+    ru_peer = nv[0] == ru_old ? nv[1] : nv[0];
+    ASSERT_EQ(write(ru_peer, &c, 1), 1); /* the new file is readable: nobody may be woken */
+    fb_sleep(20 * MS);
+    ASSERT_EQ(ru_old_wakes, 1); /* woken once, by the close, not by the new file's data */
+    char got = 0;
+    ru_new_rc = fb_read_timeout(ru_new, &got, 1, 1000 * MS); /* a fresh registration works */
+    ASSERT_EQ(got, 'n');
+    c = 'm';
+    ASSERT_EQ(write(ru_peer, &c, 1), 1);
+    ASSERT_EQ(fb_read_timeout(ru_new, &got, 1, 1000 * MS), 1);
+    ASSERT_EQ(got, 'm');
+}
+
+static void t_fd_reuse(void)
+{
+    int sv[2];
+    start(0);
+    unix_pair(sv);
+    ru_old = sv[0];
+    spawn(ru_old_reader, NULL);
+    spawn(ru_main, NULL);
+    run_all();
+    ASSERT_EQ(ru_old_wakes, 1);
+    ASSERT_EQ(ru_old_err, EBADF);
+    ASSERT_EQ(ru_new_rc, 1);
+    fb_close(ru_new);
+    close(ru_peer);
+    close(sv[1]);
+    finish();
+}
+
+/* ---- hup / err: the waiter wakes, and afterwards the loop does not spin ------------------- */
+
+/* Sleep 100 ms with the troublesome fd still open: polls and CPU time must stay small. */
+static void assert_quiet_sleep(void)
+{
+    fb_stats a, b;
+    fb_get_stats(rt, &a);
+    int64_t c0 = cpu_ns(), t0 = now_ns();
+    fb_sleep(100 * MS);
+    int64_t wall = now_ns() - t0, cpu = cpu_ns() - c0;
+    fb_get_stats(rt, &b);
+    printf("quiet sleep: %lld polls, %.1f ms CPU in %.1f ms\n", (long long)(b.polls - a.polls),
+           cpu / 1e6, wall / 1e6);
+    ASSERT_LE(b.polls - a.polls, 8);
+    ASSERT_LE(cpu, 40 * MS);
+}
+
+static int hup_fd, hup_peer;
+static ssize_t hup_rc = -2;
+
+static void hup_reader(void *arg)
+{
+    char c;
+    (void)arg;
+    hup_rc = fb_read(hup_fd, &c, 1);
+    assert_quiet_sleep();
+}
+
+static void hup_closer(void *arg)
+{
+    (void)arg;
+    fb_sleep(5 * MS);
+    close(hup_peer); /* not ours: a plain close of the peer */
+}
+
+static void t_hup(void)
+{
+    int sv[2];
+    start(0);
+    unix_pair(sv);
+    hup_fd = sv[0];
+    hup_peer = sv[1];
+    spawn(hup_reader, NULL);
+    spawn(hup_closer, NULL);
+    run_all();
+    ASSERT_EQ(hup_rc, 0);
+    fb_close(hup_fd);
+    finish();
+}
+
+static int err_rc, err_errno;
+
+static void err_fiber(void *arg)
+{
+    struct sockaddr_in *a = arg;
+    int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    err_rc = fb_connect(s, (struct sockaddr *)a, sizeof *a, 1000 * MS);
+    err_errno = errno;
+    assert_quiet_sleep(); /* the refused socket (EPOLLERR|EPOLLHUP) stays open meanwhile */
+    fb_close(s);
+}
+
+static void t_err(void)
+{
+    struct sockaddr_in a;
+    int l = tcp_listener(&a);
+    close(l); /* nobody listens on the port any more: connect gets a reset */
+    start(0);
+    spawn(err_fiber, &a);
+    run_all();
+    ASSERT_EQ(err_rc, -1);
+    ASSERT_EQ(err_errno, ECONNREFUSED);
+    finish();
+}
+
+/* ---- half_close: read returns 0 after the peer's shutdown, writes still work -------------- */
+
+static int hc_listener;
+static struct sockaddr_in hc_addr;
+static char hc_client_got[16];
+
+static void hc_server(void *arg)
+{
+    char buf[16] = {0};
+    size_t n = 0;
+    ssize_t r;
+    (void)arg;
+    int c = fb_accept(hc_listener, NULL, NULL);
+    ASSERT_GE(c, 0);
+    while ((r = fb_read(c, buf + n, sizeof buf - 1 - n)) > 0)
+        n += (size_t)r;
+    ASSERT_EQ(r, 0); /* the client's FIN */
+    ASSERT_EQ(n, 5);
+    ASSERT_EQ(memcmp(buf, "hello", 5), 0);
+    ASSERT_EQ(fb_write(c, "world", 5), 5); /* our direction is still open */
+    ASSERT_EQ(fb_close(c), 0);
+}
+
+static void hc_client(void *arg)
+{
+    size_t n = 0;
+    ssize_t r;
+    (void)arg;
+    int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT_EQ(fb_connect(s, (struct sockaddr *)&hc_addr, sizeof hc_addr, 1000 * MS), 0);
+    ASSERT_EQ(fb_write(s, "hello", 5), 5);
+    ASSERT_EQ(shutdown(s, SHUT_WR), 0);
+    while ((r = fb_read_timeout(s, hc_client_got + n, sizeof hc_client_got - 1 - n, 2000 * MS)) > 0)
+        n += (size_t)r;
+    ASSERT_EQ(r, 0);
+    ASSERT_EQ(n, 5);
+    fb_close(s);
+}
+
+static void t_half_close(void)
+{
+    hc_listener = tcp_listener(&hc_addr);
+    start(0);
+    spawn(hc_server, NULL);
+    spawn(hc_client, NULL);
+    run_all();
+    ASSERT_EQ(memcmp(hc_client_got, "world", 5), 0);
+    fb_close(hc_listener);
+    finish();
+}
+
+/* ---- duplex: a blocked reader and a blocked writer on one socket both progress ------------ */
+
+enum { DX_BIG = 4 << 20, DX_SMALL = 1000 };
+static int dx_a, dx_b;
+static int dx_writer_done, dx_reader_done_first;
+static size_t dx_peer_got;
+static unsigned char *dx_out;
+
+static void dx_writer(void *arg)
+{
+    (void)arg;
+    ASSERT_EQ(fb_write(dx_a, dx_out, DX_BIG), DX_BIG); /* blocks: far more than the buffers */
+    dx_writer_done = 1;
+}
+
+static void dx_reader(void *arg)
+{
+    char buf[DX_SMALL];
+    size_t n = 0;
+    (void)arg;
+    while (n < DX_SMALL) {
+        ssize_t r = fb_read(dx_a, buf + n, DX_SMALL - n);
+        ASSERT_GE(r, 1);
+        n += (size_t)r;
+    }
+    for (size_t i = 0; i < DX_SMALL; i++)
+        ASSERT_EQ((unsigned char)buf[i], (unsigned char)(i * 7));
+    dx_reader_done_first = !dx_writer_done; /* read while the writer was still blocked */
+}
+
+static void dx_peer(void *arg)
+{
+    static char in[65536]; /* not on the fiber's 64 KiB stack */
+    char buf[DX_SMALL];
+    (void)arg;
+    fb_sleep(10 * MS); /* the writer has filled the buffers and parked, the reader too */
+    ASSERT_EQ(dx_writer_done, 0);
+    for (int i = 0; i < DX_SMALL; i++)
+        buf[i] = (char)(i * 7);
+    ASSERT_EQ(fb_write(dx_b, buf, DX_SMALL), DX_SMALL);
+    fb_sleep(5 * MS);
+    while (dx_peer_got < DX_BIG) {
+        ssize_t r = fb_read(dx_b, in, sizeof in);
+        ASSERT_GE(r, 1);
+        for (ssize_t i = 0; i < r; i++)
+            ASSERT_EQ((unsigned char)in[i], dx_out[dx_peer_got + (size_t)i]);
+        dx_peer_got += (size_t)r;
+    }
+}
+
+static void t_duplex(void)
+{
+    int sv[2];
+    unix_pair(sv);
+    dx_a = sv[0];
+    dx_b = sv[1];
+    dx_out = malloc(DX_BIG);
+    for (size_t i = 0; i < DX_BIG; i++)
+        dx_out[i] = (unsigned char)(i * 13 + (i >> 11));
+    start(0);
+    spawn(dx_writer, NULL);
+    spawn(dx_reader, NULL);
+    spawn(dx_peer, NULL);
+    run_all();
+    ASSERT_EQ(dx_writer_done, 1);
+    ASSERT_EQ(dx_reader_done_first, 1);
+    ASSERT_EQ(dx_peer_got, DX_BIG);
+    fb_close(dx_a);
+    fb_close(dx_b);
+    free(dx_out);
+    finish();
+}
+
+/* ---- sleepers: 10^4 fibers, distinct deadlines, wake in deadline order, none early -------- */
+
+enum { SL_N = 10000 };
+static int sl_perm[SL_N];
+static int64_t sl_base, sl_deadline[SL_N], sl_last_park;
+static int sl_order[SL_N];
+static int sl_woken, sl_early, sl_late;
+
+static void sl_fiber(void *arg)
+{
+    int i = (int)(intptr_t)arg;
+    /* Deadlines are set when the fibers run, not when they are spawned: mapping 10^4 stacks
+     * can take longer than any fixed margin on a loaded machine. The first pass parks them
+     * all within a few ms; 3 us apart they span 30 ms, starting 100 ms after the first ran. */
+    if (!sl_base) sl_base = now_ns() + 100 * MS;
+    sl_deadline[i] = sl_base + (int64_t)sl_perm[i] * 3000;
+    sl_last_park = now_ns();
+    if (sl_last_park >= sl_deadline[i]) sl_late++;
+    fb_sleep_until(sl_deadline[i]);
+    if (now_ns() < sl_deadline[i]) sl_early++;
+    sl_order[sl_woken++] = i;
+}
+
+static void t_sleepers(void)
+{
+    start(SW_STACK_MIN);
+    /* A shuffled assignment, so that spawn order and deadline order differ. */
+    for (int i = 0; i < SL_N; i++)
+        sl_perm[i] = i;
+    srand(4);
+    for (int i = SL_N - 1; i > 0; i--) {
+        int j = rand() % (i + 1), t = sl_perm[i];
+        sl_perm[i] = sl_perm[j];
+        sl_perm[j] = t;
+    }
+    for (int i = 0; i < SL_N; i++)
+        spawn(sl_fiber, (void *)(intptr_t)i);
+    run_all();
+    printf("%d sleepers parked within %.1f ms; woke %.1f ms after the last deadline\n", SL_N,
+           (sl_last_park - (sl_base - 100 * MS)) / 1e6,
+           (now_ns() - (sl_base + (int64_t)(SL_N - 1) * 3000)) / 1e6);
+    if (sl_late) {
+        printf("not run: %d fibers reached their sleep after their deadline (machine too "
+               "loaded to judge the order)\n",
+               sl_late);
+        exit(77);
+    }
+    ASSERT_EQ(sl_woken, SL_N);
+    ASSERT_EQ(sl_early, 0);
+    for (int k = 1; k < SL_N; k++)
+        ASSERT_TRUE(sl_deadline[sl_order[k - 1]] < sl_deadline[sl_order[k]]);
+    fb_io_stats st;
+    fb_io_get_stats(io, &st);
+    ASSERT_EQ(st.timers_fired, SL_N);
+    finish();
+}
+
+/* ---- timeout: a wait with a time limit fails with ETIMEDOUT on time ------------------------ */
+
+static int to_fd, to_peer;
+
+static void to_fiber(void *arg)
+{
+    char c;
+    (void)arg;
+    for (int i = 0; i < 3; i++) {
+        int64_t t0 = now_ns();
+        ASSERT_EQ(fb_read_timeout(to_fd, &c, 1, 20 * MS), -1);
+        ASSERT_EQ(errno, ETIMEDOUT);
+        int64_t took = now_ns() - t0;
+        printf("read timeout 20 ms: returned after %.3f ms\n", took / 1e6);
+        ASSERT_GE(took, 20 * MS);
+        ASSERT_LE(took, 70 * MS); /* noisy VM: generous, but a missed timer would be seconds */
+    }
+    int64_t t0 = now_ns();
+    ASSERT_EQ(fb_wait(to_fd, FB_OUT, 15 * MS), -1); /* its send buffer is full */
+    ASSERT_EQ(errno, ETIMEDOUT);
+    ASSERT_GE(now_ns() - t0, 15 * MS);
+    ASSERT_LE(now_ns() - t0, 65 * MS);
+    /* A wait that timed out left nothing behind: data now wakes a new wait at once. */
+    c = 'z';
+    ASSERT_EQ(write(to_peer, &c, 1), 1);
+    c = 0;
+    ASSERT_EQ(fb_read_timeout(to_fd, &c, 1, 1000 * MS), 1);
+    ASSERT_EQ(c, 'z');
+}
+
+static void t_timeout(void)
+{
+    int sv[2];
+    unix_pair(sv);
+    to_fd = sv[0];
+    to_peer = sv[1];
+    fill(to_fd);
+    start(0);
+    spawn(to_fiber, NULL);
+    run_all();
+    fb_close(to_fd);
+    close(to_peer);
+    finish();
+}
+
+/* ---- ctl workload: ping-pong over TCP, the pattern the echo server produces --------------- */
+
+enum { PP_CONNS = 4, PP_ROUNDS = 100 };
+static int pp_listener;
+static struct sockaddr_in pp_addr;
+
+static void pp_session(void *arg)
+{
+    int c = (int)(intptr_t)arg;
+    char buf[64];
+    ssize_t r;
+    while ((r = fb_read(c, buf, sizeof buf)) > 0)
+        ASSERT_EQ(fb_write(c, buf, (size_t)r), r);
+    fb_close(c);
+}
+
+static void pp_acceptor(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < PP_CONNS; i++) {
+        int c = fb_accept(pp_listener, NULL, NULL);
+        ASSERT_GE(c, 0);
+        spawn(pp_session, (void *)(intptr_t)c);
+    }
+}
+
+static void pp_client(void *arg)
+{
+    char out[64], in[64];
+    (void)arg;
+    int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int one = 1;
+    setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    ASSERT_EQ(fb_connect(s, (struct sockaddr *)&pp_addr, sizeof pp_addr, 1000 * MS), 0);
+    for (int k = 0; k < PP_ROUNDS; k++) {
+        memset(out, 'a' + k % 26, sizeof out);
+        ASSERT_EQ(fb_write(s, out, sizeof out), (ssize_t)sizeof out);
+        size_t n = 0;
+        while (n < sizeof in) {
+            ssize_t r = fb_read_timeout(s, in + n, sizeof in - n, 2000 * MS);
+            ASSERT_GE(r, 1);
+            n += (size_t)r;
+        }
+        ASSERT_EQ(memcmp(in, out, sizeof in), 0);
+    }
+    fb_close(s);
+}
+
+static eng_stats pp_run(void)
+{
+    pp_listener = tcp_listener(&pp_addr);
+    start(0);
+    spawn(pp_acceptor, NULL);
+    for (int i = 0; i < PP_CONNS; i++)
+        spawn(pp_client, NULL);
+    run_all();
+    fb_close(pp_listener);
+    fb_io_stats st;
+    fb_io_get_stats(io, &st);
+    finish();
+    return st.engine;
+}
+
+/* The epoll_ctl pattern per wait on a ping-pong (claim C3 and the engines' designs). */
+static void t_ctl_pattern(void)
+{
+    eng_stats st = pp_run();
+    uint64_t ctl = st.ctl_add + st.ctl_mod + st.ctl_del;
+    printf("%s: %llu waits, epoll_ctl add %llu mod %llu del %llu (%.3f per wait)%s\n", engine_name,
+           (unsigned long long)st.waits, (unsigned long long)st.ctl_add,
+           (unsigned long long)st.ctl_mod, (unsigned long long)st.ctl_del,
+           st.waits ? (double)ctl / (double)st.waits : 0.0,
+           st.ctl_source == ENG_CTL_NONE ? " (not counted)" : "");
+    /* Every round trip parks each side at least once. */
+    ASSERT_GE(st.waits, PP_CONNS * PP_ROUNDS);
+    uint64_t fds = 2 * PP_CONNS + 1;
+    if (!strcmp(engine_name, "naive")) {
+        /* Exactly ADD before and DEL after every wait (no fd here has two waiters at once). */
+        ASSERT_EQ(st.ctl_add, st.waits);
+        ASSERT_EQ(st.ctl_del, st.waits);
+        ASSERT_EQ(st.ctl_mod, 0);
+    } else if (!strcmp(engine_name, "merged") || !strcmp(engine_name, "edge")) {
+        ASSERT_LE(st.ctl_add + st.ctl_mod, 2 * fds); /* per fd, not per wait */
+        ASSERT_LE(st.ctl_del, fds);
+    } else if (!strcmp(engine_name, "oneshot")) {
+        ASSERT_LE(st.ctl_add, fds);
+        ASSERT_EQ(st.ctl_add + st.ctl_mod, st.waits); /* one ADD or one MOD per wait */
+        ASSERT_LE(st.ctl_del, fds);
+    } else if (st.ctl_source == ENG_CTL_NONE) {
+        printf("libevent: epoll_ctl not counted\n");
+    } else {
+        ASSERT_GE(ctl, 1);
+    }
+}
+
+/*
+ * The engine's count against the kernel's: this process re-runs itself as the ping-pong
+ * workload under `perf stat -e syscalls:sys_enter_epoll_ctl`, the workload prints its
+ * engine's counts, and the two totals must be equal.
+ */
+static void t_ctl_workload(void)
+{
+    eng_stats st = pp_run();
+    printf("engine %llu %llu %llu %d\n", (unsigned long long)st.ctl_add,
+           (unsigned long long)st.ctl_mod, (unsigned long long)st.ctl_del, (int)st.ctl_source);
+}
+
+static void t_ctl_kernel(void)
+{
+    char perf_out[] = "/tmp/test-io-perf.XXXXXX", work_out[] = "/tmp/test-io-work.XXXXXX";
+    char self[4096];
+    ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
+    ASSERT_GE(sl, 1);
+    self[sl] = 0;
+    int pf = mkstemp(perf_out), wf = mkstemp(work_out);
+    ASSERT_TRUE(pf >= 0 && wf >= 0);
+    close(pf);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(wf, 1);
+        execlp("perf", "perf", "stat", "-x,", "-e", "syscalls:sys_enter_epoll_ctl", "-o", perf_out,
+               "--", self, "ctl_workload", engine_name, fb_policy_name(policy), (char *)NULL);
+        _exit(127);
+    }
+    int status;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    FILE *w = fopen(work_out, "r"), *p = fopen(perf_out, "r");
+    unsigned long long add = 0, mod = 0, del = 0, kernel = 0;
+    int source = -1, have_w = 0, have_k = 0;
+    char line[512];
+    while (w && fgets(line, sizeof line, w))
+        if (sscanf(line, "engine %llu %llu %llu %d", &add, &mod, &del, &source) == 4) have_w = 1;
+    while (p && fgets(line, sizeof line, p))
+        if (strstr(line, "sys_enter_epoll_ctl") && sscanf(line, "%llu,", &kernel) == 1) have_k = 1;
+    if (w) fclose(w);
+    if (p) fclose(p);
+    unlink(work_out);
+    unlink(perf_out);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) == 127 || !have_k) {
+        printf("not run: perf stat with syscalls:sys_enter_epoll_ctl is unavailable "
+               "(status %d)\n",
+               status);
+        exit(77);
+    }
+    ASSERT_EQ(WEXITSTATUS(status), 0);
+    ASSERT_EQ(have_w, 1);
+    printf("%s: engine counted add %llu mod %llu del %llu = %llu; kernel counted %llu\n",
+           engine_name, add, mod, del, add + mod + del, kernel);
+    if (source == ENG_CTL_NONE) {
+        printf("%s: the engine does not count epoll_ctl itself (not counted)\n", engine_name);
+        ASSERT_GE(kernel, 1);
+        return;
+    }
+    ASSERT_EQ(add + mod + del, kernel);
+}
+
+static const struct {
+    const char *name;
+    void (*fn)(void);
+} cases[] = {
+    {"close_wait", t_close_wait},
+    {"fd_reuse", t_fd_reuse},
+    {"hup", t_hup},
+    {"err", t_err},
+    {"half_close", t_half_close},
+    {"duplex", t_duplex},
+    {"sleepers", t_sleepers},
+    {"timeout", t_timeout},
+    {"ctl_pattern", t_ctl_pattern},
+    {"ctl_kernel", t_ctl_kernel},
+    {"ctl_workload", t_ctl_workload},
+};
+
+int main(int argc, char **argv)
+{
+    if (argc != 4) {
+        fprintf(stderr, "usage: test-io CASE ENGINE star|ring\n");
+        return 2;
+    }
+    engine_name = argv[2];
+    if (!eng_find(engine_name)) {
+        fprintf(stderr, "test-io: unknown engine '%s' (valid: %s)\n", argv[2], eng_names());
+        return 2;
+    }
+    if (fb_policy_parse(argv[3], &policy) < 0) {
+        fprintf(stderr, "test-io: unknown scheduler '%s' (valid: star, ring)\n", argv[3]);
+        return 2;
+    }
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (strcmp(cases[i].name, argv[1]) != 0) continue;
+        cases[i].fn();
+        printf("ok %s/%s/%s\n", argv[1], argv[2], argv[3]);
+        return 0;
+    }
+    fprintf(stderr, "test-io: unknown case '%s'\n", argv[1]);
+    return 2;
+}
