@@ -19,7 +19,12 @@
 #define MAX_EV   256
 #define TICK_NS  (10 * 1000 * 1000LL) /* timeouts and retries are checked this often */
 #define RETRY_NS (10 * 1000 * 1000LL) /* a failed slot waits this long before reconnecting */
-#define NS_PER_S 1000000000.0
+/*
+ * Persistent connections are opened at most this many at a time per worker: thousands of SYNs
+ * at once overflow the server's accept backlog, and each dropped SYN costs a 1 s retransmit.
+ */
+#define MAX_CONNECTING 512
+#define NS_PER_S       1000000000.0
 
 enum slot_state {
     S_IDLE,       /* no socket (churn between requests) */
@@ -53,6 +58,8 @@ struct worker {
     unsigned *idle; /* rate mode: slots free for the next due request */
     unsigned nidle;
     unsigned inflight;
+    unsigned connecting; /* slots in S_CONNECTING */
+    unsigned next_open;  /* pingpong: slots below this one have been opened once */
     enum phase phase;
     int64_t t_measure, t_end, t_drain_end, t_cap, next_tick, last_done, stop_time;
     double interval; /* rate mode: ns between this worker's requests */
@@ -128,6 +135,7 @@ static void make_available(struct worker *w, struct slot *s)
 static void slot_fail(struct worker *w, struct slot *s, enum ld_error kind, int64_t now)
 {
     w->res.errors[kind]++;
+    if (s->state == S_CONNECTING) w->connecting--;
     end_request(w, s);
     close_slot(s);
     if (rate_mode(w) && w->cfg->mode == LD_CHURN) {
@@ -181,6 +189,7 @@ static void begin_request(struct worker *w, struct slot *s, int64_t now, int64_t
 static void connected(struct worker *w, struct slot *s, int64_t now)
 {
     w->res.connects++;
+    w->connecting--;
     if (w->cfg->mode == LD_CHURN) {
         s->state = S_ACTIVE;
         s->req_end = w->cfg->size;
@@ -221,6 +230,7 @@ static void slot_open(struct worker *w, struct slot *s, int64_t now)
         return;
     }
     s->state = S_CONNECTING;
+    w->connecting++;
     s->deadline = now + secs_ns(cfg->connect_timeout);
     if (connect(fd, (const struct sockaddr *)&cfg->addr, cfg->addrlen) == 0)
         connected(w, s, now);
@@ -471,16 +481,23 @@ static int wait_events(int epfd, struct epoll_event *evs, int64_t ns)
     return n;
 }
 
+static void open_pending(struct worker *w, int64_t now)
+{
+    while (w->next_open < w->nslots && w->connecting < MAX_CONNECTING)
+        slot_open(w, &w->slots[w->next_open++], now);
+}
+
 static void start_slots(struct worker *w, int64_t now)
 {
+    if (w->cfg->mode == LD_PINGPONG) {
+        open_pending(w, now);
+        return;
+    }
     for (unsigned i = 0; i < w->nslots; i++) {
-        struct slot *s = &w->slots[i];
-        if (w->cfg->mode == LD_PINGPONG)
-            slot_open(w, s, now);
-        else if (rate_mode(w))
-            make_available(w, s);
+        if (rate_mode(w))
+            make_available(w, &w->slots[i]);
         else
-            begin_request(w, s, now, now);
+            begin_request(w, &w->slots[i], now, now);
     }
 }
 
@@ -540,6 +557,8 @@ static void *worker_main(void *arg)
         now = ld_now_ns();
         for (int i = 0; i < n; i++)
             on_event(w, evs[i].data.ptr, evs[i].events, now);
+        if (w->next_open < w->nslots && (w->phase == PH_WARMUP || w->phase == PH_MEASURE))
+            open_pending(w, now);
     }
     finish(w, now);
     return NULL;
