@@ -10,8 +10,9 @@
 /*
  * A model (thread, fork, fiber, libevent, epoll) is one ops table in its own file
  * server_<model>.c. The front end (server_main.c) parses the command line, asks the model to
- * check the options, opens the listening sockets, prints the "listening" line, calls run(),
- * and prints the statistics once run() returns. run() serves until the server is told to
+ * check the options, opens the listening sockets and calls run(), which calls srv_ready()
+ * (the "listening" line) once it is set up; the front end prints the statistics once run()
+ * returns. run() serves until the server is told to
  * stop (srv_stopping() turns true and every stop fd turns readable), then closes every
  * connection it owns and returns. Adding a model is one file plus one line in srv_models[].
  */
@@ -66,7 +67,8 @@ struct srv_server {
     int nlisten;                    /* one listener per loop when threads > 1 */
     int listen_fd[SRV_MAX_THREADS]; /* non-blocking, close-on-exec, owned by the front end */
     int stop_fd[SRV_MAX_THREADS];   /* eventfds, one per loop, readable once stopping */
-    atomic_bool stopping;
+    int port;                          /* the port the listeners are bound to */
+    atomic_bool stopping, ready;
 };
 
 struct srv_model {
@@ -91,6 +93,8 @@ static inline bool srv_stopping(struct srv_server *srv)
     return atomic_load_explicit(&srv->stopping, memory_order_acquire);
 }
 void srv_stop(struct srv_server *srv);
+/* The model is set up and accepting: print "listening ADDR:PORT" (once) for whoever waits. */
+void srv_ready(struct srv_server *srv);
 
 /* Counter helpers (relaxed: they are statistics, never used to synchronise). */
 static inline void srv_add(srv_counter *c, uint64_t n)

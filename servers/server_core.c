@@ -77,6 +77,14 @@ void srv_stop(struct srv_server *srv)
     }
 }
 
+void srv_ready(struct srv_server *srv)
+{
+    if (atomic_exchange(&srv->ready, true))
+        return;
+    printf("listening %s:%d\n", srv->opt->bind, srv->port);
+    fflush(stdout);
+}
+
 /* ---- front end only ------------------------------------------------------------------ */
 
 static atomic_bool got_signal;

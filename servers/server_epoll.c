@@ -311,6 +311,8 @@ static int epoll_run(struct srv_server *srv)
     if (rc < 0) {
         perror("echo-server: starting the epoll loops");
         srv_stop(srv); /* loop 0 and the started loops see their stop fds at once */
+    } else {
+        srv_ready(srv);
     }
     loop_main(&loops[0]);
     for (int i = 1; i < n; i++) {

@@ -145,6 +145,7 @@ static int serve(struct srv_server *srv, struct srv_acceptor *a, struct kids *k,
     struct pollfd p[3] = {
         {srv->listen_fd[0], POLLIN, 0}, {srv->stop_fd[0], POLLIN, 0}, {sfd, POLLIN, 0}};
     int timeout = -1;
+    srv_ready(srv);
     while (!srv_stopping(srv)) {
         p[0].fd = timeout < 0 ? srv->listen_fd[0] : -1;
         int n = poll(p, 3, timeout);

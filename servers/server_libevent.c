@@ -197,6 +197,8 @@ static int libevent_run(struct srv_server *srv)
     if (rc < 0) {
         fputs("echo-server: cannot set up the libevent loops\n", stderr);
         srv_stop(srv);
+    } else {
+        srv_ready(srv);
     }
     if (lvs[0].ready)
         lev_main(&lvs[0]); /* loop 0 on the calling thread: --threads 1 is single-threaded */

@@ -242,9 +242,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "echo-server: %s\n", port < 0 ? why : "cannot start signal thread");
         return 1;
     }
-    printf("listening %s:%d\n", opt.bind, port);
-    fflush(stdout);
-
+    srv.port = port;
     int rc = model->run(&srv);
     srv__signals_end(&srv);
     srv__close_listeners(&srv);

@@ -141,6 +141,7 @@ static int thread_run(struct srv_server *srv)
     srv->stats->epoll_counted = true;
     struct pollfd p[2] = {{srv->listen_fd[0], POLLIN, 0}, {srv->stop_fd[0], POLLIN, 0}};
     int timeout = -1;
+    srv_ready(srv);
     while (!srv_stopping(srv)) {
         /* During a back-off the listener is left out of the poll set (negative fd). */
         p[0].fd = timeout < 0 ? srv->listen_fd[0] : -1;

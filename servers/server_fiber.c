@@ -1,0 +1,287 @@
+/* server_fiber.c - one fiber per connection runs the blocking echo session on fiber IO. */
+#include "echo_session.h"
+#include "server.h"
+
+#include "engine.h"
+#include "fiber.h"
+#include "io.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+/*
+ * The same session code as the thread and fork models, run by fibers: fb_read and fb_write
+ * suspend only the calling fiber, and the scheduler waits in the chosen event engine when no
+ * fiber can run. --threads N runs N independent runtimes, one per thread, each with its own
+ * SO_REUSEPORT listener (libfiber's advice for many cores): nothing is shared between them
+ * but the statistics, added up when they finish.
+ *
+ * Each runtime has three kinds of fiber: an acceptor, a stopper that waits on the loop's
+ * stop eventfd, and one session per connection. On stop, the stopper closes the acceptor's
+ * listener (a dup, so the front end's own fd stays valid) and shuts down every session's
+ * socket; blocked sessions wake, see end of file, close, and the scheduler returns once no
+ * fiber is left.
+ */
+
+#define DEFAULT_ENGINE "merged"
+#define DEFAULT_SCHED  FB_RING
+
+struct session;
+
+struct runtime {
+    struct srv_server *srv;
+    int index;
+    const sw_backend *backend;
+    fb_policy policy;
+    const char *engine;
+    fb_io *io;
+    fb_runtime *rt;
+    int listen_fd; /* this runtime's dup of the front end's listener */
+    bool stopping;
+    struct session *sessions; /* open sessions, for shutdown on stop */
+    srv_counter bytes;        /* private until the end: no cache line shared across threads */
+    size_t buf_size;
+    int setup_rc;
+    int expect; /* runtime 0: how many runtimes must finish setting up before "listening" */
+    pthread_t th;
+};
+
+struct session {
+    struct runtime *r;
+    struct session *prev, *next;
+    int fd;
+};
+
+/* Runtime 0 prints "listening" once every runtime is set up (or one failed). */
+static pthread_mutex_t setup_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t setup_cond = PTHREAD_COND_INITIALIZER;
+static int setup_count;
+
+static __thread struct runtime *tls_runtime; /* the calling thread's runtime */
+static atomic_bool logged_spawn;
+
+/* ---- the session's IO ------------------------------------------------------------------ */
+
+static ssize_t s_read(void *ctx, void *buf, size_t len)
+{
+    return fb_read(((struct session *)ctx)->fd, buf, len);
+}
+
+static ssize_t s_write(void *ctx, const void *buf, size_t len)
+{
+    return fb_write(((struct session *)ctx)->fd, buf, len);
+}
+
+/* Leave the list before closing, so the stopper never shuts down a reused fd number. */
+static int s_close(void *ctx)
+{
+    struct session *s = ctx;
+    if (s->prev)
+        s->prev->next = s->next;
+    else
+        s->r->sessions = s->next;
+    if (s->next) s->next->prev = s->prev;
+    return fb_close(s->fd);
+}
+
+static void session_main(void *arg)
+{
+    struct runtime *r = tls_runtime;
+    struct session s = {.fd = (int)(intptr_t)arg, .r = r};
+    if (r->stopping) {
+        fb_close(s.fd); /* accepted just before the stop: nobody will shut it down */
+        srv_conn_done(r->srv);
+        return;
+    }
+    s.next = r->sessions;
+    if (s.next) s.next->prev = &s;
+    r->sessions = &s;
+    char buf[r->buf_size]; /* on the fiber's stack: a session costs no heap memory */
+    struct srv_io io = {s_read, s_write, s_close, &s};
+    srv_echo_session(&io, buf, sizeof buf, &r->bytes);
+    srv_conn_done(r->srv);
+}
+
+/* ---- acceptor and stopper -------------------------------------------------------------- */
+
+static void spawn_session(struct runtime *r, int fd)
+{
+    if (fb_spawn(r->rt, session_main, (void *)(intptr_t)fd)) return;
+    int err = errno;
+    close(fd);
+    srv_add(&r->srv->stats->spawn_failed, 1);
+    srv_conn_done(r->srv);
+    srv_log_once(&logged_spawn, "cannot start a fiber: %s; connection closed", strerror(err));
+}
+
+static void acceptor_main(void *arg)
+{
+    struct runtime *r = arg;
+    struct srv_acceptor acc;
+    if (srv_acceptor_init(&acc, r->srv, r->listen_fd) < 0) {
+        perror("echo-server: reserve fd");
+        srv_stop(r->srv);
+        return;
+    }
+    while (!r->stopping) {
+        int fd = fb_accept(r->listen_fd, NULL, NULL);
+        if (fd >= 0) {
+            if (srv_admit(r->srv, fd)) spawn_session(r, fd);
+            continue;
+        }
+        if (r->stopping || errno == EBADF) break;
+        if (srv_accept_failed(&acc, errno) == SRV_ACCEPT_BACKOFF)
+            fb_sleep((int64_t)SRV_BACKOFF_MS * 1000000);
+    }
+    srv_acceptor_fini(&acc);
+}
+
+static void stopper_main(void *arg)
+{
+    struct runtime *r = arg;
+    int fd = r->srv->stop_fd[r->index];
+    while (!srv_stopping(r->srv) && fb_wait(fd, FB_IN, FB_FOREVER) < 0 && errno != EBADF)
+        fb_sleep(1000000); /* ENOMEM on the wait: try again shortly */
+    r->stopping = true;
+    fb_close(r->listen_fd); /* the acceptor wakes with EBADF */
+    r->listen_fd = -1;
+    for (struct session *s = r->sessions; s; s = s->next)
+        shutdown(s->fd, SHUT_RDWR); /* blocked reads see end of file, writes fail */
+}
+
+/* ---- one runtime per thread ------------------------------------------------------------- */
+
+static int runtime_setup(struct runtime *r)
+{
+    const struct srv_options *o = r->srv->opt;
+    size_t stack = o->stack_size ? o->stack_size : 64 * 1024;
+    r->buf_size = stack / 4 < SRV_ECHO_BUF ? stack / 4 : SRV_ECHO_BUF;
+    r->listen_fd = dup(r->srv->listen_fd[r->index]);
+    if (r->listen_fd < 0 || sw_overflow_guard_init() < 0) return -1;
+    r->io = fb_io_new(r->engine);
+    if (!r->io) return -1;
+    fb_config cfg = {.backend = r->backend,
+                     .policy = r->policy,
+                     .stack_size = stack,
+                     .poller = fb_io_poller(r->io)};
+    r->rt = fb_runtime_new(&cfg);
+    if (!r->rt) return -1;
+    if (!fb_spawn(r->rt, stopper_main, r) || !fb_spawn(r->rt, acceptor_main, r)) return -1;
+    return 0;
+}
+
+static void runtime_finish(struct runtime *r)
+{
+    struct srv_stats *st = r->srv->stats;
+    if (r->rt) {
+        fb_stats fs;
+        fb_get_stats(r->rt, &fs);
+        srv_add(&st->switches, fs.switches);
+        fb_runtime_free(r->rt);
+    }
+    if (r->io) {
+        fb_io_stats is;
+        fb_io_get_stats(r->io, &is);
+        srv_add(&st->epoll_add, is.engine.ctl_add);
+        srv_add(&st->epoll_mod, is.engine.ctl_mod);
+        srv_add(&st->epoll_del, is.engine.ctl_del);
+        if (is.engine.ctl_source == ENG_CTL_NONE) st->epoll_counted = false;
+        if (r->listen_fd >= 0) fb_close(r->listen_fd);
+        fb_io_free(r->io);
+    } else if (r->listen_fd >= 0) {
+        close(r->listen_fd);
+    }
+    srv_add(&st->bytes, atomic_load(&r->bytes));
+}
+
+/* Set up, tell runtime 0, serve, add the statistics up. */
+static void *runtime_main(void *arg)
+{
+    struct runtime *r = arg;
+    tls_runtime = r;
+    r->setup_rc = runtime_setup(r);
+    if (r->setup_rc < 0) {
+        fprintf(stderr, "echo-server: fiber runtime %d: %s\n", r->index, strerror(errno));
+        srv_stop(r->srv);
+    }
+    pthread_mutex_lock(&setup_lock);
+    setup_count++;
+    pthread_cond_broadcast(&setup_cond);
+    while (r->index == 0 && setup_count < r->expect)
+        pthread_cond_wait(&setup_cond, &setup_lock);
+    pthread_mutex_unlock(&setup_lock);
+    if (r->index == 0 && !srv_stopping(r->srv)) srv_ready(r->srv);
+    if (r->setup_rc == 0 && fb_run(r->rt) < 0) {
+        fprintf(stderr, "echo-server: fiber runtime %d: %s\n", r->index, strerror(errno));
+        srv_stop(r->srv);
+    }
+    runtime_finish(r);
+    return NULL;
+}
+
+static int fiber_run(struct srv_server *srv)
+{
+    const struct srv_options *o = srv->opt;
+    int n = srv->nlisten, started = 1, rc = 0;
+    struct runtime *rs = calloc((size_t)n, sizeof *rs);
+    if (!rs) return -1;
+    struct srv_stats *st = srv->stats;
+    st->switch_name = o->switch_name ? o->switch_name : sw_backend_at(0)->name;
+    st->engine = o->engine ? o->engine : DEFAULT_ENGINE;
+    st->sched = o->sched ? o->sched : fb_policy_name(DEFAULT_SCHED);
+    st->switches_counted = true;
+    st->epoll_counted = true; /* until an engine says it cannot count */
+    for (int i = 0; i < n; i++) {
+        rs[i] = (struct runtime){.srv = srv, .index = i, .engine = st->engine, .listen_fd = -1};
+        rs[i].backend = sw_backend_find(st->switch_name);
+        fb_policy_parse(st->sched, &rs[i].policy);
+    }
+    /* Runtime 0 runs on the calling thread, so --threads 1 is truly single-threaded. */
+    while (started < n && pthread_create(&rs[started].th, NULL, runtime_main, &rs[started]) == 0)
+        started++;
+    if (started < n) {
+        perror("echo-server: starting the fiber threads");
+        srv_stop(srv); /* the started runtimes see their stop fds and finish */
+        rc = -1;
+    }
+    rs[0].expect = started;
+    runtime_main(&rs[0]);
+    for (int i = 1; i < started; i++)
+        pthread_join(rs[i].th, NULL);
+    for (int i = 0; i < started; i++)
+        if (rs[i].setup_rc < 0) rc = -1;
+    free(rs);
+    return rc;
+}
+
+static int fiber_check(const struct srv_options *o, char *why, size_t len)
+{
+    if (o->switch_name && !sw_backend_find(o->switch_name)) {
+        snprintf(why, len, "unknown --switch '%s' (valid: %s)", o->switch_name, sw_backend_names());
+        return -1;
+    }
+    if (o->engine && !eng_find(o->engine)) {
+        snprintf(why, len, "unknown --engine '%s' (valid: %s)", o->engine, eng_names());
+        return -1;
+    }
+    fb_policy p;
+    if (o->sched && fb_policy_parse(o->sched, &p) < 0) {
+        snprintf(why, len, "unknown --sched '%s' (valid: star, ring)", o->sched);
+        return -1;
+    }
+    if (o->stack_size && o->stack_size < SW_STACK_MIN) {
+        snprintf(why, len, "--stack-size must be at least %d bytes for --model fiber",
+                 SW_STACK_MIN);
+        return -1;
+    }
+    return 0;
+}
+
+const struct srv_model srv_model_fiber = {
+    .name = "fiber", .per_thread_listener = true, .check = fiber_check, .run = fiber_run};
