@@ -32,6 +32,7 @@ typedef struct io_wait {
 typedef struct io_fd {
     io_wait *w[2];     /* [0] reader, [1] writer */
     bool nonblock_set; /* O_NONBLOCK is known to be set on this file */
+    bool not_socket;   /* fb_write found it is no socket: write(2), not send(2) */
 } io_fd;
 
 struct fb_io {
@@ -317,7 +318,15 @@ ssize_t fb_write(int fd, const void *buf, size_t len)
     size_t done = 0;
     if (!io) return -1;
     while (done < len) {
-        ssize_t n = write(fd, (const char *)buf + done, len - done);
+        /* send with MSG_NOSIGNAL on sockets: a reset peer gives EPIPE, never SIGPIPE. The fd
+         * table is re-read each time: it may have moved while this fiber was parked. */
+        const char *p = (const char *)buf + done;
+        ssize_t n = io->fds[fd].not_socket ? write(fd, p, len - done)
+                                           : send(fd, p, len - done, MSG_NOSIGNAL);
+        if (n < 0 && errno == ENOTSOCK) {
+            io->fds[fd].not_socket = true;
+            continue;
+        }
         if (n >= 0) {
             done += (size_t)n;
             continue;
@@ -333,12 +342,10 @@ int fb_accept(int lfd, struct sockaddr *addr, socklen_t *addrlen)
     fb_io *io = prepare(lfd);
     if (!io) return -1;
     for (;;) {
+        /* The new fd is not recorded as non-blocking here: the caller may close it with
+         * close(2) (a refused connection) and the number must not carry the mark. */
         int fd = accept4(lfd, addr, addrlen, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd >= 0) {
-            io_fd *slot = fd_slot(io, fd);
-            if (slot) slot->nonblock_set = true;
-            return fd;
-        }
+        if (fd >= 0) return fd;
         if (errno == EINTR || errno == ECONNABORTED) continue;
         if (errno != EAGAIN || wait_until(io, lfd, FB_IN, -1) < 0) return -1;
     }

@@ -77,8 +77,9 @@ int fb_wait(int fd, uint32_t dir, int64_t timeout_ns);
 ssize_t fb_read(int fd, void *buf, size_t len);
 /* The same with a time limit: -1/ETIMEDOUT when nothing arrived in time. */
 ssize_t fb_read_timeout(int fd, void *buf, size_t len, int64_t timeout_ns);
-/* Write all len bytes across partial writes. Returns len; when an error ends it early, the
- * bytes already written if any (the error repeats on the next call), else -1 with errno. */
+/* Write all len bytes across partial writes (on a socket without raising SIGPIPE). Returns len;
+ * when an error ends it early, the bytes already written if any (the error repeats on the next
+ * call), else -1 with errno. */
 ssize_t fb_write(int fd, const void *buf, size_t len);
 /* accept4 for fibers: the new fd is non-blocking and close-on-exec. */
 int fb_accept(int lfd, struct sockaddr *addr, socklen_t *addrlen);
