@@ -79,6 +79,7 @@ struct ld_result {
     unsigned workers;
     struct ld_hist lat;     /* latency: from the due time in rate mode, from the send otherwise */
     struct ld_hist lat_unc; /* rate mode only: from the moment the request was sent */
+    struct ld_hist lag;     /* rate mode only: how late each request left, against its due time */
 };
 
 /* Monotonic clock in nanoseconds; CLOCK_MONOTONIC is shared by all processes of the machine. */

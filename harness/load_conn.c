@@ -251,6 +251,7 @@ static void finish_connect(struct worker *w, struct slot *s, int64_t now)
 
 static void mark_request(struct worker *w, struct slot *s, int64_t now, int64_t due)
 {
+    if (rate_mode(w) && due >= w->t_measure) ld_hist_record(&w->res.lag, (uint64_t)(now - due));
     s->busy = true;
     w->inflight++;
     s->t_start = now;
@@ -514,7 +515,13 @@ static void finish(struct worker *w, int64_t now)
                  (double)(ru.ru_stime.tv_usec - w->ru0.ru_stime.tv_usec) / 1e6;
     double wall = (double)(now - w->wall0) / NS_PER_S;
     r->max_thread_core = wall > 0 ? (r->cpu_user + r->cpu_sys) / wall : 0;
+    /*
+     * Requests are counted by when they started (or were due). In closed loop that is unbiased
+     * over a fixed window; in rate mode a server that fell behind finishes its backlog after
+     * the window, and the time that took must count, or the rate would look achieved.
+     */
     int64_t end = w->cfg->requests ? w->last_done : w->stop_time;
+    if (rate_mode(w) && w->last_done > end) end = w->last_done;
     if (end < w->t_measure) end = w->stop_time > w->t_measure ? w->stop_time : now;
     r->seconds = end > w->t_measure ? (double)(end - w->t_measure) / NS_PER_S : 0;
     for (unsigned i = 0; i < w->nslots; i++) {
