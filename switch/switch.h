@@ -61,7 +61,7 @@ typedef struct sw_ctx {
     union {
         ucontext_t uc;
         jmp_buf jb;
-        void *words[4];
+        void *words[8]; /* asm backends: resume address, rbx, rbp, r12-r15, FP control */
     } priv;
 } sw_ctx;
 
