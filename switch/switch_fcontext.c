@@ -1,0 +1,53 @@
+/* switch_fcontext.c - Boost.Context's make_fcontext/jump_fcontext, called from C. */
+#include "switch.h"
+#include "switch_backends.h"
+
+#include <errno.h>
+
+/*
+ * libboost_context exports make_fcontext and jump_fcontext as plain C symbols (they are
+ * written in assembly); its headers are C++, so the prototypes are declared here and in
+ * switch_backends.h, with the layout of Boost 1.74's transfer_t (returned in rax:rdx).
+ *
+ * An fcontext handle only exists once a context is suspended, and jump_fcontext hands it to
+ * the context that is resumed, not to the one that left. So every jump passes its own sw_ctx
+ * as the data word, and whoever wakes up stores the handle it received there; the jump
+ * itself is inline in switch_backends.h.
+ */
+void *make_fcontext(void *sp, size_t size, void (*fn)(sw__fcontext_transfer));
+
+/* A fresh context's first code: the jumper left its target, this context, in words[0]. */
+static void fcontext_entry(sw__fcontext_transfer t)
+{
+    sw_ctx *jumper = t.data;
+    jumper->sp = t.fctx;
+    sw__run(jumper->priv.words[0]);
+}
+
+static int fcontext_init_self(sw_ctx *self)
+{
+    /* The handle of the running execution arrives when something jumps back to it. */
+    (void)self;
+    return 0;
+}
+
+static int fcontext_make(sw_ctx *ctx, void *lo, size_t size)
+{
+    if (size < 4096) {
+        errno = EINVAL;
+        return -1;
+    }
+    /* make_fcontext takes the top of the stack and aligns it itself. Boost's frame starts
+     * with the creator's MXCSR and x87 control word, as the asm backend's does. */
+    ctx->sp = make_fcontext((char *)lo + size, size, fcontext_entry);
+    return 0;
+}
+
+const sw_backend sw_backend_fcontext = {
+    .name = "fcontext",
+    .summary = "Boost.Context jump_fcontext (Debian's libboost_context): saves MXCSR and x87 CW",
+    .props = {.keeps_fp_control = true, .switches_sigmask = false, .enters_kernel = false},
+    .init_self = fcontext_init_self,
+    .make = fcontext_make,
+    .jump = sw_fcontext_jump,
+};
