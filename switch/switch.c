@@ -10,6 +10,7 @@
 #include <string.h>
 
 #ifdef SWITCHYARD_ASAN
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #endif
 
@@ -95,6 +96,11 @@ int sw_make(sw_ctx *ctx, const sw_backend *b, const sw_stack *st, sw_entry_fn en
     ctx->stack_lo = st->base;
     ctx->stack_size = st->size;
     ctx->state = SW_FRESH;
+#ifdef SWITCHYARD_ASAN
+    /* A context abandoned while suspended leaves its frames' redzones poisoned; a stack
+     * reused from a pool must start clean, or the new context trips over them. */
+    __asan_unpoison_memory_region(st->base, st->size);
+#endif
     return b->make(ctx, st->base, st->size);
 }
 

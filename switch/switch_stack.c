@@ -1,5 +1,6 @@
-/* switch_stack.c - guarded mmap stacks, registered with Valgrind. */
+/* switch_stack.c - guarded mmap stacks, registered with Valgrind and the overflow guard. */
 #include "switch.h"
+#include "switch_guard.h"
 
 #include <errno.h>
 #include <sys/mman.h>
@@ -7,6 +8,9 @@
 
 #ifdef SWITCHYARD_HAVE_VALGRIND_H
 #include <valgrind/valgrind.h>
+#endif
+#ifdef SWITCHYARD_ASAN
+#include <sanitizer/asan_interface.h>
 #endif
 
 static size_t page_size(void)
@@ -30,7 +34,7 @@ int sw_stack_alloc(sw_stack *st, size_t size)
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
     if (map == MAP_FAILED) return -1;
     /* The guard page splits the mapping in two; this is where vm.max_map_count bites. */
-    if (mprotect(map, page, PROT_NONE) != 0) {
+    if (mprotect(map, page, PROT_NONE) != 0 || sw__guard_add(map, size) != 0) {
         int saved = errno;
         munmap(map, total);
         errno = saved;
@@ -53,6 +57,12 @@ void sw_stack_free(sw_stack *st)
     if (!st || !st->map) return;
 #ifdef SWITCHYARD_HAVE_VALGRIND_H
     VALGRIND_STACK_DEREGISTER(st->vg_id);
+#endif
+    sw__guard_remove(st->map);
+#ifdef SWITCHYARD_ASAN
+    /* Frames of a context that never finished stay poisoned in ASan's shadow; whatever is
+     * mapped here next must not inherit that. */
+    __asan_unpoison_memory_region(st->base, st->size);
 #endif
     munmap(st->map, st->map_size);
     st->map = st->base = NULL;
