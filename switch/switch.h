@@ -61,7 +61,8 @@ typedef struct sw_ctx {
     union {
         ucontext_t uc;
         jmp_buf jb;
-        void *words[8]; /* asm backends: resume address, rbx, rbp, r12-r15, FP control */
+        void *words[8]; /* asm: resume address, rbx, rbp, r12-r15, FP control; fcontext:
+                           [0] = the context last jumped to */
     } priv;
 } sw_ctx;
 

@@ -51,5 +51,9 @@ int main(void)
                b->props.switches_sigmask ? "per-ctx" : "shared",
                b->props.enters_kernel ? "yes" : "no", rc == 0 ? "ok" : "FAILED", b->summary);
     }
+    int guard = sw_overflow_guard_init();
+    failures += guard != 0;
+    printf("overflow guard: %s\n",
+           guard == 0 ? "installed (SIGSEGV/SIGBUS handler, alternate stack)" : "FAILED");
     return failures ? EXIT_FAILURE : EXIT_SUCCESS;
 }
