@@ -93,7 +93,11 @@ static inline bool srv_stopping(struct srv_server *srv)
     return atomic_load_explicit(&srv->stopping, memory_order_acquire);
 }
 void srv_stop(struct srv_server *srv);
-/* The model is set up and accepting: print "listening ADDR:PORT" (once) for whoever waits. */
+/*
+ * The model is set up and accepting: print "listening ADDR:PORT" (once) for whoever waits.
+ * Open every fd the model keeps for its whole life (epoll fds, reserve fds, dups) before
+ * calling it: tests count the server's fds from this moment to find leaks.
+ */
 void srv_ready(struct srv_server *srv);
 
 /* Counter helpers (relaxed: they are statistics, never used to synchronise). */
