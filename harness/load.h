@@ -77,6 +77,7 @@ struct ld_result {
     double cpu_user, cpu_sys; /* CPU seconds of the workers over their measured window */
     double max_thread_core;   /* the busiest worker's CPU time / wall time */
     unsigned workers;
+    bool capped;            /* --max-time stopped the run before its work was done */
     struct ld_hist lat;     /* latency: from the due time in rate mode, from the send otherwise */
     struct ld_hist lat_unc; /* rate mode only: from the moment the request was sent */
     struct ld_hist lag;     /* rate mode only: how late each request left, against its due time */

@@ -441,6 +441,7 @@ static void take_cpu_start(struct worker *w, int64_t now)
 static void update_phase(struct worker *w, int64_t now)
 {
     if (now >= w->t_cap) {
+        w->res.capped = w->phase != PH_DRAIN || w->inflight > 0;
         w->phase = PH_STOP;
         return;
     }

@@ -43,7 +43,8 @@ static void usage(FILE *f)
                "                   timeout + 5, or 300 with --requests)\n"
                "  --size accepts K, M and G suffixes (powers of 1024).\n"
                "Exit status: 0 ok, 1 a byte came back wrong or a connection closed or reset\n"
-               "early, 2 bad usage, 3 nothing measured or the run could not be set up.\n");
+               "early, 2 bad usage, 3 nothing measured, the run could not be set up, or the\n"
+               "hard time cap stopped it first.\n");
 }
 
 static _Noreturn void bad(const char *fmt, const char *a, const char *b)

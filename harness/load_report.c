@@ -51,6 +51,7 @@ void ld_result_merge(struct ld_result *d, const struct ld_result *s)
     d->cpu_sys += s->cpu_sys;
     if (s->max_thread_core > d->max_thread_core) d->max_thread_core = s->max_thread_core;
     d->workers += s->workers;
+    d->capped |= s->capped;
     ld_hist_merge(&d->lat, &s->lat);
     ld_hist_merge(&d->lat_unc, &s->lat_unc);
     ld_hist_merge(&d->lag, &s->lag);
@@ -60,7 +61,7 @@ int ld_exit_status(const struct ld_result *r)
 {
     for (int i = 0; i < LD_ERR_KINDS; i++)
         if (r->errors[i] && ld_error_is_fatal((enum ld_error)i)) return 1;
-    return r->requests == 0 ? 3 : 0;
+    return r->requests == 0 || r->capped ? 3 : 0;
 }
 
 /* ---- the machine ---------------------------------------------------------------------- */
@@ -188,6 +189,11 @@ static int warnings(const struct ld_config *c, const struct ld_result *r, char w
         snprintf(w[n++], 256, "%llu measured requests never completed",
                  (unsigned long long)r->unfinished);
     if (r->requests == 0) snprintf(w[n++], 256, "no request completed in the measured window");
+    if (r->capped)
+        snprintf(w[n++], 256,
+                 "stopped by the hard time cap (--max-time %.6g s) before the work asked for "
+                 "was done",
+                 c->max_time);
     return n;
 }
 
@@ -235,7 +241,7 @@ void ld_report_human(const struct ld_config *c, const struct ld_result *r)
                r->first_mismatch.got);
     printf("  cpu         %.2f cores (user %.2f s, sys %.2f s over %u workers, busiest %.2f)\n",
            cores_used(r), r->cpu_user, r->cpu_sys, r->workers, r->max_thread_core);
-    char w[4][256];
+    char w[5][256];
     int nw = warnings(c, r, w);
     for (int i = 0; i < nw; i++)
         printf("  WARNING: %s\n", w[i]);
@@ -352,12 +358,13 @@ void ld_report_json(const struct ld_config *c, const struct ld_result *r)
            "\"busiest_worker_core\":%.4f,\"workers\":%u,\"saturated\":%s},",
            r->cpu_user, r->cpu_sys, cores_used(r), r->max_thread_core, r->workers,
            r->max_thread_core >= SATURATED_CORE ? "true" : "false");
-    char w[4][256];
+    char w[5][256];
     int nw = warnings(c, r, w);
     printf("\"warnings\":[");
     for (int i = 0; i < nw; i++) {
         if (i) putchar(',');
         json_str(w[i]);
     }
-    printf("],\"exit_status\":%d}\n", ld_exit_status(r));
+    printf("],\"capped\":%s,\"exit_status\":%d}\n", r->capped ? "true" : "false",
+           ld_exit_status(r));
 }

@@ -6,6 +6,7 @@ usage: load_cases.py CASE --load PATH/echo-load --server PATH/harness-test-serve
 """
 import argparse
 import json
+import resource
 import signal
 import socket
 import subprocess
@@ -51,9 +52,12 @@ class Server:
         return False
 
 
-def run_load(load, *args, timeout=25):
+def run_load(load, *args, timeout=25, nofile=None):
+    def limit_fds():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
     t0 = time.monotonic()
-    p = subprocess.run([load, *map(str, args)], capture_output=True, text=True, timeout=timeout)
+    p = subprocess.run([load, *map(str, args)], capture_output=True, text=True, timeout=timeout,
+                       preexec_fn=limit_fds if nofile else None)
     elapsed = time.monotonic() - t0
     report = None
     if p.stdout.startswith("{"):
@@ -82,6 +86,11 @@ def expect_clean(report, rc):
     lat = report["latency_us"]
     order = [lat[k] for k in ("min", "p50", "p90", "p99", "p999", "max")]
     check(order == sorted(order) and order[0] > 0, "percentiles ordered and positive", order)
+    cpu = report["cpu"]
+    check(0 < cpu["cores_used"] <= cpu["workers"] + 0.1, "CPU use within the workers", cpu)
+    check(cpu["saturated"] == (cpu["busiest_worker_core"] >= 0.95), "saturation flag", cpu)
+    check(cpu["saturated"] == any("saturated" in w for w in report["warnings"]),
+          "a saturated core is warned about", report["warnings"])
 
 
 # ---- cases -------------------------------------------------------------------------------
@@ -242,6 +251,50 @@ def case_rate_steady(a):
     unc = r["latency_us"]["uncorrected"]
     check(unc["samples"] == r["requests"], "uncorrected figure beside the corrected one")
     check(unc["p50"] <= r["latency_us"]["p50"], "due time never after the send")
+
+
+def case_rate_fell_behind(a):
+    # The server stalls 1 s at 0.8 s into a 1 s window: the due requests complete only after
+    # the window, so the achieved rate must come out well under the one asked for.
+    with Server(a.server, "--fault", "stall", "--at", 80000, "--stall-ms", 1000) as s:
+        rc, r, err, _ = run_load(a.load, "--port", s.port, "--conns", 10, "--size", SIZE,
+                                 "--duration", 1, "--warmup", 0, "--rate", 1000, "--json")
+    show(r)
+    check(rc == 0 and r["requests"] >= 990, "every due request completed", r["requests"])
+    check(r["seconds"] >= 1.5, "the drain after the window counts", r["seconds"])
+    check(r["requests_per_sec"] < 700, "the rate is not reported as achieved",
+          r["requests_per_sec"])
+    check(any("achieved" in w for w in r["warnings"]), "warned", r["warnings"])
+    lag = r["latency_us"]["send_lag"]
+    check(lag["max"] >= 0.5e6, "the send lag shows requests waited for connections", lag)
+
+
+def case_max_time_cap(a):
+    with Server(a.server, "--fault", "stall", "--at", 1000, "--stall-ms", 3000) as s:
+        rc, r, err, elapsed = run_load(a.load, "--port", s.port, "--conns", 2, "--size", SIZE,
+                                       "--requests", 10 ** 9, "--warmup", 0, "--max-time", 1,
+                                       "--json")
+    print(f"  exit {rc} after {elapsed:.2f} s, requests {r['requests']}, "
+          f"unfinished {r['unfinished']}")
+    check(elapsed < 2.5, "stopped at the hard cap", elapsed)
+    check(rc == 3 and r["capped"], "exit 3 when the cap cut the run short", (rc, r["capped"]))
+    check(r["unfinished"] > 0, "the unfinished quota is reported", r["unfinished"])
+    check(any("never completed" in w for w in r["warnings"]), "warned", r["warnings"])
+
+
+def case_auto_procs(a):
+    # With only 200 fds per process, 300 connections need 3 worker processes (136 each).
+    with Server(a.server) as s:
+        rc, r, err, _ = run_load(a.load, "--port", s.port, "--conns", 300, "--size", 64,
+                                 "--duration", 0.5, "--warmup", 0.3, "--json", nofile=200)
+    show(r)
+    expect_clean(r, rc)
+    check(r["config"]["procs"] == 3, "three processes chosen from the fd limit",
+          r["config"]["procs"])
+    check(r["connects"] == 300 and s.stats["max_concurrent"] == 300, "all 300 connected")
+    rc, _, err, _ = run_load(a.load, "--port", s.port, "--conns", 300, "--size", 64,
+                             "--duration", 0.5, "--procs", 1, nofile=200)
+    check(rc == 2 and "--procs" in err, "a --procs too small for the fd limit is refused", err)
 
 
 def case_ipv6_loopback(a):
