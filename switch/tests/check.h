@@ -1,0 +1,152 @@
+/* check.h - assertion macros, the test table and child-process helpers of the switch tests. */
+#ifndef SWITCHYARD_SWITCH_TESTS_CHECK_H
+#define SWITCHYARD_SWITCH_TESTS_CHECK_H
+
+#include "switch.h"
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/* CTest's SKIP_RETURN_CODE for every test: printed as "not run: <why>", never a silent pass. */
+#define CHECK_SKIP 77
+
+/*
+ * A failed assertion prints where it failed and both operands, then exits 1. Exiting (rather
+ * than returning) works from inside any context, on any stack.
+ */
+void check__fail(const char *file, int line, const char *fmt, ...)
+    __attribute__((noreturn, format(printf, 3, 4)));
+
+#define ASSERT(expr)                                                                               \
+    do {                                                                                           \
+        if (!(expr)) check__fail(__FILE__, __LINE__, "ASSERT(%s)", #expr);                         \
+    } while (0)
+
+#define CHECK__INT_OP(a, op, b)                                                                    \
+    do {                                                                                           \
+        intmax_t check_a_ = (intmax_t)(a), check_b_ = (intmax_t)(b);                               \
+        if (!(check_a_ op check_b_))                                                               \
+            check__fail(__FILE__, __LINE__, "%s %s %s: %jd vs %jd", #a, #op, #b, check_a_,         \
+                        check_b_);                                                                 \
+    } while (0)
+
+#define ASSERT_EQ(a, b) CHECK__INT_OP(a, ==, b)
+#define ASSERT_NE(a, b) CHECK__INT_OP(a, !=, b)
+#define ASSERT_GE(a, b) CHECK__INT_OP(a, >=, b)
+#define ASSERT_LE(a, b) CHECK__INT_OP(a, <=, b)
+#define ASSERT_LT(a, b) CHECK__INT_OP(a, <, b)
+
+#define ASSERT_HEX_EQ(a, b)                                                                        \
+    do {                                                                                           \
+        uint64_t check_a_ = (uint64_t)(a), check_b_ = (uint64_t)(b);                               \
+        if (check_a_ != check_b_)                                                                  \
+            check__fail(__FILE__, __LINE__, "%s == %s: 0x%" PRIx64 " vs 0x%" PRIx64, #a, #b,       \
+                        check_a_, check_b_);                                                       \
+    } while (0)
+
+#define ASSERT_PTR_EQ(a, b)                                                                        \
+    do {                                                                                           \
+        const void *check_a_ = (a), *check_b_ = (b);                                               \
+        if (check_a_ != check_b_)                                                                  \
+            check__fail(__FILE__, __LINE__, "%s == %s: %p vs %p", #a, #b, check_a_, check_b_);     \
+    } while (0)
+
+#define ASSERT_STR_EQ(a, b)                                                                        \
+    do {                                                                                           \
+        const char *check_a_ = (a), *check_b_ = (b);                                               \
+        if (!check_a_ || !check_b_ || strcmp(check_a_, check_b_) != 0)                             \
+            check__fail(__FILE__, __LINE__, "%s == %s: \"%s\" vs \"%s\"", #a, #b,                  \
+                        check_a_ ? check_a_ : "(null)", check_b_ ? check_b_ : "(null)");           \
+    } while (0)
+
+/* The haystack is printed in full: it is usually a child's captured stderr. */
+#define ASSERT_CONTAINS(haystack, needle)                                                          \
+    do {                                                                                           \
+        const char *check_h_ = (haystack), *check_n_ = (needle);                                   \
+        if (!strstr(check_h_, check_n_))                                                           \
+            check__fail(__FILE__, __LINE__, "%s contains \"%s\"; it was:\n%s", #haystack,          \
+                        check_n_, check_h_);                                                       \
+    } while (0)
+
+/* ---- the test table ----------------------------------------------------------------------- */
+
+/* A test returns 0 when it passed or CHECK_SKIP after printing "not run: ...". Per-backend tests
+ * get the backend under test; global tests get NULL. argc/argv are what follows the test name
+ * and backend on the command line. */
+typedef int (*check_fn)(const sw_backend *b, int argc, char **argv);
+
+/* X(c_name, "command-line-name", per_backend). The CMake list in tests/CMakeLists.txt names
+ * the same tests; the runner refuses names it does not know, so the two cannot drift apart
+ * silently. */
+#define CHECK_TESTS(X)                                                                             \
+    X(backends, "backends", false)                                                                 \
+    X(api, "api", false)                                                                           \
+    X(make_errors, "make-errors", true)                                                            \
+    X(pingpong, "pingpong", true)                                                                  \
+    X(regs, "regs", true)                                                                          \
+    X(align, "align", true)                                                                        \
+    X(fpu, "fpu", true)                                                                            \
+    X(sigmask, "sigmask", true)                                                                    \
+    X(syscalls, "syscalls", true)                                                                  \
+    X(syscall_loop, "syscall-loop", true)                                                          \
+    X(stack_use, "stack-use", true)                                                                \
+    X(overflow, "overflow", true)                                                                  \
+    X(many, "many", true)                                                                          \
+    X(entry_return, "entry-return", true)                                                          \
+    X(finished_jump, "finished-jump", true)                                                        \
+    X(memcheck, "memcheck", true)                                                                  \
+    X(fortify, "fortify", true)
+
+#define CHECK__DECLARE(c_name, cli_name, per_backend)                                              \
+    int test_##c_name(const sw_backend *b, int argc, char **argv);
+CHECK_TESTS(CHECK__DECLARE)
+#undef CHECK__DECLARE
+
+/* ---- pieces the composite tests (memcheck, fortify) reuse --------------------------------- */
+
+void check_pingpong(const sw_backend *b, long switches);
+void check_regs(const sw_backend *b, int rounds);
+void check_align(const sw_backend *b);
+void check_entry_return(const sw_backend *b);
+void check_stack_use(const sw_backend *b);
+
+/* ---- helpers ------------------------------------------------------------------------------ */
+
+/* Two contexts of one backend: `main` is the calling thread, `peer` runs entry(arg) on a fresh
+ * guarded stack and resumes `main` when entry returns. Failures assert. */
+typedef struct check_pair {
+    sw_ctx main, peer;
+    sw_stack stack;
+} check_pair;
+
+void check_pair_init(check_pair *p, const sw_backend *b, size_t stack_size, sw_entry_fn entry,
+                     void *arg);
+void check_pair_destroy(check_pair *p);
+
+/* What a child process did: its wait status and the start of what it wrote on stderr. */
+typedef struct check_child {
+    int status;
+    char err[4096];
+} check_child;
+
+/* Run fn(arg) in a forked child with stderr captured, no core dump and a 20 s alarm; the child
+ * exits 0 if fn returns. */
+void check_run_child(void (*fn)(void *), void *arg, check_child *out);
+/* "exited 0", "killed by SIGABRT", ... */
+const char *check_describe_status(int status, char *buf, size_t size);
+
+/* Number of lines in /proc/self/maps (one per mapping), read without allocating memory. */
+long check_maps_count(void);
+
+/*
+ * regs_x86_64.S: load in[0..5] into rbx, rbp, r12, r13, r14, r15, call jump(from, to), store
+ * the six registers as they are on return into out[0..5], restore the caller's values and
+ * return. Whatever ran in between must have kept them.
+ */
+void check_regs_switch(void (*jump)(sw_ctx *from, sw_ctx *to), sw_ctx *from, sw_ctx *to,
+                       const uint64_t in[6], uint64_t out[6]);
+
+#endif
