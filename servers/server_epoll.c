@@ -18,9 +18,13 @@
 
 struct loop;
 struct item;
-typedef void handler_fn(struct loop *l, struct item *it);
+typedef void handler_fn(struct loop *l, struct item *it, uint32_t events);
 
-/* Anything registered with epoll: the handler runs on every edge and on every ready turn. */
+/*
+ * Anything registered with epoll: the handler runs on every edge (with the epoll events) and
+ * on every turn from the ready list (with MUST_DRAIN: read until the kernel says EAGAIN).
+ */
+#define MUST_DRAIN EPOLLRDHUP
 struct item {
     handler_fn *handle;
     int fd;
@@ -120,13 +124,18 @@ static int echo(struct loop *l, struct conn *c, size_t n)
 }
 
 /*
- * Edge-triggered: keep going until the kernel says EAGAIN (then the next edge brings us
- * back), or the budget is spent (then the ready list does). EOF is only read once nothing
- * is pending, so a half-closed client gets everything back before the close.
+ * Edge-triggered: keep going until the socket is drained (then the next edge brings us back)
+ * or the budget is spent (then the ready list does). A short read on a stream socket means
+ * the receive queue was empty at that moment (epoll(7) says so), and anything arriving later
+ * raises a new edge, so the usual extra recv that only returns EAGAIN is skipped: one
+ * syscall less per request. Not when the peer's FIN is already in (EPOLLRDHUP, which raises
+ * no further edge): then reading goes on until EOF. EOF is only read once nothing is
+ * pending, so a half-closed client gets everything back before the close.
  */
-static void conn_io(struct loop *l, struct item *it)
+static void conn_io(struct loop *l, struct item *it, uint32_t events)
 {
     struct conn *c = (struct conn *)it;
+    bool drain = events & (MUST_DRAIN | EPOLLHUP | EPOLLERR);
     for (int round = 0; round < READ_BUDGET; round++) {
         if (c->pend) {
             int f = flush(l, c);
@@ -134,7 +143,10 @@ static void conn_io(struct loop *l, struct item *it)
             if (f <= 0) return; /* closed, or the socket is full and EPOLLOUT will come */
         }
         ssize_t n = recv(it->fd, l->buf, sizeof l->buf, 0);
-        if (n > 0 && echo(l, c, (size_t)n) == 0) continue;
+        if (n > 0 && echo(l, c, (size_t)n) == 0) {
+            if ((size_t)n < sizeof l->buf && !drain && !c->pend) return;
+            continue;
+        }
         if (n < 0 && errno == EINTR) continue;
         if (n < 0 && errno == EAGAIN) return;
         conn_close(l, c); /* EOF, a reset, or no memory for what is pending */
@@ -166,8 +178,9 @@ static void conn_new(struct loop *l, int fd)
     l->conns.next = c;
 }
 
-static void on_listener(struct loop *l, struct item *it)
+static void on_listener(struct loop *l, struct item *it, uint32_t events)
 {
+    (void)events;
     for (int i = 0; i < ACCEPT_BUDGET; i++) {
         int fd;
         switch (srv_accept(&l->acc, &fd, SOCK_NONBLOCK)) {
@@ -187,9 +200,9 @@ static void on_listener(struct loop *l, struct item *it)
     ready_push(&l->ready, it);
 }
 
-static void on_stop(struct loop *l, struct item *it)
+static void on_stop(struct loop *l, struct item *it, uint32_t events)
 {
-    (void)it;
+    (void)it, (void)events;
     l->running = false;
 }
 
@@ -221,7 +234,7 @@ static void run_ready(struct loop *l)
     while (turn.rnext != &turn) {
         struct item *it = turn.rnext;
         ready_remove(it);
-        it->handle(l, it);
+        it->handle(l, it, MUST_DRAIN);
     }
 }
 
@@ -235,11 +248,11 @@ static void loop_iterate(struct loop *l, struct epoll_event *ev)
     }
     for (int i = 0; i < n; i++) {
         struct item *it = ev[i].data.ptr;
-        it->handle(l, it);
+        it->handle(l, it, ev[i].events);
     }
     if (l->retry_at_ms && now_ms() >= l->retry_at_ms) {
         l->retry_at_ms = 0;
-        on_listener(l, &l->listener);
+        on_listener(l, &l->listener, 0);
     }
     run_ready(l);
 }
