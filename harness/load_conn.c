@@ -55,8 +55,10 @@ struct worker {
     struct slot *slots;
     unsigned nslots;
     int epfd;
-    unsigned *idle; /* rate mode: slots free for the next due request */
-    unsigned nidle;
+    /* Rate mode: slots free for the next due request, first in first out, so requests rotate
+     * over every connection instead of reusing the few most recently freed. */
+    unsigned *idle;
+    unsigned nidle, idle_head;
     unsigned inflight;
     unsigned connecting; /* slots in S_CONNECTING */
     unsigned next_open;  /* pingpong: slots below this one have been opened once */
@@ -128,7 +130,7 @@ static void make_available(struct worker *w, struct slot *s)
 {
     if (!s->in_idle) {
         s->in_idle = true;
-        w->idle[w->nidle++] = (unsigned)(s - w->slots);
+        w->idle[(w->idle_head + w->nidle++) % w->nslots] = (unsigned)(s - w->slots);
     }
 }
 
@@ -399,7 +401,9 @@ static void dispatch_due(struct worker *w, int64_t now)
 {
     uint8_t free_state = w->cfg->mode == LD_CHURN ? S_IDLE : S_READY;
     while (w->next_due <= now && w->nidle > 0 && may_dispatch(w, w->next_due)) {
-        struct slot *s = &w->slots[w->idle[--w->nidle]];
+        struct slot *s = &w->slots[w->idle[w->idle_head]];
+        w->idle_head = (w->idle_head + 1) % w->nslots;
+        w->nidle--;
         s->in_idle = false;
         /* A stale entry (the slot failed and is reconnecting) is dropped; it is listed again
          * once it is free. */
@@ -419,7 +423,9 @@ static void scan(struct worker *w, int64_t now)
         } else if (s->state == S_ACTIVE && now > s->deadline) {
             slot_fail(w, s, LD_ERR_TIMEOUT, now);
         } else if (s->state == S_RETRY && now >= s->deadline) {
-            bool go = w->phase == PH_WARMUP || w->phase == PH_MEASURE;
+            /* In rate mode the drain may still need connections for the backlog. */
+            bool go = w->phase == PH_WARMUP || w->phase == PH_MEASURE ||
+                      (w->phase == PH_DRAIN && rate_mode(w));
             if (go && w->cfg->mode == LD_PINGPONG) {
                 slot_open(w, s, now);
             } else if (go && may_start(w)) {
