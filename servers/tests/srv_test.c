@@ -493,6 +493,7 @@ static void t_badflags(void)
               err);
         CHECK(out[0] == '\0', "case %zu wrote to stdout: '%s'", i, out);
         CHECK(count_lines(err) == 1, "case %zu: want one line, got '%s'", i, err);
+        err[strcspn(err, "\n")] = '\0';
         tc_note("exit 2: %s", err);
     }
     char *help[] = {server_argv[0], "--help", NULL};
