@@ -1,0 +1,157 @@
+#!/usr/bin/python3
+"""echo-load's own ceiling: how fast it can drive the fastest server here, and at what CPU cost.
+
+Starts `echo-server --model epoll` (the yardstick) pinned to one CPU and echo-load pinned to the
+other, then (1) runs closed-loop pingpong at a few connection counts, and (2) searches for the
+highest open-loop rate echo-load sustains: achieved >= 99% of the rate asked, send lag p99
+under 1 ms (the schedule was kept) and no errors. Writes ceiling.json with a meta block into a
+new run folder under results/runs/ (or --run-dir).
+"""
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import meta  # noqa: E402
+import sweep  # noqa: E402  (server start/stop helpers)
+
+SUSTAINED_SHARE = 0.99   # achieved / asked
+MAX_LAG_P99_US = 1000.0  # echo-load kept its schedule when its send lag p99 stays below this
+
+
+def load_json(a, port, conns, extra):
+    cmd = sweep.pinned([a.load, "--port", str(port), "--conns", str(conns), "--size",
+                        str(a.size), "--duration", str(a.duration), "--warmup", str(a.warmup),
+                        "--json", *extra], a.load_cpu, a.pin)
+    p = subprocess.run(cmd, capture_output=True, text=True,
+                       timeout=a.warmup + a.duration + 60)
+    return json.loads(p.stdout) if p.stdout.startswith("{") else {"error": p.stderr.strip()}
+
+
+def server_cpu(stats):
+    return (stats or {}).get("cpu_user_s", 0) + (stats or {}).get("cpu_sys_s", 0)
+
+
+def one_run(a, conns, extra, log):
+    """One echo-load run against a fresh server, so the server's CPU counts only this run."""
+    server, port = sweep.start_server(a, a.model, log)
+    if port is None:
+        raise SystemExit(f"ceiling: not run: {a.server} did not start ({a.model})")
+    r = load_json(a, port, conns, extra)
+    out, _ = sweep.stop_process(server, 10)
+    lines = [l for l in out.splitlines() if l.startswith("{")]
+    stats = json.loads(lines[-1]) if lines else None
+    return r, stats
+
+
+def closed_loop(a, log):
+    rows = []
+    for conns in a.conns:
+        r, stats = one_run(a, conns, [], log)
+        row = {"conns": conns, "requests_per_sec": r.get("requests_per_sec"),
+               "load_cores": r.get("cpu", {}).get("cores_used"),
+               "load_busiest_worker_core": r.get("cpu", {}).get("busiest_worker_core"),
+               "load_us_per_request": us_per_request(r),
+               "server_cpu_s": server_cpu(stats), "server_bytes": (stats or {}).get("bytes"),
+               "p99_us": r.get("latency_us", {}).get("p99"), "errors": r.get("errors"),
+               "warnings": r.get("warnings")}
+        rows.append(row)
+        print(f"[ceiling] closed loop conns={conns:<5} {row['requests_per_sec']:>9.0f} req/s  "
+              f"echo-load {row['load_cores']:.2f} cores ({row['load_us_per_request']:.2f} us "
+              f"CPU/request)  server {row['server_cpu_s']:.2f} s CPU", flush=True)
+    return rows
+
+
+def us_per_request(r):
+    cpu = r.get("cpu", {})
+    n = r.get("requests") or 0
+    return 1e6 * (cpu.get("user_s", 0) + cpu.get("sys_s", 0)) / n if n else None
+
+
+def sustained(r):
+    if "error" in r or sum(r["errors"].values()):
+        return False
+    lag = r["latency_us"]["send_lag"]["p99"]
+    return (r["requests_per_sec"] >= SUSTAINED_SHARE * r["config"]["rate"]
+            and lag <= MAX_LAG_P99_US)
+
+
+def open_loop(a, top, log):
+    rows, best = [], None
+    for share in a.shares:
+        rate = round(top * share)
+        r, stats = one_run(a, a.rate_conns, ["--rate", str(rate)], log)
+        ok = sustained(r)
+        row = {"rate": rate, "share_of_closed_loop": share, "sustained": ok,
+               "requests_per_sec": r.get("requests_per_sec"),
+               "load_cores": r.get("cpu", {}).get("cores_used"),
+               "load_us_per_request": us_per_request(r),
+               "p99_us": r.get("latency_us", {}).get("p99"),
+               "uncorrected_p99_us": r.get("latency_us", {}).get("uncorrected", {}).get("p99"),
+               "send_lag_p99_us": r.get("latency_us", {}).get("send_lag", {}).get("p99"),
+               "server_cpu_s": server_cpu(stats)}
+        rows.append(row)
+        print(f"[ceiling] rate {rate:>7} req/s: achieved {row['requests_per_sec']:>9.0f}, "
+              f"p99 {row['p99_us']:.0f} us, send lag p99 {row['send_lag_p99_us']:.0f} us, "
+              f"echo-load {row['load_cores']:.2f} cores -> "
+              f"{'sustained' if ok else 'not sustained'}", flush=True)
+        if ok and (best is None or rate > best["rate"]):
+            best = row
+    return rows, best
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--build-dir", default=str(meta.REPO_ROOT / "build"))
+    ap.add_argument("--server")
+    ap.add_argument("--load")
+    ap.add_argument("--model", default="epoll", help="server model (default: the yardstick)")
+    ap.add_argument("--server-args", default="")
+    ap.add_argument("--size", type=int, default=64)
+    ap.add_argument("--duration", type=float, default=3)
+    ap.add_argument("--warmup", type=float, default=0.5)
+    ap.add_argument("--conns", type=sweep.csv_list("levels"), default=[1, 10, 100, 1000])
+    ap.add_argument("--rate-conns", type=int, default=100)
+    ap.add_argument("--shares", default="0.5,0.7,0.8,0.9,1.0,1.1",
+                    help="open-loop rates to try, as shares of the best closed-loop rate")
+    ap.add_argument("--no-pin", dest="pin", action="store_false")
+    ap.add_argument("--server-cpu", type=int, default=0)
+    ap.add_argument("--load-cpu", type=int, default=1)
+    ap.add_argument("--out", default=str(meta.REPO_ROOT / "results" / "runs"))
+    ap.add_argument("--run-dir")
+    a = ap.parse_args(argv)
+    a.shares = [float(x) for x in a.shares.split(",")]
+    a.server = a.server or str(Path(a.build_dir) / "bin" / "echo-server")
+    a.load = a.load or str(Path(a.build_dir) / "bin" / "echo-load")
+    pinning = {"server": str(a.server_cpu), "load": str(a.load_cpu)} if a.pin else None
+    info = meta.collect(meta.REPO_ROOT, a.build_dir, pinning)
+    run_dir = Path(a.run_dir) if a.run_dir else meta.new_run_dir(a.out, info)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with open(run_dir / "ceiling.server.stderr", "w") as log:
+        closed = closed_loop(a, log)
+        top = max(r["requests_per_sec"] or 0 for r in closed)
+        rows, best = open_loop(a, top, log)
+    result = {"meta": info, "experiment": "echo-load ceiling",
+              "config": {"model": a.model, "server_args": a.server_args, "size": a.size,
+                         "duration": a.duration, "warmup": a.warmup, "rate_conns": a.rate_conns,
+                         "sustained_rule": f"achieved >= {SUSTAINED_SHARE:.0%} of asked, send "
+                                           f"lag p99 <= {MAX_LAG_P99_US:.0f} us, no errors"},
+              "closed_loop": closed, "open_loop": rows, "highest_sustained": best}
+    (run_dir / "ceiling.json").write_text(json.dumps(result, indent=1) + "\n")
+    log_path = run_dir / "ceiling.server.stderr"
+    if log_path.stat().st_size == 0:
+        log_path.unlink()
+    if best:
+        print(f"[ceiling] highest sustained rate: {best['rate']} req/s, echo-load at "
+              f"{best['load_cores']:.2f} cores")
+    else:
+        print("[ceiling] no rate was sustained")
+    print(f"[ceiling] results in {run_dir / 'ceiling.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
