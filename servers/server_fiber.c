@@ -43,6 +43,7 @@ struct runtime {
     fb_io *io;
     fb_runtime *rt;
     int listen_fd; /* this runtime's dup of the front end's listener */
+    struct srv_acceptor acc;
     bool stopping;
     struct session *sessions; /* open sessions, for shutdown on stop */
     srv_counter bytes;        /* private until the end: no cache line shared across threads */
@@ -123,12 +124,6 @@ static void spawn_session(struct runtime *r, int fd)
 static void acceptor_main(void *arg)
 {
     struct runtime *r = arg;
-    struct srv_acceptor acc;
-    if (srv_acceptor_init(&acc, r->srv, r->listen_fd) < 0) {
-        perror("echo-server: reserve fd");
-        srv_stop(r->srv);
-        return;
-    }
     while (!r->stopping) {
         int fd = fb_accept(r->listen_fd, NULL, NULL);
         if (fd >= 0) {
@@ -136,10 +131,20 @@ static void acceptor_main(void *arg)
             continue;
         }
         if (r->stopping || errno == EBADF) break;
-        if (srv_accept_failed(&acc, errno) == SRV_ACCEPT_BACKOFF)
+        /* Out of fds, accept4 fails with EMFILE even when nothing is pending, so it must
+         * not simply be retried: that would spin and starve every session. */
+        switch (srv_accept_failed(&r->acc, errno)) {
+        case SRV_ACCEPT_AGAIN: /* the pending connection was shed: wait for the next one */
+            fb_wait(r->listen_fd, FB_IN, FB_FOREVER);
+            break;
+        case SRV_ACCEPT_BACKOFF:
             fb_sleep((int64_t)SRV_BACKOFF_MS * 1000000);
+            break;
+        default: /* one was refused or shed, more may be pending: let sessions run first */
+            fb_yield();
+            break;
+        }
     }
-    srv_acceptor_fini(&acc);
 }
 
 static void stopper_main(void *arg)
@@ -163,7 +168,10 @@ static int runtime_setup(struct runtime *r)
     size_t stack = o->stack_size ? o->stack_size : 64 * 1024;
     r->buf_size = stack / 4 < SRV_ECHO_BUF ? stack / 4 : SRV_ECHO_BUF;
     r->listen_fd = dup(r->srv->listen_fd[r->index]);
-    if (r->listen_fd < 0 || sw_overflow_guard_init() < 0) return -1;
+    /* Everything the runtime holds open is opened before "listening" is printed. */
+    if (r->listen_fd < 0 || srv_acceptor_init(&r->acc, r->srv, r->listen_fd) < 0 ||
+        sw_overflow_guard_init() < 0)
+        return -1;
     r->io = fb_io_new(r->engine);
     if (!r->io) return -1;
     fb_config cfg = {.backend = r->backend,
@@ -197,6 +205,7 @@ static void runtime_finish(struct runtime *r)
     } else if (r->listen_fd >= 0) {
         close(r->listen_fd);
     }
+    srv_acceptor_fini(&r->acc);
     srv_add(&st->bytes, atomic_load(&r->bytes));
 }
 
@@ -238,7 +247,8 @@ static int fiber_run(struct srv_server *srv)
     st->switches_counted = true;
     st->epoll_counted = true; /* until an engine says it cannot count */
     for (int i = 0; i < n; i++) {
-        rs[i] = (struct runtime){.srv = srv, .index = i, .engine = st->engine, .listen_fd = -1};
+        rs[i] = (struct runtime){
+            .srv = srv, .index = i, .engine = st->engine, .listen_fd = -1, .acc.reserve_fd = -1};
         rs[i].backend = sw_backend_find(st->switch_name);
         fb_policy_parse(st->sched, &rs[i].policy);
     }
