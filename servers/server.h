@@ -137,7 +137,10 @@ enum srv_accept_rc srv_accept(struct srv_acceptor *a, int *fd, int flags);
  * The same policy split in two for models that accept through another call (the fiber
  * model's fiber accept): srv_accept_failed classifies an accept error err (it may shed a
  * connection itself), srv_admit applies --max-conns to an accepted fd (closing and counting
- * it when refused) and returns whether the caller now owns it.
+ * it when refused) and returns whether the caller now owns it. Honour the answer: on AGAIN
+ * wait until the listener is readable before accepting again. With a full fd table accept(2)
+ * fails with EMFILE even when nothing is pending (the fd is allocated first), and shedding
+ * then answers AGAIN: a loop that retries accept at once spins and starves the rest.
  */
 enum srv_accept_rc srv_accept_failed(struct srv_acceptor *a, int err);
 bool srv_admit(struct srv_server *srv, int fd);
