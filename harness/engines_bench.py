@@ -1,0 +1,397 @@
+#!/usr/bin/python3
+"""Event engine comparison: the fiber echo server on naive, merged, oneshot, edge and libevent.
+
+Claims C2 and C3 (shared/CLAIMS.md). For each engine, interleaved over several rounds (the
+engine order rotates every round, so slow drifts of this shared VM hit every engine alike):
+
+  count  a ping-pong of 50 connections x 200 requests x 64 bytes; epoll_ctl per request
+         served, as the engine counted it (server JSON) and as the kernel counted it
+         (perf stat on syscalls:sys_enter_epoll_ctl attached to the server);
+  tput   the same 50 connections for --duration seconds: requests/s, and the server's CPU
+         time per request (perf task-clock), which stays meaningful when the load generator
+         or the round-trip latency limits throughput instead of the server;
+  sat    optionally many more connections (--sat-conns), so that the server, not the
+         ping-pong latency, is the bottleneck.
+
+The server is pinned to one CPU and echo-load to the other. Then, once per engine named in
+--profile, `perf record -g -e cpu-clock` samples the server during a tput run and the share
+of samples whose call chain passes through epoll_ctl is computed from `perf script`.
+
+Medians are reported with every raw figure. Output: results/runs/<host>/<date>-<sha>/
+engines.json (harness/meta.py) and a table on stdout. A bar that is not met is reported as
+such; nothing is retried until it passes.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import meta  # noqa: E402  (the harness's shared meta module, beside this file)
+
+ROOT = Path(__file__).resolve().parent.parent
+CTL_EVENT = "syscalls:sys_enter_epoll_ctl"
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(prog="engines_bench.py", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--build-dir", default=str(ROOT / "build"),
+                    help="where bin/echo-server and bin/echo-load are (default: build/)")
+    ap.add_argument("--engines", help="comma-separated engines (default: all compiled in)")
+    ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds (default 5)")
+    ap.add_argument("--conns", type=int, default=50)
+    ap.add_argument("--size", type=int, default=64)
+    ap.add_argument("--count-requests", type=int, default=10000,
+                    help="requests of the count run, in total (default 10000 = 50 x 200)")
+    ap.add_argument("--duration", type=float, default=3.0, help="seconds per tput run")
+    ap.add_argument("--warmup", type=float, default=0.5)
+    ap.add_argument("--sat-conns", type=int, default=0,
+                    help="connections of the saturated run (0: skip it)")
+    ap.add_argument("--switch", default=None, help="switch backend (default: the server's)")
+    ap.add_argument("--sched", default="ring", choices=["star", "ring"])
+    ap.add_argument("--server-cpu", default="0")
+    ap.add_argument("--load-cpu", default="1")
+    ap.add_argument("--profile", default="naive,merged",
+                    help="engines to profile with perf record ('' for none)")
+    ap.add_argument("--out", help="output folder (default: a new results/runs/... folder)")
+    a = ap.parse_args(argv)
+    if a.rounds < 1 or a.conns < 1 or a.size < 1 or a.duration <= 0:
+        ap.error("--rounds, --conns, --size and --duration must be positive")
+    return a
+
+
+# ---- processes ----------------------------------------------------------------------------
+
+def pinned(cmd, cpu):
+    return (["taskset", "-c", cpu] + cmd) if cpu and shutil.which("taskset") else cmd
+
+
+def compiled_engines(server):
+    """The engines echo-server knows, from its own error message (one source of truth)."""
+    p = subprocess.run([server, "--model", "fiber", "--engine", "?"], capture_output=True,
+                       text=True, timeout=10)
+    m = re.search(r"valid: ([^)]*)\)", p.stderr)
+    if not m:
+        sys.exit(f"engines_bench: cannot list engines: {p.stderr.strip()}")
+    return [e.strip() for e in m.group(1).split(",") if e.strip()]
+
+
+class Server:
+    def __init__(self, a, engine):
+        cmd = [a.server, "--model", "fiber", "--engine", engine, "--sched", a.sched]
+        if a.switch:
+            cmd += ["--switch", a.switch]
+        self.proc = subprocess.Popen(pinned(cmd, a.server_cpu), stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline()
+        m = re.match(r"listening [\d.]+:(\d+)", line)
+        if not m:
+            self.proc.kill()
+            sys.exit(f"engines_bench: echo-server did not start: {line!r} "
+                     f"{self.proc.stderr.read().strip()}")
+        self.port = int(m.group(1))
+        self.pid = self.proc.pid
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGINT)
+        try:
+            out, err = self.proc.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            out, err = self.proc.communicate()
+        lines = [ln for ln in out.splitlines() if ln.startswith("{")]
+        if self.proc.returncode != 0 or not lines:
+            sys.exit(f"engines_bench: echo-server failed ({self.proc.returncode}): {err.strip()}")
+        return json.loads(lines[-1])
+
+
+def run_load(a, port, conns, requests=None, duration=None):
+    cmd = [a.load, "--port", str(port), "--conns", str(conns), "--size", str(a.size), "--json"]
+    cmd += ["--requests", str(requests), "--warmup", "0"] if requests else \
+        ["--duration", str(duration), "--warmup", str(a.warmup)]
+    p = subprocess.run(pinned(cmd, a.load_cpu), capture_output=True, text=True, timeout=600)
+    if p.returncode != 0:
+        sys.exit(f"engines_bench: echo-load failed ({p.returncode}): {p.stderr.strip()[-400:]}")
+    return json.loads(p.stdout)
+
+
+class PerfStat:
+    """perf stat attached to a running process; it ends when the process exits."""
+
+    def __init__(self, pid, events, tmpdir):
+        self.out = Path(tmpdir) / f"stat-{pid}-{time.monotonic_ns()}.csv"
+        self.proc = subprocess.Popen(["perf", "stat", "-x", ",", "-e", events, "-o",
+                                      str(self.out), "-p", str(pid)],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        time.sleep(0.3)  # attached before the first request
+
+    def result(self):
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.send_signal(signal.SIGINT)
+            self.proc.wait(timeout=20)
+        counts = {}
+        for line in self.out.read_text().splitlines() if self.out.exists() else []:
+            f = line.split(",")
+            if len(f) > 2 and f[0] and not line.startswith("#"):
+                try:
+                    counts[f[2]] = float(f[0])
+                except ValueError:
+                    counts[f[2]] = None  # <not counted> / <not supported>
+        return counts
+
+
+# ---- one measured run -----------------------------------------------------------------------
+
+def served(server_json, size):
+    return server_json["bytes"] // size
+
+
+def count_run(a, engine, tmpdir):
+    srv = Server(a, engine)
+    perf = PerfStat(srv.pid, CTL_EVENT, tmpdir) if a.perf_ok else None
+    load = run_load(a, srv.port, a.conns, requests=a.count_requests)
+    sj = srv.stop()
+    kernel = perf.result().get(CTL_EVENT) if perf else None
+    n = served(sj, a.size)
+    ctl = sj.get("epoll_ctl")
+    eng_total = sum(ctl.values()) if ctl else None
+    return {
+        "engine": engine, "kind": "count", "requests_served": n,
+        "load_requests": load["requests"],
+        "epoll_ctl_engine": ctl, "epoll_ctl_kernel": kernel,
+        "ctl_per_request_engine": (eng_total / n) if ctl and n else None,
+        "ctl_per_request_kernel": (kernel / n) if kernel is not None and n else None,
+        "by_op_per_request": {k: v / n for k, v in ctl.items()} if ctl and n else None,
+        "engine_equals_kernel": (eng_total == kernel) if ctl and kernel is not None else None,
+        # A server preempted between its write and its next read finds the next request
+        # already there and does not wait: fewer waits, so fewer epoll_ctl, per request.
+        "server_kernel_switches": sj.get("kernel_switches"),
+    }
+
+
+def tput_run(a, engine, conns, tmpdir, kind):
+    srv = Server(a, engine)
+    perf = PerfStat(srv.pid, f"task-clock,{CTL_EVENT}", tmpdir) if a.perf_ok else None
+    load = run_load(a, srv.port, conns, duration=a.duration)
+    sj = srv.stop()
+    counts = perf.result() if perf else {}
+    n = served(sj, a.size)
+    task_ms = counts.get("task-clock")
+    cpu_us = (task_ms * 1000.0 / n) if task_ms and n else None
+    if cpu_us is None and n:  # without perf: the server's own rusage, whole life
+        cpu_us = (sj["cpu_user_s"] + sj["cpu_sys_s"]) * 1e6 / n
+    return {
+        "engine": engine, "kind": kind, "conns": conns,
+        "requests_per_sec": load["requests_per_sec"], "requests_served": n,
+        "server_cpu_us_per_request": cpu_us,
+        "cpu_source": "perf task-clock" if task_ms else "server rusage",
+        "load_cores_used": load["cpu"]["cores_used"], "load_saturated": load["cpu"]["saturated"],
+        "server_cores_used": (task_ms / 1000.0 / (a.duration + a.warmup + 0.3)) if task_ms
+        else None,
+        "latency_us": load["latency_us"], "switches": sj.get("switches"),
+        # A ping-pong stalled for 100 ms or more means the VM took the CPU away (other
+        # tenants): such a run is kept, flagged, and the medians absorb it.
+        "stalled": load["latency_us"]["max"] >= 100000,
+        "server_kernel_switches": sj.get("kernel_switches"),
+        "epoll_ctl_engine": sj.get("epoll_ctl"),
+        "ctl_per_request_kernel": (counts.get(CTL_EVENT) / n) if counts.get(CTL_EVENT) is not
+        None and n else None,
+    }
+
+
+# ---- profile ---------------------------------------------------------------------------------
+
+def profile_run(a, engine, tmpdir):
+    """perf record -g on the server during a tput run; share of samples under epoll_ctl."""
+    srv = Server(a, engine)
+    data = Path(tmpdir) / f"perf-{engine}.data"
+    rec = subprocess.Popen(["perf", "record", "-g", "-e", "cpu-clock", "-o", str(data), "-p",
+                            str(srv.pid)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    time.sleep(0.5)
+    load = run_load(a, srv.port, a.conns, duration=a.duration)
+    rec.send_signal(signal.SIGINT)
+    rec.wait(timeout=60)
+    srv.stop()
+    script = subprocess.run(["perf", "script", "-i", str(data)], capture_output=True, text=True,
+                            timeout=300)
+    total = in_ctl = in_wait = 0
+    for sample in script.stdout.split("\n\n"):
+        frames = [ln.split()[1] for ln in sample.splitlines()[1:] if len(ln.split()) > 1]
+        if not sample.strip():
+            continue
+        total += 1
+        syms = " ".join(frames)
+        in_ctl += "epoll_ctl" in syms
+        in_wait += bool(re.search(r"epoll_wait|epoll_pwait", syms))
+    report = subprocess.run(["perf", "report", "-i", str(data), "--no-children", "--sort", "sym",
+                             "--stdio"], capture_output=True, text=True, timeout=300)
+    top = [ln.strip() for ln in report.stdout.splitlines()
+           if re.match(r"\s+\d+\.\d+%", ln)][:12]
+    return {
+        "engine": engine, "samples": total, "requests_per_sec": load["requests_per_sec"],
+        "epoll_ctl_share": in_ctl / total if total else None,
+        "epoll_wait_share": in_wait / total if total else None,
+        "method": "perf record -g -e cpu-clock -p SERVER; a sample counts as under epoll_ctl "
+                  "when any frame of its call chain names epoll_ctl (libc's wrapper or the "
+                  "kernel's __x64_sys_epoll_ctl/do_epoll_ctl)",
+        "top_self_symbols": top,
+    }
+
+
+# ---- summary -------------------------------------------------------------------------------
+
+def med(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def summarise(runs, engines):
+    out = {}
+    for e in engines:
+        c = [r for r in runs if r["engine"] == e and r["kind"] == "count"]
+        t = [r for r in runs if r["engine"] == e and r["kind"] == "tput"]
+        s = [r for r in runs if r["engine"] == e and r["kind"] == "sat"]
+        out[e] = {
+            "ctl_per_request_engine": med([r["ctl_per_request_engine"] for r in c]),
+            "ctl_per_request_kernel": med([r["ctl_per_request_kernel"] for r in c]),
+            "engine_equals_kernel": all(r["engine_equals_kernel"] for r in c)
+            if c and all(r["engine_equals_kernel"] is not None for r in c) else None,
+            "requests_per_sec": med([r["requests_per_sec"] for r in t]),
+            "server_cpu_us_per_request": med([r["server_cpu_us_per_request"] for r in t]),
+            "sat_requests_per_sec": med([r["requests_per_sec"] for r in s]),
+            "sat_server_cpu_us_per_request": med([r["server_cpu_us_per_request"] for r in s]),
+            "stalled_runs": sum(1 for r in t + s if r["stalled"]),
+        }
+    return out
+
+
+def paired_ratios(runs, kind, key, num, den):
+    """Per-round ratios num/den (the two ran back to back), and their median."""
+    a = [r[key] for r in runs if r["engine"] == num and r["kind"] == kind]
+    b = [r[key] for r in runs if r["engine"] == den and r["kind"] == kind]
+    rs = [x / y for x, y in zip(a, b) if x and y]
+    return {"per_round": rs, "median": med(rs)}
+
+
+def bars(summary, ratios):
+    out = []
+
+    def bar(name, value, target, ok):
+        out.append({"bar": name, "measured": value, "target": target,
+                    "holds": None if value is None else ok(value)})
+
+    targets = {"naive": ("2.0 +- 0.1", lambda v: abs(v - 2.0) <= 0.1),
+               "oneshot": ("1.0 +- 0.1", lambda v: abs(v - 1.0) <= 0.1),
+               "merged": ("<= 0.05", lambda v: v <= 0.05),
+               "edge": ("<= 0.05", lambda v: v <= 0.05)}
+    for e, (t, ok) in targets.items():
+        if e in summary:
+            bar(f"epoll_ctl per request, {e}", summary[e]["ctl_per_request_engine"], t, ok)
+    tr = ratios.get("tput merged/naive", {}).get("median")
+    bar("throughput merged / naive (50 conns)", tr, ">= 1.15", lambda v: v >= 1.15)
+    return out
+
+
+def fmt(v, spec=".3f"):
+    return "-" if v is None else format(v, spec)
+
+
+def print_table(summary, ratios, barlist, profiles):
+    print(f"\n{'engine':10} {'ctl/req':>8} {'kernel':>8} {'req/s':>9} {'cpu us/req':>10} "
+          f"{'sat req/s':>10} {'sat us/req':>10}")
+    for e, s in summary.items():
+        print(f"{e:10} {fmt(s['ctl_per_request_engine']):>8} "
+              f"{fmt(s['ctl_per_request_kernel']):>8} {fmt(s['requests_per_sec'], '.0f'):>9} "
+              f"{fmt(s['server_cpu_us_per_request'], '.2f'):>10} "
+              f"{fmt(s['sat_requests_per_sec'], '.0f'):>10} "
+              f"{fmt(s['sat_server_cpu_us_per_request'], '.2f'):>10}")
+    for name, r in ratios.items():
+        print(f"{name}: median {fmt(r['median'])} (rounds: "
+              f"{', '.join(fmt(x) for x in r['per_round'])})")
+    for p in profiles.values():
+        print(f"profile {p['engine']}: {p['samples']} samples, "
+              f"{fmt(100 * p['epoll_ctl_share'] if p['epoll_ctl_share'] is not None else None, '.1f')}"
+              f"% under epoll_ctl, "
+              f"{fmt(100 * p['epoll_wait_share'] if p['epoll_wait_share'] is not None else None, '.1f')}"
+              f"% under epoll_wait")
+    for b in barlist:
+        verdict = {True: "holds", False: "does NOT hold", None: "not measured"}[b["holds"]]
+        print(f"bar {b['bar']}: {fmt(b['measured'])} (target {b['target']}): {verdict}")
+
+
+def main(argv=None):
+    a = parse_args(argv if argv is not None else sys.argv[1:])
+    build = Path(a.build_dir)
+    a.server, a.load = str(build / "bin" / "echo-server"), str(build / "bin" / "echo-load")
+    for exe in (a.server, a.load):
+        if not os.access(exe, os.X_OK):
+            sys.exit(f"engines_bench: {exe} missing: build first (./run.sh build)")
+    engines = compiled_engines(a.server)
+    if a.engines:
+        bad = [e for e in a.engines.split(",") if e not in engines]
+        if bad:
+            print(f"engines_bench: unknown engine {', '.join(bad)} (valid: {', '.join(engines)})",
+                  file=sys.stderr)
+            return 2
+        engines = a.engines.split(",")
+    a.perf_ok, why = meta.perf_available(CTL_EVENT)
+    if not a.perf_ok:
+        print(f"engines_bench: perf counts not run: {why}")
+    info = meta.collect(ROOT, build, pinning={"server": a.server_cpu, "load": a.load_cpu})
+    out_dir = Path(a.out) if a.out else meta.new_run_dir(ROOT / "results" / "runs", info)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    print(f"engines_bench: {', '.join(engines)}; {a.rounds} rounds; server on CPU "
+          f"{a.server_cpu}, load on CPU {a.load_cpu}; {info['cpu_model']}, {info['kernel']}")
+
+    runs, profiles = [], {}
+    with tempfile.TemporaryDirectory(prefix="engines-bench-") as tmp:
+        for rnd in range(a.rounds):
+            order = engines[rnd % len(engines):] + engines[:rnd % len(engines)]
+            for e in order:
+                runs.append(dict(count_run(a, e, tmp), round=rnd))
+                runs.append(dict(tput_run(a, e, a.conns, tmp, "tput"), round=rnd))
+                if a.sat_conns:
+                    runs.append(dict(tput_run(a, e, a.sat_conns, tmp, "sat"), round=rnd))
+                last = runs[-1]
+                print(f"  round {rnd + 1}/{a.rounds} {e:9} ctl/req "
+                      f"{fmt(runs[-2 - bool(a.sat_conns)]['ctl_per_request_engine'])} "
+                      f"{fmt(runs[-1 - bool(a.sat_conns)]['requests_per_sec'], '.0f')} req/s"
+                      + (f", saturated {fmt(last['requests_per_sec'], '.0f')} req/s"
+                         if a.sat_conns else ""), flush=True)
+        if a.perf_ok and a.profile:
+            for e in [x for x in a.profile.split(",") if x in engines]:
+                profiles[e] = profile_run(a, e, tmp)
+    summary = summarise(runs, engines)
+    ratios = {}
+    if "merged" in engines and "naive" in engines:
+        ratios["tput merged/naive"] = paired_ratios(runs, "tput", "requests_per_sec", "merged",
+                                                    "naive")
+        ratios["cpu per request naive/merged"] = paired_ratios(
+            runs, "tput", "server_cpu_us_per_request", "naive", "merged")
+        if a.sat_conns:
+            ratios["sat tput merged/naive"] = paired_ratios(runs, "sat", "requests_per_sec",
+                                                            "merged", "naive")
+    barlist = bars(summary, ratios)
+    result = {"experiment": "engines", "meta": info,
+              "config": {k: v for k, v in vars(a).items() if k not in ("perf_ok",)},
+              "perf": a.perf_ok, "summary": summary, "ratios": ratios, "bars": barlist,
+              "profile": profiles, "runs": runs}
+    path = out_dir / "engines.json"
+    path.write_text(json.dumps(result, indent=1) + "\n")
+    print_table(summary, ratios, barlist, profiles)
+    print(f"engines_bench: wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
