@@ -3,10 +3,6 @@
 
 #include <stdlib.h>
 
-#ifdef SWITCHYARD_ASAN
-#include <sanitizer/asan_interface.h>
-#endif
-
 void fb__pool_init(fb__pool *pool, size_t stack_size)
 {
     *pool = (fb__pool){.stack_size = stack_size};
@@ -24,13 +20,9 @@ int fb__pool_get(fb__pool *pool, sw_stack *out)
     return 0;
 }
 
+/* Under ASan, sw_make unpoisons a reused stack, so stale redzones never reach a new fiber. */
 void fb__pool_put(fb__pool *pool, const sw_stack *st)
 {
-#ifdef SWITCHYARD_ASAN
-    /* A fiber that left through fb_exit or never ran to the end may leave poisoned redzones
-     * behind; the next fiber on this stack must start from clean shadow memory. */
-    ASAN_UNPOISON_MEMORY_REGION(st->base, st->size);
-#endif
     if (pool->count == pool->room) {
         size_t room = pool->room ? 2 * pool->room : 16;
         sw_stack *grown = realloc(pool->cached, room * sizeof *grown);
