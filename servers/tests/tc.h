@@ -51,7 +51,7 @@ int tc_server_log_count(struct tc_server *s, const char *needle);
 int tc_proc_fds(pid_t pid);
 long tc_proc_threads(pid_t pid);
 long tc_proc_rss_kb(pid_t pid);
-/* utime + stime in clock ticks of pid and its live children. */
+/* CPU in clock ticks of pid, its reaped children and its live children. */
 long long tc_proc_cpu_ticks(pid_t pid);
 /* Children of pid (up to max pids written to out); *zombies counts those in state Z. */
 int tc_proc_children(pid_t pid, pid_t *out, int max, int *zombies);

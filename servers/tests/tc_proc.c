@@ -44,7 +44,10 @@ long tc_proc_rss_kb(pid_t pid)
     return status_field(pid, "VmRSS");
 }
 
-/* Fields of /proc/PID/stat after the command name: state, ppid, ..., utime, stime. */
+/*
+ * Fields of /proc/PID/stat after the command name: state, ppid, ..., utime, stime, cutime,
+ * cstime. The last two hold the CPU of children already reaped (fork's finished sessions).
+ */
 static int stat_of(pid_t pid, char *state, long long *ticks)
 {
     char path[64], buf[1024];
@@ -55,11 +58,11 @@ static int stat_of(pid_t pid, char *state, long long *ticks)
     fclose(f);
     buf[n] = '\0';
     char *p = strrchr(buf, ')');
-    unsigned long long ut = 0, st = 0;
-    if (!p ||
-        sscanf(p + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", state, &ut, &st) != 3)
+    long long ut = 0, st = 0, cut = 0, cst = 0;
+    if (!p || sscanf(p + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lld %lld %lld %lld", state,
+                     &ut, &st, &cut, &cst) != 5)
         return -1;
-    *ticks = (long long)(ut + st);
+    *ticks = ut + st + cut + cst;
     return 0;
 }
 
@@ -90,7 +93,7 @@ long long tc_proc_cpu_ticks(pid_t pid)
     long long total = 0, t = 0;
     pid_t kids[4096];
     int z;
-    if (stat_of(pid, &state, &total) < 0) return -1;
+    CHECK(stat_of(pid, &state, &total) == 0, "cannot read /proc/%d/stat", (int)pid);
     int n = tc_proc_children(pid, kids, 4096, &z);
     for (int i = 0; i < n && i < 4096; i++)
         if (stat_of(kids[i], &state, &t) == 0) total += t;
