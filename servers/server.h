@@ -67,7 +67,7 @@ struct srv_server {
     int nlisten;                    /* one listener per loop when threads > 1 */
     int listen_fd[SRV_MAX_THREADS]; /* non-blocking, close-on-exec, owned by the front end */
     int stop_fd[SRV_MAX_THREADS];   /* eventfds, one per loop, readable once stopping */
-    int port;                          /* the port the listeners are bound to */
+    int port;                       /* the port the listeners are bound to */
     atomic_bool stopping, ready;
 };
 

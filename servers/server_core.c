@@ -79,8 +79,7 @@ void srv_stop(struct srv_server *srv)
 
 void srv_ready(struct srv_server *srv)
 {
-    if (atomic_exchange(&srv->ready, true))
-        return;
+    if (atomic_exchange(&srv->ready, true)) return;
     printf("listening %s:%d\n", srv->opt->bind, srv->port);
     fflush(stdout);
 }
