@@ -141,8 +141,11 @@ enum srv_accept_rc srv_accept(struct srv_acceptor *a, int *fd, int flags);
  * wait until the listener is readable before accepting again. With a full fd table accept(2)
  * fails with EMFILE even when nothing is pending (the fd is allocated first), and shedding
  * then answers AGAIN: a loop that retries accept at once spins and starves the rest.
+ * srv_acceptor_refill takes the reserve fd back if another thread of the process took the
+ * slot it gave up; srv_accept does that on every call, others should after each accept.
  */
 enum srv_accept_rc srv_accept_failed(struct srv_acceptor *a, int err);
+void srv_acceptor_refill(struct srv_acceptor *a);
 bool srv_admit(struct srv_server *srv, int fd);
 /* A connection admitted by srv_accept or srv_admit has ended (its fd is closed). */
 void srv_conn_done(struct srv_server *srv);

@@ -37,6 +37,12 @@ int srv_acceptor_init(struct srv_acceptor *a, struct srv_server *srv, int lfd)
     return a->reserve_fd < 0 ? -1 : 0;
 }
 
+/* Another loop may have taken the slot our reserve gave up: take one back when we can. */
+void srv_acceptor_refill(struct srv_acceptor *a)
+{
+    if (a->reserve_fd < 0) a->reserve_fd = open_reserve();
+}
+
 void srv_acceptor_fini(struct srv_acceptor *a)
 {
     if (a->reserve_fd >= 0) close(a->reserve_fd);
@@ -52,6 +58,7 @@ void srv_acceptor_fini(struct srv_acceptor *a)
  */
 static enum srv_accept_rc shed_one(struct srv_acceptor *a)
 {
+    srv_acceptor_refill(a);
     if (a->reserve_fd < 0) return SRV_ACCEPT_BACKOFF;
     close(a->reserve_fd);
     int fd = accept4(a->lfd, NULL, NULL, SOCK_CLOEXEC);
@@ -129,6 +136,7 @@ void srv_conn_done(struct srv_server *srv)
 
 enum srv_accept_rc srv_accept(struct srv_acceptor *a, int *fd, int flags)
 {
+    srv_acceptor_refill(a);
     int c = accept4(a->lfd, NULL, NULL, flags | SOCK_CLOEXEC);
     if (c < 0) return srv_accept_failed(a, errno);
     if (!srv_admit(a->srv, c)) return SRV_ACCEPT_SKIP;
