@@ -22,6 +22,8 @@ subcommands:
   build        configure and build into build/ (Release, -O2, warnings as errors)
   test         set up, build, run the verification suite: release build, ASan+UBSan
                build, and the switch tests under valgrind memcheck
+  regress      build, then check instruction counts (callgrind) and switch timing ratios
+               against results/baseline/switch.json; `regress --update` rewrites it
   help         this text
 USAGE
 }
@@ -87,6 +89,24 @@ cmd_test() {
     say "test: all suites passed"
 }
 
+cmd_regress() {
+    local extra=()
+    local a
+    for a in "$@"; do
+        case $a in
+        --update) extra+=(--update) ;;
+        *)
+            echo "run.sh: regress: unknown option '$a' (valid: --update)" >&2
+            exit 2
+            ;;
+        esac
+    done
+    cmd_setup
+    configure_build build
+    say "regress: instruction counts and a short timing run against results/baseline/switch.json"
+    "$PY" "$ROOT/harness/regress.py" --bin "$ROOT/build/bin" "${extra[@]}"
+}
+
 cmd_quick() {
     cmd_setup
     configure_build build
@@ -101,9 +121,10 @@ quick) cmd_quick "$@" ;;
 setup) cmd_setup ;;
 build) cmd_build ;;
 test) cmd_test ;;
+regress) cmd_regress "$@" ;;
 help | -h | --help) usage ;;
 *)
-    echo "run.sh: unknown subcommand '$sub' (valid: setup, build, test, help, or none)" >&2
+    echo "run.sh: unknown subcommand '$sub' (valid: setup, build, test, regress, help, or none)" >&2
     exit 2
     ;;
 esac

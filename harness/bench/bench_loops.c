@@ -1,0 +1,201 @@
+/* bench_loops.c - switch, create and scheduler loops, one direct-call instance per backend. */
+#include "bench_loops.h"
+#include "switch_backends.h"
+
+#include <errno.h>
+
+__attribute__((noipa)) static void empty_function(void)
+{
+    __asm__ volatile("");
+}
+
+void bl_call_loop(long rounds)
+{
+    for (long i = 0; i < rounds; i++)
+        empty_function();
+}
+
+/*
+ * One copy of each loop per backend, so that the jump is a direct call the compiler can see.
+ * ASan builds route every copy through sw_jump instead: ASan must hear of every stack switch.
+ */
+#ifdef SWITCHYARD_ASAN
+#define DIRECT(jump) sw_jump
+#else
+#define DIRECT(jump) jump
+#endif
+
+#define DEFINE_LOOPS(tag, jump)                                                                    \
+    static void pair_loop_##tag(bl_pair *p, long n)                                                \
+    {                                                                                              \
+        for (long i = 0; i < n; i++)                                                               \
+            DIRECT(jump)(&p->self, &p->peer);                                                      \
+    }                                                                                              \
+    static void pair_peer_##tag(void *arg)                                                         \
+    {                                                                                              \
+        bl_pair *p = arg;                                                                          \
+        while (!p->stop)                                                                           \
+            DIRECT(jump)(&p->peer, &p->self);                                                      \
+    }                                                                                              \
+    static int create_loop_##tag(bl_create *c, long n)                                             \
+    {                                                                                              \
+        for (long i = 0; i < n; i++) {                                                             \
+            if (sw_make(&c->ctx, c->backend, &c->stack, create_entry, c, &c->self) != 0)           \
+                return -1;                                                                         \
+            DIRECT(jump)(&c->self, &c->ctx);                                                       \
+        }                                                                                          \
+        return 0;                                                                                  \
+    }
+
+static void create_entry(void *arg)
+{
+    ((bl_create *)arg)->entered++;
+}
+
+#ifdef SWITCHYARD_HAVE_ASM
+DEFINE_LOOPS(asm, sw_asm_jump)
+DEFINE_LOOPS(asm_nofpu, sw_asm_nofpu_jump)
+#endif
+#ifdef SWITCHYARD_HAVE_FCONTEXT
+DEFINE_LOOPS(fcontext, sw_fcontext_jump)
+#endif
+#ifdef SWITCHYARD_HAVE_SETJMP
+DEFINE_LOOPS(setjmp, sw_setjmp_jump)
+#endif
+DEFINE_LOOPS(ucontext, sw_ucontext_jump)
+
+struct loops {
+    const sw_backend *backend;
+    void (*pair_loop)(bl_pair *p, long n);
+    sw_entry_fn pair_peer;
+    int (*create_loop)(bl_create *c, long n);
+};
+
+#define LOOPS(tag)                                                                                 \
+    {                                                                                              \
+        &sw_backend_##tag, pair_loop_##tag, pair_peer_##tag, create_loop_##tag                     \
+    }
+
+static const struct loops all_loops[] = {
+#ifdef SWITCHYARD_HAVE_ASM
+    LOOPS(asm),      LOOPS(asm_nofpu),
+#endif
+#ifdef SWITCHYARD_HAVE_FCONTEXT
+    LOOPS(fcontext),
+#endif
+#ifdef SWITCHYARD_HAVE_SETJMP
+    LOOPS(setjmp),
+#endif
+    LOOPS(ucontext),
+};
+
+static const struct loops *loops_for(const sw_backend *b)
+{
+    for (size_t i = 0; i < sizeof all_loops / sizeof all_loops[0]; i++)
+        if (all_loops[i].backend == b) return &all_loops[i];
+    errno = ENOTSUP; /* a backend this file has no direct loop for */
+    return NULL;
+}
+
+/* ---- switch ---------------------------------------------------------------------------- */
+
+int bl_pair_init(bl_pair *p, const sw_backend *b)
+{
+    const struct loops *l = loops_for(b);
+    if (!l || sw_stack_alloc(&p->stack, 64 * 1024) != 0) return -1;
+    p->backend = b;
+    p->loop = l->pair_loop;
+    p->stop = false;
+    if (sw_init_self(&p->self, b) != 0 ||
+        sw_make(&p->peer, b, &p->stack, l->pair_peer, p, &p->self) != 0) {
+        sw_stack_free(&p->stack);
+        return -1;
+    }
+    sw_jump(&p->self, &p->peer); /* the peer starts and comes straight back */
+    return 0;
+}
+
+void bl_pair_fini(bl_pair *p)
+{
+    p->stop = true;
+    sw_jump(&p->self, &p->peer); /* the peer's entry returns; the link rule brings us back */
+    sw_stack_free(&p->stack);
+}
+
+/* ---- create ---------------------------------------------------------------------------- */
+
+int bl_create_init(bl_create *c, const sw_backend *b)
+{
+    if (!loops_for(b) || sw_stack_alloc(&c->stack, 64 * 1024) != 0) return -1;
+    c->backend = b;
+    c->entered = 0;
+    if (sw_init_self(&c->self, b) != 0) {
+        sw_stack_free(&c->stack);
+        return -1;
+    }
+    return 0;
+}
+
+int bl_create_run(bl_create *c, long rounds)
+{
+    return loops_for(c->backend)->create_loop(c, rounds);
+}
+
+void bl_create_fini(bl_create *c)
+{
+    sw_stack_free(&c->stack);
+}
+
+/* ---- sched ----------------------------------------------------------------------------- */
+
+long bl_sched_batch(long fibers)
+{
+    return fibers >= 256 ? 1 : (256 + fibers - 1) / fibers;
+}
+
+static void sched_driver(void *arg)
+{
+    bl_sched *s = arg;
+    fb_runtime *rt = fb_current_runtime();
+    fb_yield(); /* warm-up round: every fiber runs once and touches its stack */
+    fb_get_stats(rt, &s->before);
+    long rounds = 0;
+    while (s->more(s->more_arg)) {
+        for (long i = 0; i < s->batch; i++)
+            fb_yield();
+        rounds += s->batch;
+    }
+    fb_get_stats(rt, &s->after);
+    s->rounds = rounds;
+    s->stop = true;
+}
+
+static void sched_peer(void *arg)
+{
+    bl_sched *s = arg;
+    while (!s->stop)
+        fb_yield();
+}
+
+int bl_sched_run(bl_sched *s)
+{
+    fb_config cfg = {.backend = s->backend, .policy = s->policy, .stack_size = s->stack_size};
+    fb_runtime *rt = fb_runtime_new(&cfg);
+    if (!rt) return -1;
+    s->stop = false;
+    s->rounds = 0;
+    int rc = fb_spawn(rt, sched_driver, s) ? 0 : -1;
+    for (long i = 1; rc == 0 && i < s->fibers; i++)
+        rc = fb_spawn(rt, sched_peer, s) ? 0 : -1;
+    if (rc == 0) rc = fb_run(rt);
+    int saved = errno;
+    fb_runtime_free(rt); /* on failure this discards the fibers that never ran */
+    errno = saved;
+    return rc;
+}
+
+double bl_sched_switches_per_hop(const bl_sched *s)
+{
+    uint64_t hops = s->after.hops - s->before.hops;
+    return hops ? (double)(s->after.switches - s->before.switches) / (double)hops : 0.0;
+}

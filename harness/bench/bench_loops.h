@@ -1,0 +1,91 @@
+/* bench_loops.h - the timed loops shared by switch-bench (timing) and switch-icount (callgrind). */
+#ifndef SWITCHYARD_BENCH_LOOPS_H
+#define SWITCHYARD_BENCH_LOOPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fiber.h"
+#include "switch.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Both binaries run exactly these loops, so an instruction count and a time describe the
+ * same code. Every loop calls a backend's jump function directly (never through the ops
+ * table), except in ASan builds, where the checked sw_jump keeps ASan informed and the
+ * numbers mean nothing.
+ */
+
+/* An empty function the compiler may not inline or drop: one call/noinline per round. */
+void bl_call_loop(long rounds);
+
+/* ---- switch/<backend>: two contexts handing control back and forth ----------------------- */
+
+typedef struct bl_pair {
+    sw_ctx self, peer;
+    sw_stack stack;
+    const sw_backend *backend;
+    void (*loop)(struct bl_pair *p, long round_trips);
+    volatile bool stop;
+} bl_pair;
+
+/* Set up the pair and enter the peer once (so the timed loop only resumes). 0 or -1/errno. */
+int bl_pair_init(bl_pair *p, const sw_backend *b);
+/* round_trips x (self -> peer -> self): 2 x round_trips switches. */
+static inline void bl_pair_run(bl_pair *p, long round_trips)
+{
+    p->loop(p, round_trips);
+}
+/* Let the peer's entry return (to self, by the link rule) and unmap its stack. */
+void bl_pair_fini(bl_pair *p);
+
+/* ---- create/<backend>: make a context on a reused stack, enter it, let it finish --------- */
+
+typedef struct bl_create {
+    sw_ctx self, ctx;
+    sw_stack stack; /* mapped once and reused: the pooled stack a runtime would hand out */
+    const sw_backend *backend;
+    long entered;
+} bl_create;
+
+int bl_create_init(bl_create *c, const sw_backend *b);
+/* Returns -1 if a context could not be made. */
+int bl_create_run(bl_create *c, long rounds);
+void bl_create_fini(bl_create *c);
+
+/* ---- sched/<policy>/<backend>/fibers:N: N fibers yielding round-robin ------------------- */
+
+/*
+ * Fiber 0 (the driver) yields `batch` times per call of more(more_arg) until that returns
+ * false; fibers 1..N-1 yield until the driver is done. Each driver yield is one round: every
+ * fiber yields once, N hops. The stats snapshot brackets the rounds only (after one warm-up
+ * round that lets every fiber touch its stack), so switches_per_hop describes the loop.
+ */
+typedef struct bl_sched {
+    fb_policy policy;
+    const sw_backend *backend;
+    long fibers;
+    size_t stack_size;
+    long batch;                   /* rounds per call of more() */
+    bool (*more)(void *more_arg); /* may be called on fiber 0's stack */
+    void *more_arg;
+    volatile bool stop;
+    fb_stats before, after;
+    long rounds; /* rounds run between the snapshots */
+} bl_sched;
+
+/* The rounds per more() that keep its cost per hop small: at least 256 hops per call. */
+long bl_sched_batch(long fibers);
+/* Spawn the fibers and run until more() says stop. Returns 0, or -1 with errno (a spawn
+ * failed: ENOMEM/EAGAIN, e.g. vm.max_map_count). */
+int bl_sched_run(bl_sched *s);
+double bl_sched_switches_per_hop(const bl_sched *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

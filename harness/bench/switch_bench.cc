@@ -1,0 +1,352 @@
+// switch_bench.cc - Google Benchmark rows: calls, syscalls, switches, creates, schedulers, kernel.
+#include <benchmark/benchmark.h>
+
+#include "bench_build_info.h"
+#include "bench_loops.h"
+
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+// Time per unit, for every row: one call, one syscall, ONE switch (a round trip is two), one
+// create+enter+finish, one hop, one one-way hand-off between threads or processes.
+// Loops run in chunks inside KeepRunningBatch, so the chunk's own call is amortised.
+
+namespace
+{
+
+constexpr long kChunk = 512;              // round trips (or calls) per loop call
+constexpr size_t kSchedStack = 16 * 1024; // every sched row: 16 KiB usable per fiber
+const long kFiberCounts[] = {2, 16, 256, 4096, 16384};
+std::vector<int> g_cpus; // CPUs this process may run on, from sched_getaffinity at start
+
+void BM_call(benchmark::State &state)
+{
+    while (state.KeepRunningBatch(kChunk))
+        bl_call_loop(kChunk);
+}
+
+void BM_getppid(benchmark::State &state)
+{
+    for (auto _ : state)
+        benchmark::DoNotOptimize(syscall(SYS_getppid)); // glibc's getppid caches nothing either
+}
+
+void BM_switch(benchmark::State &state, const sw_backend *b)
+{
+    bl_pair p;
+    if (bl_pair_init(&p, b) != 0) {
+        state.SkipWithError(("not run: " + std::string(strerror(errno))).c_str());
+        return;
+    }
+    while (state.KeepRunningBatch(2 * kChunk))
+        bl_pair_run(&p, kChunk);
+    bl_pair_fini(&p);
+}
+
+void BM_create(benchmark::State &state, const sw_backend *b)
+{
+    constexpr long kCreates = 64;
+    bl_create c;
+    if (bl_create_init(&c, b) != 0) {
+        state.SkipWithError(("not run: " + std::string(strerror(errno))).c_str());
+        return;
+    }
+    bool ok = true;
+    while (ok && state.KeepRunningBatch(kCreates))
+        ok = bl_create_run(&c, kCreates) == 0;
+    if (!ok) state.SkipWithError("sw_make failed");
+    bl_create_fini(&c);
+}
+
+struct SchedMore {
+    benchmark::State *state;
+    long hops_per_call;
+};
+
+// Called on the driver fiber's stack: one batch of rounds per call.
+bool sched_more(void *arg)
+{
+    auto *m = static_cast<SchedMore *>(arg);
+    return m->state->KeepRunningBatch(m->hops_per_call);
+}
+
+void BM_sched(benchmark::State &state, fb_policy policy, const sw_backend *b)
+{
+    bl_sched s{};
+    s.policy = policy;
+    s.backend = b;
+    s.fibers = state.range(0);
+    s.stack_size = kSchedStack;
+    s.batch = bl_sched_batch(s.fibers);
+    SchedMore more{&state, s.batch * s.fibers};
+    s.more = sched_more;
+    s.more_arg = &more;
+    if (bl_sched_run(&s) != 0) {
+        std::string why = "not run: spawning " + std::to_string(s.fibers) + " fibers failed (" +
+                          strerror(errno) + "; vm.max_map_count?)";
+        state.SkipWithError(why.c_str());
+        return;
+    }
+    state.counters["switches_per_hop"] = bl_sched_switches_per_hop(&s);
+    state.counters["fibers"] = static_cast<double>(s.fibers);
+}
+
+// ---- kernel ping-pongs ---------------------------------------------------------------------
+
+int pin_self(int cpu)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return sched_setaffinity(0, sizeof set, &set);
+}
+
+// Pins the calling thread for the row's lifetime and restores its old mask afterwards.
+class Placement
+{
+  public:
+    Placement(benchmark::State &state, bool cross) : ok_(false)
+    {
+        sched_getaffinity(0, sizeof saved_, &saved_);
+        if (g_cpus.empty() || (cross && g_cpus.size() < 2)) {
+            state.SkipWithError("not run: needs 2 CPUs");
+            return;
+        }
+        a_ = g_cpus.at(0);
+        b_ = cross ? g_cpus.at(1) : a_;
+        if (pin_self(a_) != 0) {
+            state.SkipWithError("not run: sched_setaffinity failed");
+            return;
+        }
+        ok_ = true;
+        state.SetLabel("cpus " + std::to_string(a_) + "," + std::to_string(b_));
+        state.counters["cpu_a"] = a_;
+        state.counters["cpu_b"] = b_;
+    }
+    ~Placement() { sched_setaffinity(0, sizeof saved_, &saved_); }
+    bool ok() const { return ok_; }
+    int partner_cpu() const { return b_; }
+
+  private:
+    bool ok_;
+    int a_ = 0, b_ = 0;
+    cpu_set_t saved_;
+};
+
+long futex(std::atomic<int> *word, int op, int val)
+{
+    return syscall(SYS_futex, reinterpret_cast<int *>(word), op, val, nullptr, nullptr, 0);
+}
+
+// The token: 0 = with the main thread, 1 = with the partner, 2 = partner must stop.
+struct Token {
+    std::atomic<int> word{0};
+    int cpu = 0;
+};
+
+void *futex_partner(void *arg)
+{
+    auto *t = static_cast<Token *>(arg);
+    pin_self(t->cpu);
+    for (;;) {
+        int v;
+        while ((v = t->word.load()) == 0)
+            futex(&t->word, FUTEX_WAIT_PRIVATE, 0);
+        if (v == 2) return nullptr;
+        t->word.store(0);
+        futex(&t->word, FUTEX_WAKE_PRIVATE, 1);
+    }
+}
+
+void BM_thread_pingpong(benchmark::State &state, bool cross)
+{
+    Placement where(state, cross);
+    if (!where.ok()) return;
+    Token t;
+    t.cpu = where.partner_cpu();
+    pthread_t partner;
+    if (pthread_create(&partner, nullptr, futex_partner, &t) != 0) {
+        state.SkipWithError("not run: pthread_create failed");
+        return;
+    }
+    while (state.KeepRunningBatch(2)) { // a round trip is two one-way hand-offs
+        t.word.store(1);
+        futex(&t.word, FUTEX_WAKE_PRIVATE, 1);
+        while (t.word.load() == 1)
+            futex(&t.word, FUTEX_WAIT_PRIVATE, 1);
+    }
+    t.word.store(2);
+    futex(&t.word, FUTEX_WAKE_PRIVATE, 1);
+    pthread_join(partner, nullptr);
+}
+
+// The child echoes one byte per read until its pipe closes; it never returns to the harness.
+[[noreturn]] void pipe_child(int in, int out, int cpu)
+{
+    pin_self(cpu);
+    char c;
+    while (read(in, &c, 1) == 1)
+        if (write(out, &c, 1) != 1) break;
+    _exit(0);
+}
+
+void BM_process_pingpong(benchmark::State &state, bool cross)
+{
+    Placement where(state, cross);
+    if (!where.ok()) return;
+    int to_child[2], to_parent[2];
+    if (pipe2(to_child, O_CLOEXEC) != 0 || pipe2(to_parent, O_CLOEXEC) != 0) {
+        state.SkipWithError("not run: pipe failed");
+        return;
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(to_child[1]);
+        close(to_parent[0]);
+        pipe_child(to_child[0], to_parent[1], where.partner_cpu());
+    }
+    close(to_child[0]);
+    close(to_parent[1]);
+    bool ok = pid > 0;
+    char c = 'x';
+    while (ok && state.KeepRunningBatch(2))
+        ok = write(to_child[1], &c, 1) == 1 && read(to_parent[0], &c, 1) == 1;
+    close(to_child[1]); // the child reads EOF and exits
+    close(to_parent[0]);
+    if (pid > 0) waitpid(pid, nullptr, 0);
+    if (!ok) state.SkipWithError("pipe ping-pong failed (fork, read or write)");
+}
+
+// ---- machine context -----------------------------------------------------------------------
+
+std::string first_line_of(const char *path, const char *fallback)
+{
+    std::ifstream in(path);
+    std::string line;
+    return std::getline(in, line) && !line.empty() ? line : fallback;
+}
+
+std::string cpu_model()
+{
+    std::ifstream in("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+    return "unknown";
+}
+
+void add_context(int pinned_cpu)
+{
+    struct utsname u;
+    uname(&u);
+    std::string cpus;
+    for (int c : g_cpus)
+        cpus += (cpus.empty() ? "" : ",") + std::to_string(c);
+    benchmark::AddCustomContext("cpu_model", cpu_model());
+    benchmark::AddCustomContext("cores_online", std::to_string(sysconf(_SC_NPROCESSORS_ONLN)));
+    benchmark::AddCustomContext("cpus_allowed", cpus);
+    benchmark::AddCustomContext("kernel",
+                                std::string(u.sysname) + " " + u.release + " " + u.machine);
+    benchmark::AddCustomContext(
+        "governor", first_line_of("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor",
+                                  "not readable (no cpufreq)"));
+    benchmark::AddCustomContext(
+        "spectre_v2", first_line_of("/sys/devices/system/cpu/vulnerabilities/spectre_v2", "?"));
+    benchmark::AddCustomContext(
+        "pinning", pinned_cpu >= 0 ? "main thread on cpu " + std::to_string(pinned_cpu) + " (--pin)"
+                                   : std::string("none; kernel/* rows pin and label themselves"));
+    benchmark::AddCustomContext("git_sha", SWITCHYARD_GIT_SHA);
+    benchmark::AddCustomContext("compiler", SWITCHYARD_C_COMPILER);
+    benchmark::AddCustomContext("c_flags", SWITCHYARD_C_FLAGS);
+    benchmark::AddCustomContext("switch_backends", sw_backend_names());
+    benchmark::AddCustomContext("sched_stack", std::to_string(kSchedStack / 1024) +
+                                                   " KiB usable per fiber, guarded, pooled");
+    benchmark::AddCustomContext(
+        "units", "time per call, syscall, ONE switch, create, hop, one-way kernel hand-off");
+#ifdef SWITCHYARD_ASAN
+    benchmark::AddCustomContext("sanitizers", "ASan+UBSan build: timings are meaningless");
+#endif
+}
+
+void register_rows()
+{
+    benchmark::RegisterBenchmark("call/noinline", BM_call);
+    benchmark::RegisterBenchmark("syscall/getppid", BM_getppid);
+    for (size_t i = 0; i < sw_backend_count(); i++) {
+        const sw_backend *b = sw_backend_at(i);
+        benchmark::RegisterBenchmark(("switch/" + std::string(b->name)).c_str(), BM_switch, b);
+    }
+    for (size_t i = 0; i < sw_backend_count(); i++) {
+        const sw_backend *b = sw_backend_at(i);
+        benchmark::RegisterBenchmark(("create/" + std::string(b->name)).c_str(), BM_create, b);
+    }
+    for (fb_policy policy : {FB_STAR, FB_RING}) {
+        for (size_t i = 0; i < sw_backend_count(); i++) {
+            const sw_backend *b = sw_backend_at(i);
+            std::string name = "sched/" + std::string(fb_policy_name(policy)) + "/" + b->name;
+            auto *bm = benchmark::RegisterBenchmark(name.c_str(), BM_sched, policy, b);
+            bm->ArgName("fibers");
+            for (long n : kFiberCounts)
+                bm->Arg(n);
+        }
+    }
+    benchmark::RegisterBenchmark("kernel/thread_pingpong/same_cpu", BM_thread_pingpong, false);
+    benchmark::RegisterBenchmark("kernel/thread_pingpong/cross_cpu", BM_thread_pingpong, true);
+    benchmark::RegisterBenchmark("kernel/process_pingpong/same_cpu", BM_process_pingpong, false);
+    benchmark::RegisterBenchmark("kernel/process_pingpong/cross_cpu", BM_process_pingpong, true);
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    // A short default run: 0.1 s per row instead of Google Benchmark's 0.5 s, unless the
+    // command line says otherwise.
+    std::vector<char *> args(argv, argv + argc);
+    static char short_run[] = "--benchmark_min_time=0.1";
+    bool has_min_time = false;
+    for (int i = 1; i < argc; i++)
+        has_min_time |= strncmp(argv[i], "--benchmark_min_time", 20) == 0;
+    if (!has_min_time) args.insert(args.begin() + 1, short_run);
+    int n = static_cast<int>(args.size());
+    benchmark::Initialize(&n, args.data());
+
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        for (int c = 0; c < CPU_SETSIZE; c++)
+            if (CPU_ISSET(c, &set)) g_cpus.push_back(c);
+    int pinned = -1;
+    for (int i = 1; i < n; i++) {
+        char *end;
+        if (strncmp(args[i], "--pin=", 6) == 0) {
+            pinned = static_cast<int>(strtol(args[i] + 6, &end, 10));
+            if (*end || pinned < 0 || pin_self(pinned) != 0) {
+                fprintf(stderr, "switch-bench: --pin=CPU needs a CPU this process may use\n");
+                return 2;
+            }
+            args.erase(args.begin() + i--);
+            n--;
+        }
+    }
+    if (benchmark::ReportUnrecognizedArguments(n, args.data())) return 2;
+    add_context(pinned);
+    register_rows();
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}

@@ -1,0 +1,118 @@
+/* switch_icount.c - runs one benchmark loop a given number of times, for callgrind to count. */
+#include "bench_build_info.h"
+#include "bench_loops.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * usage: switch-icount ROW LOOPS
+ *   call/noinline                        LOOPS calls
+ *   switch/BACKEND                       LOOPS round trips (2 x LOOPS switches)
+ *   create/BACKEND                       LOOPS create + enter + finish
+ *   sched/star|ring/BACKEND/fibers:N     LOOPS rounds of N hops
+ * `switch-icount --list` prints the compiled-in backends, one per line; `--context` prints
+ * the build (key: value lines) for the JSON's context block.
+ * Prints one line: the row and how many units (calls, switches, creates, hops) it ran, so
+ * that harness/icount.py can divide the difference of two runs' instruction totals by the
+ * difference of their units. Startup, set-up and teardown cancel out in that difference.
+ */
+
+static int usage(const char *why)
+{
+    fprintf(stderr,
+            "switch-icount: %s\n"
+            "usage: switch-icount call/noinline|switch/B|create/B|sched/star|ring/B/fibers:N "
+            "LOOPS (B: %s)\n",
+            why, sw_backend_names());
+    return 2;
+}
+
+static const sw_backend *backend_or_null(const char *name)
+{
+    const sw_backend *b = sw_backend_find(name);
+    if (!b)
+        fprintf(stderr, "switch-icount: unknown backend '%s' (valid: %s)\n", name,
+                sw_backend_names());
+    return b;
+}
+
+static bool count_down(void *arg)
+{
+    long *left = arg;
+    return (*left)-- > 0;
+}
+
+static int run_sched(const char *rest, long loops)
+{
+    char policy_name[8], backend_name[32];
+    long fibers;
+    fb_policy policy;
+    if (sscanf(rest, "%7[a-z]/%31[a-z-]/fibers:%ld", policy_name, backend_name, &fibers) != 3 ||
+        fb_policy_parse(policy_name, &policy) != 0 || fibers < 2)
+        return usage("bad sched row (want sched/star|ring/BACKEND/fibers:N, N >= 2)");
+    const sw_backend *b = backend_or_null(backend_name);
+    if (!b) return 2;
+    long left = loops; /* more() is asked once per batch of one round each */
+    bl_sched s = {.policy = policy,
+                  .backend = b,
+                  .fibers = fibers,
+                  .stack_size = 16384,
+                  .batch = 1,
+                  .more = count_down,
+                  .more_arg = &left};
+    if (bl_sched_run(&s) != 0) {
+        perror("switch-icount: sched");
+        return 1;
+    }
+    printf("sched/%s/%s/fibers:%ld hops %llu switches %llu\n", policy_name, backend_name, fibers,
+           (unsigned long long)(s.after.hops - s.before.hops),
+           (unsigned long long)(s.after.switches - s.before.switches));
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    char *end;
+    if (argc == 2 && strcmp(argv[1], "--list") == 0) {
+        for (size_t i = 0; i < sw_backend_count(); i++)
+            printf("%s\n", sw_backend_at(i)->name);
+        return 0;
+    }
+    if (argc == 2 && strcmp(argv[1], "--context") == 0) {
+        printf("git_sha: %s\ncompiler: %s\nc_flags: %s\nswitch_backends: %s\n", SWITCHYARD_GIT_SHA,
+               SWITCHYARD_C_COMPILER, SWITCHYARD_C_FLAGS, sw_backend_names());
+        return 0;
+    }
+    if (argc != 3) return usage("two arguments expected");
+    long loops = strtol(argv[2], &end, 10);
+    if (*end || loops < 0) return usage("LOOPS must be a non-negative integer");
+    const char *row = argv[1];
+    if (strcmp(row, "call/noinline") == 0) {
+        bl_call_loop(loops);
+        printf("%s calls %ld\n", row, loops);
+    } else if (strncmp(row, "switch/", 7) == 0) {
+        bl_pair p;
+        const sw_backend *b = backend_or_null(row + 7);
+        if (!b) return 2;
+        if (bl_pair_init(&p, b) != 0) return perror("switch-icount: switch"), 1;
+        bl_pair_run(&p, loops);
+        bl_pair_fini(&p);
+        printf("%s switches %ld\n", row, 2 * loops);
+    } else if (strncmp(row, "create/", 7) == 0) {
+        bl_create c;
+        const sw_backend *b = backend_or_null(row + 7);
+        if (!b) return 2;
+        if (bl_create_init(&c, b) != 0 || bl_create_run(&c, loops) != 0)
+            return perror("switch-icount: create"), 1;
+        bl_create_fini(&c);
+        printf("%s creates %ld\n", row, c.entered);
+    } else if (strncmp(row, "sched/", 6) == 0) {
+        return run_sched(row + 6, loops);
+    } else {
+        return usage("unknown row");
+    }
+    return 0;
+}
