@@ -9,7 +9,8 @@ engine order rotates every round, so slow drifts of this shared VM hit every eng
          (perf stat on syscalls:sys_enter_epoll_ctl attached to the server);
   tput   the same 50 connections for --duration seconds: requests/s, and the server's CPU
          time per request (perf task-clock), which stays meaningful when the load generator
-         or the round-trip latency limits throughput instead of the server;
+         or the round-trip latency limits throughput instead of the server (no syscall
+         tracepoint is enabled here: it would slow every system call on the machine);
   sat    optionally many more connections (--sat-conns), so that the server, not the
          ping-pong latency, is the bottleneck.
 
@@ -181,7 +182,9 @@ def count_run(a, engine, tmpdir):
 
 def tput_run(a, engine, conns, tmpdir, kind):
     srv = Server(a, engine)
-    perf = PerfStat(srv.pid, f"task-clock,{CTL_EVENT}", tmpdir) if a.perf_ok else None
+    # task-clock only: enabling a syscall tracepoint puts every task of the machine on the
+    # slow system-call path, which would tax the very calls being compared.
+    perf = PerfStat(srv.pid, "task-clock", tmpdir) if a.perf_ok else None
     load = run_load(a, srv.port, conns, duration=a.duration)
     sj = srv.stop()
     counts = perf.result() if perf else {}
@@ -204,8 +207,6 @@ def tput_run(a, engine, conns, tmpdir, kind):
         "stalled": load["latency_us"]["max"] >= 100000,
         "server_kernel_switches": sj.get("kernel_switches"),
         "epoll_ctl_engine": sj.get("epoll_ctl"),
-        "ctl_per_request_kernel": (counts.get(CTL_EVENT) / n) if counts.get(CTL_EVENT) is not
-        None and n else None,
     }
 
 
