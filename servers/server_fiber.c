@@ -126,6 +126,7 @@ static void acceptor_main(void *arg)
     struct runtime *r = arg;
     while (!r->stopping) {
         int fd = fb_accept(r->listen_fd, NULL, NULL);
+        srv_acceptor_refill(&r->acc); /* another runtime may have taken our reserve's slot */
         if (fd >= 0) {
             if (srv_admit(r->srv, fd)) spawn_session(r, fd);
             continue;
