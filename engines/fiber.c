@@ -359,6 +359,10 @@ static bool waiting_on_poller(const fb_runtime *rt)
  */
 int fb_run(fb_runtime *rt)
 {
+    if (!rt || rt != tls_rt || rt->current) {
+        errno = EINVAL; /* another thread's runtime, or called from inside a fiber */
+        return -1;
+    }
     for (;;) {
         if (rt->pass_left <= 0 && rt->runnable > 0 && poll_now(rt, 0) < 0) return -1;
         fiber *f = rq_pop(rt);

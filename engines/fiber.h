@@ -83,8 +83,9 @@ fiber *fb_spawn(fb_runtime *rt, void (*fn)(void *arg), void *arg);
  * joining a fiber that already finished is fine. Its stack is recycled when it finishes. */
 fiber *fb_spawn_joinable(fb_runtime *rt, void (*fn)(void *arg), void *arg);
 /* Run fibers until none is runnable and none waits on the poller. Returns 0; -1 when the
- * poller failed, or -1/EDEADLK when fibers are still parked but nothing can wake them. Call
- * from the thread's own (non-fiber) context. */
+ * poller failed, -1/EDEADLK when fibers are still parked but nothing can wake them, -1/EINVAL
+ * when called from a fiber or another thread. Call from the thread's own (non-fiber)
+ * context; fibers spawned after it returned run at the next call. */
 int fb_run(fb_runtime *rt);
 
 /* Inside a fiber. */

@@ -129,6 +129,13 @@ static void joiner(void *arg)
     join_log[join_logged++] = 3;
 }
 
+static void nested_run(void *arg)
+{
+    errno = 0;
+    ASSERT_EQ(fb_run(arg), -1); /* the scheduler context is busy: refused */
+    ASSERT_EQ(errno, EINVAL);
+}
+
 static void test_join(void)
 {
     fb_runtime *rt = new_runtime();
@@ -410,6 +417,9 @@ static void test_config(void)
     fb_runtime *rt = new_runtime();
     ASSERT_TRUE(fb_runtime_new(&config) == NULL && errno == EBUSY);
     ASSERT_TRUE(fb_current_runtime() == rt);
+    ASSERT_TRUE(fb_spawn(rt, nested_run, rt));
+    ASSERT_EQ(fb_run(rt), 0);
+    ASSERT_EQ(stats_of(rt).finished, 1);
     fb_runtime_free(rt);
     ASSERT_TRUE(fb_current_runtime() == NULL);
 }
