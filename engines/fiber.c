@@ -65,7 +65,7 @@ static __thread fb_runtime *tls_rt;
  * instructions per hop, the direct calls follow the project's rule for timed paths.
  * ASan builds always take sw_jump, which carries the fiber annotations ASan needs.
  */
-static inline void fb__switch(fb_runtime *rt, sw_ctx *from, sw_ctx *to)
+static inline void switch_to(fb_runtime *rt, sw_ctx *from, sw_ctx *to)
 {
     rt->stats.switches++;
 #ifdef SWITCHYARD_ASAN
@@ -176,11 +176,11 @@ void fb_yield(void)
         rt->tail = self;
         rt->head = next->next;
         rt->current = next;
-        fb__switch(rt, &self->ctx, &next->ctx);
+        switch_to(rt, &self->ctx, &next->ctx);
         return;
     }
     rq_push(rt, self);
-    fb__switch(rt, &self->ctx, &rt->sched);
+    switch_to(rt, &self->ctx, &rt->sched);
 }
 
 void fb_park(void)
@@ -193,11 +193,11 @@ void fb_park(void)
         fiber *next = rq_pop(rt);
         if (next) {
             rt->current = next;
-            fb__switch(rt, &self->ctx, &next->ctx);
+            switch_to(rt, &self->ctx, &next->ctx);
             return;
         }
     }
-    fb__switch(rt, &self->ctx, &rt->sched);
+    switch_to(rt, &self->ctx, &rt->sched);
 }
 
 void fb_wake(fiber *f)
@@ -373,7 +373,7 @@ int fb_run(fb_runtime *rt)
         }
         rt->pass_left--;
         rt->current = f;
-        fb__switch(rt, &rt->sched, &f->ctx);
+        switch_to(rt, &rt->sched, &f->ctx);
         fiber *back = rt->current; /* in ring mode not necessarily f */
         rt->current = NULL;
         if (back->state == FB_DONE) reap(rt, back);
