@@ -393,7 +393,11 @@ def main(argv=None):
                 point = measure_point(a, model, mode, conns, run_dir, tmpdir)
                 if point["status"] == "ok":
                     overhead.append(time.monotonic() - t0 - a.duration - a.warmup)
-                    per = point["rss"]["per_conn_kb"]
+                    # PSS counts pages shared by fork children once, so it predicts memory
+                    # use better than summed VmRSS; both were sampled at this point.
+                    mem = point["rss"]
+                    per = mem["pss_per_conn_kb"] if mem["pss_per_conn_kb"] is not None else \
+                        mem["per_conn_kb"]
                     rss_seen[model] = max(rss_seen.get(model, 0), int(per * 1.5) + 1)
             point.update(model=model, mode=mode, conns=conns,
                          seconds=round(time.monotonic() - t0, 3))
