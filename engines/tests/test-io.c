@@ -509,6 +509,28 @@ static void to_fiber(void *arg)
     ASSERT_EQ(errno, ETIMEDOUT);
     ASSERT_GE(now_ns() - t0, 15 * MS);
     ASSERT_LE(now_ns() - t0, 65 * MS);
+    /* fb_connect with a time limit: a listener with backlog 0 whose queue already holds one
+     * connection drops further SYNs, so the connect can only run out of time. */
+    struct sockaddr_in a;
+    socklen_t alen = sizeof a;
+    int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(bind(l, (struct sockaddr *)&a, sizeof a), 0);
+    ASSERT_EQ(listen(l, 0), 0);
+    ASSERT_EQ(getsockname(l, (struct sockaddr *)&a, &alen), 0);
+    int first = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT_EQ(fb_connect(first, (struct sockaddr *)&a, sizeof a, 1000 * MS), 0);
+    int second = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    t0 = now_ns();
+    ASSERT_EQ(fb_connect(second, (struct sockaddr *)&a, sizeof a, 30 * MS), -1);
+    ASSERT_EQ(errno, ETIMEDOUT);
+    ASSERT_GE(now_ns() - t0, 30 * MS);
+    ASSERT_LE(now_ns() - t0, 80 * MS);
+    fb_close(second);
+    fb_close(first);
+    close(l);
     /* A wait that timed out left nothing behind: data now wakes a new wait at once. */
     c = 'z';
     ASSERT_EQ(write(to_peer, &c, 1), 1);
