@@ -17,14 +17,27 @@ usage() {
 usage: ./run.sh [subcommand] [options]
 
 subcommands:
-  (none)       set up, build, then run the quick suite and print where results went
+  (none)       set up, build, then the quick suite (about 10 minutes): switch and scheduler
+               benchmarks, instruction counts, engine comparison, a reduced server sweep,
+               the max-connections and 1-vs-2-thread runs, charts and REPORT.md
+  quick        the same as no subcommand
+  full         set up, build, every experiment at full size (under an hour): sweep 1..10000
+               connections, all fiber counts, 5 engine rounds; charts and REPORT.md
   setup        install the missing Debian packages (idempotent)
   build        configure and build into build/ (Release, -O2, warnings as errors)
   test         set up, build, run the verification suite: release build, ASan+UBSan
                build, and the switch tests under valgrind memcheck
   regress      build, then check instruction counts (callgrind) and switch timing ratios
                against results/baseline/switch.json; `regress --update` rewrites it
+  report       regenerate charts and REPORT.md of a run folder: `report DIR`
   help         this text
+
+options:
+    quick|full --reference   write into results/reference/ (replacing it) instead of a new
+                             folder results/runs/<host>/<UTC date>-<sha>/
+    quick|full --only STEPS  run only these steps (comma list of switch, icount, props,
+                             engines, sweep, maxconns, threads, report)
+    regress --update         rewrite the baseline
 USAGE
 }
 
@@ -107,24 +120,50 @@ cmd_regress() {
     "$PY" "$ROOT/harness/regress.py" --bin "$ROOT/build/bin" "${extra[@]}"
 }
 
-cmd_quick() {
+# cmd_suite quick|full [--reference] [--only STEPS]: the experiments, charts and report.
+cmd_suite() {
+    local preset=$1
+    shift
+    local extra=()
+    while (($#)); do
+        case $1 in
+        --reference) extra+=(--reference) ;;
+        --only)
+            [[ $# -ge 2 ]] || { echo "run.sh: $preset: --only needs a comma list of steps" >&2; exit 2; }
+            extra+=(--only "$2")
+            shift
+            ;;
+        *)
+            echo "run.sh: $preset: unknown option '$1' (valid: --reference, --only STEPS)" >&2
+            exit 2
+            ;;
+        esac
+        shift
+    done
     cmd_setup
     configure_build build
-    say "quick: compiled-in switch backends"
-    "$ROOT/build/bin/switch-info"
+    say "$preset: running the suite (progress below; the report path is printed at the end)"
+    "$PY" "$ROOT/harness/suite.py" "$preset" --build-dir "$ROOT/build" "${extra[@]}"
+}
+
+cmd_report() {
+    [[ $# -eq 1 && -d $1 ]] || { echo "run.sh: report: give one run folder, e.g. results/reference" >&2; exit 2; }
+    "$PY" "$ROOT/plots/report.py" "$1"
 }
 
 sub=${1:-quick}
 [[ $# -gt 0 ]] && shift
 case $sub in
-quick) cmd_quick "$@" ;;
+--reference | --only) cmd_suite quick "$sub" "$@" ;;
+quick | full) cmd_suite "$sub" "$@" ;;
+report) cmd_report "$@" ;;
 setup) cmd_setup ;;
 build) cmd_build ;;
 test) cmd_test ;;
 regress) cmd_regress "$@" ;;
 help | -h | --help) usage ;;
 *)
-    echo "run.sh: unknown subcommand '$sub' (valid: setup, build, test, regress, help, or none)" >&2
+    echo "run.sh: unknown subcommand '$sub' (valid: quick, full, setup, build, test, regress, report, help, or none)" >&2
     exit 2
     ;;
 esac

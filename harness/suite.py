@@ -1,0 +1,322 @@
+#!/usr/bin/python3
+"""suite.py - runs every Switchyard experiment into ONE run folder, then the charts and report.
+
+    /usr/bin/python3 harness/suite.py quick|full [--reference] [--build-dir build]
+                                     [--only STEP,...] [--skip STEP,...] [--run-dir DIR]
+
+Steps (each writes one JSON file with a `meta` block into the run folder):
+
+  switch    switch-bench: call, syscall, switch, create, sched star/ring, kernel hand-offs
+            -> switch.json (Google Benchmark JSON; medians of interleaved repetitions)
+  icount    callgrind instructions per switch, create and hop      -> icount.json
+  props     syscalls per switch and the guard-page overflow check per backend, the copy-stack
+            question (claims C4, C12)                               -> props.json
+  engines   naive/merged/oneshot/edge/libevent (harness/engines_bench.py) -> engines.json
+  sweep     echo servers x load modes x concurrency (harness/sweep.py) -> sweep.json
+  maxconns  the most connections one fiber server process holds (harness/maxconns.py, C10)
+  threads   fiber server with 1 vs 2 scheduler threads (harness/threads_scale.py, C11)
+  report    charts (PNG, SVG) and REPORT.md (plots/report.py)
+
+`quick` keeps the whole suite within about ten minutes on a 2-core machine; `full` runs every
+experiment at full size. A step that fails is recorded as failed (the report then says
+"not run" for what depended on it) and the suite goes on. Results go to
+results/runs/<host>/<UTC date>-<sha>/, or with --reference to results/reference/ (replaced).
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import meta  # noqa: E402  (the harness's shared meta module, beside this file)
+
+ROOT = meta.REPO_ROOT
+PY = "/usr/bin/python3"
+STEPS = ["switch", "icount", "props", "engines", "sweep", "maxconns", "threads", "report"]
+
+# Every size knob per preset, in one place, so the report can quote what was run.
+PRESETS = {
+    "quick": {
+        "switch": {"filter": r"^(call|syscall|switch|create|kernel)/|^sched/.*/fibers:(2|16|256)$",
+                   "min_time": 0.05, "repetitions": 3},
+        "engines": ["--rounds", "1", "--duration", "1", "--warmup", "0.3"],
+        "sweep": ["--levels", "1,10,100,1000", "--duration", "1", "--warmup", "0.5"],
+        "maxconns": ["--levels", "19900", "--duration", "3", "--rate", "1000"],
+        "threads": ["--rounds", "1", "--duration", "2"],
+        "estimate_s": {"switch": 90, "icount": 15, "props": 10, "engines": 60, "sweep": 180,
+                       "maxconns": 25, "threads": 20, "report": 30},
+    },
+    "full": {
+        "switch": {"filter": "", "min_time": 0.1, "repetitions": 5},
+        "engines": ["--rounds", "5", "--duration", "3", "--sat-conns", "300"],
+        "sweep": ["--duration", "3", "--warmup", "1"],
+        "maxconns": ["--levels", "1000,5000,10000,15000,19900", "--duration", "5",
+                     "--rate", "2000"],
+        "threads": ["--rounds", "3", "--duration", "4"],
+        "estimate_s": {"switch": 420, "icount": 15, "props": 10, "engines": 300, "sweep": 1200,
+                       "maxconns": 90, "threads": 90, "report": 40},
+    },
+}
+
+
+def say(msg):
+    print(f"[suite] {msg}", flush=True)
+
+
+def loadavg():
+    try:
+        return [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]]
+    except (OSError, ValueError):
+        return None
+
+
+def write_json(path, data):
+    tmp = Path(str(path) + ".tmp")
+    tmp.write_text(json.dumps(data, indent=1) + "\n")
+    tmp.replace(path)
+
+
+def run(cmd, log, timeout):
+    """Runs a driver with its output teed into the log; returns the exit status (or None on a
+    timeout). Progress lines of the drivers are passed through so the user sees them."""
+    say("$ " + " ".join(str(c) for c in cmd))
+    with open(log, "a") as lf:
+        proc = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True, cwd=ROOT)
+        deadline = time.monotonic() + timeout
+        for line in proc.stdout:
+            lf.write(line)
+            if re.match(r"\s*(\[sweep|\[maxconns|\[threads|  round|engines_bench:|icount:|"
+                        r"profile|sweep:|not run)", line):
+                print("    " + line.rstrip(), flush=True)
+            if time.monotonic() > deadline:
+                proc.kill()
+                lf.write(f"suite: killed after {timeout} s\n")
+                proc.wait()
+                return None
+        return proc.wait()
+
+
+# ---- steps --------------------------------------------------------------------------------
+
+def step_switch(ctx):
+    p = ctx.preset["switch"]
+    raw = Path(ctx.tmp) / "switch-bench.json"
+    cmd = [ctx.bin / "switch-bench", f"--benchmark_min_time={p['min_time']}",
+           f"--benchmark_repetitions={p['repetitions']}",
+           "--benchmark_enable_random_interleaving=true",
+           "--benchmark_report_aggregates_only=true",
+           f"--benchmark_out={raw}", "--benchmark_out_format=json"]
+    if p["filter"]:
+        cmd.append(f"--benchmark_filter={p['filter']}")
+    rc = run(cmd, ctx.log, 1800)
+    if rc != 0 or not raw.exists():
+        return fail(ctx, "switch", f"switch-bench exited {rc}")
+    data = json.loads(raw.read_text())
+    data.update(experiment="switch", meta=ctx.meta(),
+                config={"min_time": p["min_time"], "repetitions": p["repetitions"],
+                        "filter": p["filter"] or "all rows", "interleaved": True,
+                        "aggregates": "median, mean, stddev, cv of the repetitions"})
+    write_json(ctx.dir / "switch.json", data)
+    return "ok"
+
+
+def step_icount(ctx):
+    out = Path(ctx.tmp) / "icount.json"
+    rc = run([PY, ROOT / "harness" / "icount.py", "--bin", ctx.bin, "--out", out], ctx.log, 900)
+    if rc != 0 or not out.exists():
+        return fail(ctx, "icount", f"icount.py exited {rc}")
+    data = json.loads(out.read_text())
+    data.update(experiment="icount", meta=ctx.meta())
+    write_json(ctx.dir / "icount.json", data)
+    return "ok"
+
+
+def step_props(ctx):
+    """Syscalls per switch (measured with perf by the switch tests) and the guard-page
+    overflow check, for every compiled backend; and whether a copy-stack mode exists."""
+    exe = ctx.bin / "switch-tests"
+    info = subprocess.run([ctx.bin / "switch-info"], capture_output=True, text=True, timeout=30)
+    names = subprocess.run([ctx.bin / "switch-icount", "--list"], capture_output=True,
+                           text=True, timeout=30).stdout.split()
+    backends = {}
+    for b in names:
+        entry = {}
+        p = subprocess.run([exe, "syscalls", b], capture_output=True, text=True, timeout=120)
+        m = re.search(r"([\d.]+) per switch", p.stdout + p.stderr)
+        entry["syscalls_per_switch"] = float(m.group(1)) if m and p.returncode == 0 else None
+        entry["syscalls_output"] = (p.stdout + p.stderr).strip().splitlines()[-2:]
+        if p.returncode != 0 or not m:
+            entry["syscalls_status"] = "not run" if "not run" in p.stdout + p.stderr else "failed"
+        o = subprocess.run([exe, "overflow", b], capture_output=True, text=True, timeout=120)
+        text = (o.stdout + o.stderr).strip()
+        msg = [ln for ln in text.splitlines() if "fiber stack overflow" in ln]
+        entry["overflow"] = {"test": f"switch-tests overflow {b}", "exit": o.returncode,
+                             "passed": o.returncode == 0 and bool(msg),
+                             "message": msg[0] if msg else None,
+                             "output": text.splitlines()[-3:]}
+        backends[b] = entry
+    copy_stack = "copy" in info.stdout.lower()
+    setjmp_src = ROOT / "switch" / "switch_setjmp.c"
+    first = setjmp_src.read_text().splitlines()[0] if setjmp_src.exists() else ""
+    flags = [ln for ln in Path("/proc/cpuinfo").read_text().splitlines()
+             if ln.startswith("flags")]
+    data = {"experiment": "props", "meta": ctx.meta(), "backends": backends,
+            "switch_info": info.stdout.strip().splitlines(),
+            "setjmp_new_stack": first.strip("/* ").rstrip("*/ ") or None,
+            "virtualized": bool(flags) and " hypervisor" in flags[0],
+            "copy_stack": {"implemented": copy_stack,
+                           "note": "switch-info lists a copy-stack mode" if copy_stack else
+                           "not implemented: every backend runs each context on its own "
+                           "guarded stack; there is no shared (copying) stack mode to measure"}}
+    write_json(ctx.dir / "props.json", data)
+    return "ok"
+
+
+def step_driver(script, name, out_flag):
+    def step(ctx):
+        args = [PY, ROOT / "harness" / script, "--build-dir", ctx.build, *ctx.preset[name]]
+        out = ctx.dir / f"{name}.json"
+        args += [out_flag, ctx.dir if out_flag in ("--out", "--run-dir") else out]
+        rc = run(args, ctx.log, 3600)
+        if not out.exists():
+            return fail(ctx, name, f"{script} exited {rc} without writing {out.name}")
+        return "ok" if rc == 0 else f"exit {rc}"
+    return step
+
+
+def step_report(ctx):
+    rc = run([PY, ROOT / "plots" / "report.py", ctx.dir], ctx.log, 600)
+    return "ok" if rc == 0 else f"report.py exited {rc}"
+
+
+def fail(ctx, name, reason):
+    write_json(ctx.dir / f"{name}.json", {"experiment": name, "meta": ctx.meta(),
+                                          "status": "failed", "reason": reason,
+                                          "log": "suite.log"})
+    return "failed: " + reason
+
+
+STEP_FUNCS = {
+    "switch": step_switch, "icount": step_icount, "props": step_props,
+    "engines": step_driver("engines_bench.py", "engines", "--out"),
+    "sweep": step_driver("sweep.py", "sweep", "--run-dir"),
+    "maxconns": step_driver("maxconns.py", "maxconns", "--out-file"),
+    "threads": step_driver("threads_scale.py", "threads", "--out-file"),
+    "report": step_report,
+}
+
+
+class Ctx:
+    def __init__(self, a, run_dir, tmp):
+        self.preset = PRESETS[a.preset]
+        self.build = Path(a.build_dir).resolve()
+        self.bin = self.build / "bin"
+        self.dir = run_dir
+        self.tmp = tmp
+        self.log = run_dir / "suite.log"
+        self._meta = None
+
+    def meta(self):
+        if self._meta is None:
+            self._meta = meta.collect(ROOT, self.build)
+        return dict(self._meta, date=meta.date_utc())
+
+
+def csv_steps(text):
+    items = [x.strip() for x in text.split(",") if x.strip()]
+    bad = [x for x in items if x not in STEPS]
+    if bad:
+        raise argparse.ArgumentTypeError(f"unknown step {', '.join(bad)} "
+                                         f"(valid: {', '.join(STEPS)})")
+    return items
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(prog="suite.py", description=__doc__.split("\n\n")[0])
+    ap.add_argument("preset", choices=["quick", "full"])
+    ap.add_argument("--reference", action="store_true",
+                    help="write into results/reference/ (replacing it) instead of results/runs/")
+    ap.add_argument("--build-dir", default=str(ROOT / "build"))
+    ap.add_argument("--run-dir", help="write into this folder (created if missing)")
+    ap.add_argument("--only", type=csv_steps, help=f"comma list of steps ({','.join(STEPS)})")
+    ap.add_argument("--skip", type=csv_steps, default=[], help="comma list of steps to skip")
+    return ap.parse_args(argv)
+
+
+def prepare_run_dir(a):
+    if a.run_dir:
+        d = Path(a.run_dir)
+        d.mkdir(parents=True, exist_ok=True)
+        return d
+    if a.reference:
+        d = ROOT / "results" / "reference"
+        if d.exists():
+            shutil.rmtree(d)
+        d.mkdir(parents=True)
+        return d
+    return meta.new_run_dir(ROOT / "results" / "runs", meta.collect(ROOT))
+
+
+def main(argv=None):
+    a = parse_args(argv)
+    build = Path(a.build_dir)
+    for exe in ("switch-bench", "switch-icount", "switch-tests", "switch-info", "echo-server",
+                "echo-load"):
+        if not os.access(build / "bin" / exe, os.X_OK):
+            print(f"suite: {build / 'bin' / exe} is missing: build first (./run.sh build)",
+                  file=sys.stderr)
+            return 2
+    steps = [s for s in (a.only or STEPS) if s not in a.skip]
+    run_dir = prepare_run_dir(a)
+    est = PRESETS[a.preset]["estimate_s"]
+    say(f"{a.preset} suite: {', '.join(steps)} -> {run_dir} "
+        f"(estimate {sum(est[s] for s in steps) // 60} min)")
+    record = {"experiment": "suite", "preset": a.preset, "reference": a.reference,
+              "presets": {k: v for k, v in PRESETS[a.preset].items() if k != "estimate_s"},
+              "loadavg_start": loadavg(), "steps": {}}
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="suite-") as tmp:
+        ctx = Ctx(a, run_dir, tmp)
+        record["meta"] = ctx.meta()
+        for i, s in enumerate(steps, 1):
+            if s == "report":  # the report reads suite.json: finish the record first
+                record["loadavg_end"] = loadavg()
+                record["seconds"] = round(time.monotonic() - started, 1)
+                write_json(run_dir / "suite.json", record)
+            left = sum(est[x] for x in steps[i - 1:])
+            say(f"step {i}/{len(steps)}: {s} (elapsed {fmt(time.monotonic() - started)}, "
+                f"about {fmt(left)} left)")
+            t0 = time.monotonic()
+            try:
+                status = STEP_FUNCS[s](ctx)
+            except (OSError, subprocess.SubprocessError, ValueError) as e:
+                status = fail(ctx, s, f"{type(e).__name__}: {e}")
+            record["steps"][s] = {"status": status, "seconds": round(time.monotonic() - t0, 1),
+                                  "loadavg_after": loadavg()}
+            say(f"step {s}: {status} in {fmt(time.monotonic() - t0)}")
+            if s != "report":
+                record["loadavg_end"] = loadavg()
+                record["seconds"] = round(time.monotonic() - started, 1)
+                write_json(run_dir / "suite.json", record)
+    write_json(run_dir / "suite.json", record)
+    say(f"done in {fmt(time.monotonic() - started)}; load average at start "
+        f"{record['loadavg_start']}, at end {record['loadavg_end']}")
+    report = run_dir / "REPORT.md"
+    say(f"report: {report if report.exists() else 'not written (see suite.log)'}")
+    return 0
+
+
+def fmt(s):
+    s = int(s)
+    return f"{s // 60}m{s % 60:02d}s"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,153 @@
+#!/usr/bin/python3
+"""threads_scale.py - fiber echo server with 1 vs 2 scheduler threads (claim C11).
+
+Each variant starts `echo-server --model fiber --threads N` (N independent schedulers, one
+SO_REUSEPORT listener each) and drives it with echo-load (persistent connections, closed loop):
+
+  t1-pinned    1 scheduler thread on CPU 0, the load on CPU 1 (the usual single-core set-up)
+  t1-shared    1 scheduler thread, server and load both free to use CPUs 0-1
+  t2-shared    2 scheduler threads, server and load both free to use CPUs 0-1
+
+t2-shared against t1-shared is the fair comparison (same placement). On a 2-core machine the
+load generator competes with the server for the same two cores, so two scheduler threads
+cannot double anything here; the figures say how much they do gain. Variants are interleaved
+over --rounds (order rotated each round); medians are reported with the raw runs.
+
+    /usr/bin/python3 harness/threads_scale.py [--rounds 3] [--duration 4] [--conns 200]
+        [--build-dir build] [--out-file threads.json]
+"""
+import argparse
+import json
+import os
+import select
+import signal
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import meta  # noqa: E402  (the harness's shared meta module, beside this file)
+
+VARIANTS = [
+    {"name": "t1-pinned", "threads": 1, "server_cpus": "0", "load_cpus": "1"},
+    {"name": "t1-shared", "threads": 1, "server_cpus": "0-1", "load_cpus": "0-1"},
+    {"name": "t2-shared", "threads": 2, "server_cpus": "0-1", "load_cpus": "0-1"},
+]
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(prog="threads_scale.py", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--build-dir", default=str(meta.REPO_ROOT / "build"))
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--duration", type=float, default=4)
+    ap.add_argument("--conns", type=int, default=200)
+    ap.add_argument("--size", type=int, default=64)
+    ap.add_argument("--load-threads", type=int, default=2)
+    ap.add_argument("--server-args", default="", help="extra echo-server arguments")
+    ap.add_argument("--out-file", help="write the JSON here (default: stdout)")
+    a = ap.parse_args(argv)
+    if a.rounds < 1 or a.duration <= 0 or a.conns < 1:
+        ap.error("--rounds, --duration and --conns must be positive")
+    return a
+
+
+def one_run(a, v):
+    cpus = os.sched_getaffinity(0)
+    pin = {0, 1} <= cpus
+    srv_cmd = [a.server, "--model", "fiber", "--threads", str(v["threads"]), "--port", "0",
+               *a.server_args.split()]
+    if pin:
+        srv_cmd = ["taskset", "-c", v["server_cpus"], *srv_cmd]
+    srv = subprocess.Popen(srv_cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    ready, _, _ = select.select([srv.stdout], [], [], 10)
+    line = srv.stdout.readline().strip() if ready else ""
+    if not line.startswith("listening "):
+        srv.kill()
+        return {"variant": v["name"], "status": "failed",
+                "reason": "server did not start: " + srv.stderr.read().strip()}
+    port = line.rsplit(":", 1)[1]
+    load_cmd = [a.load, "--port", port, "--conns", str(a.conns), "--size", str(a.size),
+                "--duration", str(a.duration), "--warmup", "0.5",
+                "--threads", str(a.load_threads), "--json"]
+    if pin:
+        load_cmd = ["taskset", "-c", v["load_cpus"], *load_cmd]
+    p = subprocess.run(load_cmd, capture_output=True, text=True, timeout=a.duration + 60)
+    srv.send_signal(signal.SIGTERM)
+    try:
+        sout, _ = srv.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        srv.kill()
+        sout, _ = srv.communicate()
+    stats = [ln for ln in sout.splitlines() if ln.startswith("{")]
+    try:
+        load = json.loads(p.stdout)
+        server = json.loads(stats[-1]) if stats else None
+    except json.JSONDecodeError:
+        return {"variant": v["name"], "status": "failed",
+                "reason": "no JSON from echo-load or the server: " + p.stderr.strip()[-200:]}
+    served = (server or {}).get("bytes", 0) / a.size
+    cpu_s = ((server or {}).get("cpu_user_s", 0) or 0) + ((server or {}).get("cpu_sys_s", 0) or 0)
+    return {"variant": v["name"], "status": "ok", "threads": v["threads"],
+            "server_cpus": v["server_cpus"] if pin else "not pinned",
+            "load_cpus": v["load_cpus"] if pin else "not pinned",
+            "requests_per_sec": load["requests_per_sec"],
+            "errors": sum(load["errors"].values()),
+            "p99_us": load["latency_us"]["p99"],
+            "server_cpu_s": cpu_s,
+            "server_cores_used": cpu_s / (a.duration + 0.5),
+            "server_cpu_us_per_request": cpu_s * 1e6 / served if served else None,
+            "load_cores_used": load["cpu"]["cores_used"],
+            "load_saturated": load["cpu"]["saturated"]}
+
+
+def main(argv=None):
+    a = parse_args(argv)
+    build = Path(a.build_dir)
+    a.server, a.load = str(build / "bin" / "echo-server"), str(build / "bin" / "echo-load")
+    info = meta.collect(meta.REPO_ROOT, build,
+                        pinning={v["name"]: f"server {v['server_cpus']}, load {v['load_cpus']}"
+                                 for v in VARIANTS})
+    runs = []
+    for rnd in range(a.rounds):
+        order = VARIANTS[rnd % len(VARIANTS):] + VARIANTS[:rnd % len(VARIANTS)]
+        for v in order:
+            r = dict(one_run(a, v), round=rnd)
+            runs.append(r)
+            what = (f"{r['requests_per_sec']:.0f} req/s, server {r['server_cores_used']:.2f} "
+                    f"cores, load {r['load_cores_used']:.2f} cores" if r["status"] == "ok"
+                    else f"{r['status']}: {r['reason']}")
+            print(f"[threads round {rnd + 1}/{a.rounds}] {v['name']:10} {what}", flush=True)
+    summary = {}
+    for v in VARIANTS:
+        ok = [r for r in runs if r["variant"] == v["name"] and r["status"] == "ok"]
+        summary[v["name"]] = {
+            "threads": v["threads"], "runs": len(ok),
+            "requests_per_sec": statistics.median([r["requests_per_sec"] for r in ok])
+            if ok else None,
+            "server_cores_used": statistics.median([r["server_cores_used"] for r in ok])
+            if ok else None,
+            "server_cpu_us_per_request": statistics.median(
+                [r["server_cpu_us_per_request"] for r in ok
+                 if r["server_cpu_us_per_request"]]) if ok else None,
+            "errors": sum(r["errors"] for r in ok)}
+    t1, t2 = summary["t1-shared"]["requests_per_sec"], summary["t2-shared"]["requests_per_sec"]
+    result = {"experiment": "threads", "meta": info,
+              "config": {"rounds": a.rounds, "duration": a.duration, "conns": a.conns,
+                         "size": a.size, "load_threads": a.load_threads,
+                         "server_args": a.server_args, "variants": VARIANTS,
+                         "cores": os.cpu_count()},
+              "summary": summary,
+              "ratio_t2_over_t1_shared": (t2 / t1) if t1 and t2 else None,
+              "runs": runs}
+    text = json.dumps(result, indent=1) + "\n"
+    if a.out_file:
+        Path(a.out_file).write_text(text)
+        print(f"threads: wrote {a.out_file}")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

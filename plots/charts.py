@@ -1,0 +1,397 @@
+#!/usr/bin/python3
+"""charts.py - the charts of one run folder, written beside its data as PNG and SVG.
+
+    /usr/bin/python3 plots/charts.py RUN_FOLDER
+
+Every chart has a title, axis labels with units, a legend and the machine in a footnote; when
+its data is missing it still gets drawn, saying "not run" and why, so a partial run never
+crashes the report. Uses Debian's python3-matplotlib with the Agg backend (no display).
+"""
+import sys
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import data as D  # noqa: E402
+
+# The PyCon 2014 figures of claim C6 (seed 003), requests/s by concurrency, drawn beside ours
+# for shape only: a Python server on other hardware, so the absolute values do not compare.
+PYCON = {
+    "thread (VM)": [(1, 909.27), (2, 3778.38), (3, 4815.37), (4, 5000.04), (10, 4998.16),
+                    (50, 4881.93), (100, 4603.24), (200, 3445.12), (500, 1778.26)],
+    "fork (VM)": [(1, 384.14), (2, 435.67), (3, 435.17), (4, 437.54), (10, 383.11),
+                  (50, 364.03), (100, 320.51)],
+    "thread (physical)": [(1, 6942.78), (2, 6891.23), (3, 6584.38), (4, 6517.23),
+                          (10, 6178.50), (50, 4926.91), (100, 2377.77)],
+}
+PYCON_ERRORS = {"thread (VM)": 500, "fork (VM)": 100}  # concurrency at which errors appeared
+
+COLORS = {"thread": "tab:red", "fork": "tab:purple", "fiber": "tab:blue",
+          "libevent": "tab:orange", "epoll": "tab:green",
+          "asm": "tab:blue", "asm-nofpu": "tab:cyan", "fcontext": "tab:green",
+          "setjmp": "tab:orange", "ucontext": "tab:red",
+          "naive": "tab:red", "merged": "tab:blue", "oneshot": "tab:purple",
+          "edge": "tab:green"}
+MARKERS = {"thread": "o", "fork": "s", "fiber": "^", "libevent": "D", "epoll": "v"}
+
+CHARTS = []  # (file stem, title, function) in the order of the issue
+
+
+def chart(stem, title):
+    def register(fn):
+        CHARTS.append((stem, title, fn))
+        return fn
+    return register
+
+
+def not_run(ax, why):
+    ax.text(0.5, 0.5, "not run\n" + why, ha="center", va="center", transform=ax.transAxes,
+            fontsize=10, color="0.35", wrap=True)
+    ax.set_xticks([])
+    ax.set_yticks([])
+
+
+def finish(fig, run, note=""):
+    text = D.machine_line(run) + (("\n" + note) if note else "")
+    fig.text(0.01, 0.005, text, fontsize=7, color="0.35", ha="left", va="bottom")
+
+
+def grid(ax):
+    ax.grid(True, which="major", alpha=0.35)
+    ax.grid(True, which="minor", alpha=0.12)
+
+
+# ---- 1: switch cost ------------------------------------------------------------------------
+
+@chart("switch_cost", "Cost of one switch, call and syscall (log scale)")
+def switch_cost(run, fig):
+    ax = fig.add_subplot(111)
+    rows = D.bench_rows(run.get("switch"))
+    if not rows:
+        not_run(ax, run.why("switch"))
+        return ""
+    items = [("call (noinline)", "call/noinline", "0.55")]
+    items += [(f"switch: {b}", f"switch/{b}", COLORS.get(b, "tab:blue"))
+              for b in D.backends(rows)]
+    items += [("syscall getppid", "syscall/getppid", "0.3")]
+    for kind in ("thread", "process"):
+        for where in ("same_cpu", "cross_cpu"):
+            items.append((f"kernel {kind} hand-off, {where.replace('_', ' ')}",
+                          f"kernel/{kind}_pingpong/{where}",
+                          "tab:brown" if kind == "thread" else "tab:pink"))
+    shown = [(label, D.ns(rows.get(row)), c) for label, row, c in items]
+    labels = [s[0] + ("" if s[1] else " (not run)") for s in shown]
+    values = [s[1] or 0 for s in shown]
+    y = range(len(shown))
+    ax.barh(list(y), values, color=[s[2] for s in shown])
+    for i, v in enumerate(values):
+        if v:
+            ax.text(v * 1.08, i, f"{v:.3g} ns", va="center", fontsize=8)
+    ax.set_yticks(list(y))
+    ax.set_yticklabels(labels, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xscale("log")
+    ax.set_xlim(min(v for v in values if v) / 2, max(values) * 6)
+    ax.axvline(2, color="k", ls=":", lw=1, label="PyCon: call ~2 ns (C5)")
+    ax.axvline(50, color="k", ls="--", lw=1, label="PyCon: coroutine switch >= ~50 ns (C5)")
+    ax.set_xlabel("time per operation (ns, log scale)")
+    ax.legend(loc="lower right", fontsize=8)
+    grid(ax)
+    return ("one switch = one direction (a round trip is two); CPU time for single-threaded "
+            "rows, wall time for kernel hand-offs; medians of interleaved repetitions")
+
+
+# ---- 2: instructions ------------------------------------------------------------------------
+
+@chart("instructions", "Instructions per switch and per scheduler hop (callgrind)")
+def instructions(run, fig):
+    ic = D.icounts(run.get("icount"))
+    ax1, ax2 = fig.add_subplot(121), fig.add_subplot(122)
+    if not ic:
+        not_run(ax1, run.why("icount"))
+        not_run(ax2, run.why("icount"))
+        return ""
+    names = [b for b in D.BACKEND_ORDER if f"switch/{b}" in ic]
+    names += sorted({k.split("/")[1] for k in ic if k.startswith("switch/")} - set(names))
+    vals = [ic[f"switch/{b}"] for b in names]
+    ax1.bar(names, vals, color=[COLORS.get(b, "tab:blue") for b in names], label="one switch")
+    if "call/noinline" in ic:
+        ax1.axhline(ic["call/noinline"], color="k", ls=":",
+                    label=f"one call ({ic['call/noinline']:.0f} instr.)")
+    for i, v in enumerate(vals):
+        ax1.text(i, v, f"{v:.0f}", ha="center", va="bottom", fontsize=8)
+    ax1.set_ylabel("instructions per switch (user space)")
+    ax1.set_xlabel("switch backend")
+    ax1.set_title("per switch", fontsize=10)
+    ax1.legend(fontsize=8)
+    ax1.tick_params(axis="x", labelsize=8, rotation=20)
+    hop = {(p, b): ic.get(f"sched/{p}/{b}/fibers:16") for p in ("star", "ring") for b in names}
+    w = 0.4
+    for j, p in enumerate(("star", "ring")):
+        xs = [i + (j - 0.5) * w for i in range(len(names))]
+        ax2.bar(xs, [hop[(p, b)] or 0 for b in names], w, label=f"{p} hop",
+                color="tab:gray" if p == "star" else "tab:blue")
+    ax2.set_xticks(range(len(names)))
+    ax2.set_xticklabels(names, fontsize=8, rotation=20)
+    ax2.set_ylabel("instructions per hop (16 fibers)")
+    ax2.set_xlabel("switch backend")
+    ax2.set_title("per scheduler hop, star vs ring", fontsize=10)
+    ax2.legend(fontsize=8)
+    for ax in (ax1, ax2):
+        ax.grid(True, axis="y", alpha=0.35)
+    return ("valgrind --tool=callgrind, difference of two loop lengths; user-space "
+            "instructions only (ucontext's rt_sigprocmask runs in the kernel, unseen here)")
+
+
+# ---- 3: star vs ring ------------------------------------------------------------------------
+
+@chart("star_ring", "Star vs ring: time per hop against the number of fibers")
+def star_ring(run, fig):
+    ax = fig.add_subplot(111)
+    series = D.sched_series(D.bench_rows(run.get("switch")))
+    if not series:
+        not_run(ax, run.why("switch"))
+        return ""
+    for (policy, backend), pts in sorted(series.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o" if policy == "ring" else "s",
+                ls="-" if policy == "ring" else "--", color=COLORS.get(backend, "tab:blue"),
+                label=f"{policy} / {backend}", ms=4)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("fibers in the run queue (log scale)")
+    ax.set_ylabel("time per hop (ns, CPU time, log scale)")
+    ax.legend(fontsize=7, ncol=2)
+    grid(ax)
+    return ("solid: ring (one switch per hop); dashed: star (fiber -> scheduler -> fiber, two); "
+            "16 KiB guarded stacks per fiber")
+
+
+# ---- 4/5: sweep -----------------------------------------------------------------------------
+
+def sweep_panels(run, fig, value, ylabel, pycon):
+    sweep = run.get("sweep")
+    axes = [fig.add_subplot(121), fig.add_subplot(122)]
+    titles = {"pingpong": "persistent connections (ping-pong)",
+              "churn": "one connection per request (churn)"}
+    notes = []
+    for ax, mode in zip(axes, ("pingpong", "churn")):
+        ax.set_title(titles[mode], fontsize=10)
+        series = D.sweep_series(sweep, mode, value)
+        if not series:
+            not_run(ax, run.why("sweep") if not sweep else f"no {mode} points measured")
+            continue
+        for m in D.models(series):
+            pts = series[m]
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=MARKERS.get(m, "o"),
+                    color=COLORS.get(m), label=m, ms=4)
+            errs = [p for p in (sweep or {}).get("points", [])
+                    if p.get("model") == m and p.get("mode") == mode and p.get("status") == "ok"
+                    and D.point_errors(p)]
+            for p in errs:
+                v = value(p)
+                if v is not None:
+                    ax.plot(p["conns"], v, "x", color="k", ms=8)
+        skipped = D.sweep_not_run(sweep, mode)
+        if skipped:
+            notes.append(f"{mode}: not run: " + ", ".join(
+                f"{p['model']}@{p['conns']}" for p in skipped[:8])
+                + (" ..." if len(skipped) > 8 else ""))
+        if pycon:
+            for name, pts in PYCON.items():
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], color="0.55",
+                        ls=":" if "physical" in name else "-.", lw=1.2,
+                        marker="." if "fork" in name else None, label=f"PyCon 2014 {name}")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("concurrent connections (log scale)")
+        ax.set_ylabel(ylabel)
+        ax.legend(fontsize=7)
+        grid(ax)
+    return "; ".join(notes)
+
+
+@chart("sweep_throughput", "Echo throughput against concurrency, per server model")
+def sweep_throughput(run, fig):
+    note = sweep_panels(run, fig, lambda p: p["load"].get("requests_per_sec") or None,
+                        "requests per second (log scale)", True)
+    return ("x = a point with errors; grey: PyCon 2014 (Python server, other hardware, load mode "
+            "not stated; drawn for shape only)" + ("\n" + note if note else ""))
+
+
+@chart("sweep_p99", "p99 latency against concurrency, per server model")
+def sweep_p99(run, fig):
+    def p99(p):
+        v = (p["load"].get("latency_us") or {}).get("p99")
+        return v / 1000.0 if v else None
+    note = sweep_panels(run, fig, p99, "p99 latency (ms, log scale)", False)
+    return "x = a point with errors" + ("; " + note if note else "")
+
+
+# ---- 6: engines -----------------------------------------------------------------------------
+
+@chart("engines", "Event engines: throughput, epoll_ctl per request, server CPU per request")
+def engines(run, fig):
+    eng = run.get("engines")
+    axes = [fig.add_subplot(131), fig.add_subplot(132), fig.add_subplot(133)]
+    summ = (eng or {}).get("summary") or {}
+    if not summ:
+        for ax in axes:
+            not_run(ax, run.why("engines"))
+        return ""
+    names = [e for e in D.ENGINE_ORDER if e in summ] + sorted(set(summ) - set(D.ENGINE_ORDER))
+    cols = [COLORS.get(e, "tab:orange") for e in names]
+    x = list(range(len(names)))
+
+    def panel(ax, key, ylabel, title, kind="tput"):
+        vals = [summ[e].get(key) for e in names]
+        ax.bar(x, [v or 0 for v in vals], color=cols, label="median")
+        for i, e in enumerate(names):
+            raw = [r.get(key) for r in eng.get("runs", []) if r.get("engine") == e and r.get("kind") == kind]
+            raw = [v for v in raw if v is not None]
+            if raw:
+                ax.plot([i] * len(raw), raw, "k.", ms=4,
+                        label="each round" if i == 0 else None)
+            if vals[i] is None:
+                ax.text(i, 0, "not\ncounted", ha="center", va="bottom", fontsize=7)
+        ax.set_xticks(x)
+        ax.set_xticklabels(names, fontsize=8, rotation=20)
+        ax.set_ylabel(ylabel)
+        ax.set_xlabel("engine")
+        ax.set_title(title, fontsize=9)
+        ax.grid(True, axis="y", alpha=0.35)
+
+    panel(axes[0], "requests_per_sec", "requests per second", "throughput (50 conns)")
+    axes[0].legend(fontsize=7)
+    panel(axes[1], "ctl_per_request_engine", "epoll_ctl calls per request",
+          "epoll_ctl per request", "count")
+    kern = [summ[e].get("ctl_per_request_kernel") for e in names]
+    axes[1].plot(x, [k if k is not None else float("nan") for k in kern], "r_", ms=18, mew=2,
+                 label="kernel count (perf)")
+    axes[1].legend(fontsize=7)
+    panel(axes[2], "server_cpu_us_per_request", "server CPU per request (us)",
+          "server CPU time per request")
+    cfg = eng.get("config", {})
+    return (f"fiber echo server pinned to CPU {cfg.get('server_cpu', '?')}, echo-load on CPU "
+            f"{cfg.get('load_cpu', '?')}; {cfg.get('conns', '?')} connections x "
+            f"{cfg.get('size', '?')} B ping-pong; {cfg.get('rounds', '?')} interleaved rounds")
+
+
+# ---- 7: memory per connection ---------------------------------------------------------------
+
+@chart("rss_per_conn", "Resident memory per connection, per server model")
+def rss_per_conn(run, fig):
+    ax = fig.add_subplot(111)
+    sweep = run.get("sweep")
+
+    def rss(p):
+        v = (p.get("rss") or {}).get("per_conn_kb")
+        return v if v and v > 0 else None
+
+    def pss(p):
+        v = (p.get("rss") or {}).get("pss_per_conn_kb")
+        return v if v and v > 0 else None
+
+    series = D.sweep_series(sweep, "pingpong", rss)
+    if not series:
+        not_run(ax, run.why("sweep") if not sweep else "no persistent-connection points")
+        return ""
+    for m in D.models(series):
+        pts = [p for p in series[m] if p[0] >= 10]  # one connection says little per connection
+        if pts:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=MARKERS.get(m, "o"),
+                    color=COLORS.get(m), label=f"{m} (VmRSS)", ms=4)
+    fork_pss = [p for p in D.sweep_series(sweep, "pingpong", pss).get("fork", []) if p[0] >= 10]
+    if fork_pss:
+        ax.plot([p[0] for p in fork_pss], [p[1] for p in fork_pss], ls="--",
+                color=COLORS["fork"], marker="s", mfc="none", ms=4,
+                label="fork (PSS: shared pages counted once)")
+    mc = run.get("maxconns")
+    held = [p for p in (mc or {}).get("points", []) if p.get("status") == "ok"
+            and p.get("rss_per_conn_kb")]
+    if held:
+        ax.plot([p["conns"] for p in held], [p["rss_per_conn_kb"] for p in held], "*",
+                color="navy", ms=9, label="fiber, trickle traffic (C10 run)")
+    ax.axhline(8192, color="k", ls=":", lw=1, label="8 MiB: default pthread stack (virtual)")
+    ax.axhline(128, color="k", ls="--", lw=1, label="128 KiB: libco coroutine stack")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("concurrent persistent connections (log scale)")
+    ax.set_ylabel("resident memory per connection (KiB, log scale)")
+    ax.legend(fontsize=7, loc="center right")
+    grid(ax)
+    return ("(peak VmRSS during the load - VmRSS before) / connections; fork sums VmRSS over "
+            "its children, which counts shared pages once per child")
+
+
+# ---- 8: where the time goes ------------------------------------------------------------------
+
+@chart("epoll_ctl_share", "Where the server's time goes: naive vs merged (perf samples)")
+def epoll_ctl_share(run, fig):
+    ax = fig.add_subplot(111)
+    prof = (run.get("engines") or {}).get("profile") or []
+    prof = list(prof.values()) if isinstance(prof, dict) else prof
+    profiles = [p for p in prof if isinstance(p, dict) and p.get("samples") and p.get("epoll_ctl_share") is not None]
+    if not profiles:
+        why = run.why("engines") if not run.get("engines") else "no perf profile recorded"
+        not_run(ax, why)
+        return ""
+    names = [p["engine"] for p in profiles]
+    ctl = [100 * p["epoll_ctl_share"] for p in profiles]
+    wait = [100 * (p.get("epoll_wait_share") or 0) for p in profiles]
+    other = [max(0.0, 100 - c - w) for c, w in zip(ctl, wait)]
+    ax.bar(names, ctl, color="tab:red", label="under epoll_ctl")
+    ax.bar(names, wait, bottom=ctl, color="tab:gray", label="under epoll_wait")
+    ax.bar(names, other, bottom=[c + w for c, w in zip(ctl, wait)], color="tab:blue",
+           alpha=0.5, label="everything else (read, write, switches ...)")
+    for i, (c, p) in enumerate(zip(ctl, profiles)):
+        ax.text(i, c / 2 if c > 4 else c + 1, f"{c:.1f} %", ha="center", fontsize=9)
+        ax.text(i, 101, f"{p['samples']} samples", ha="center", fontsize=8, color="0.3")
+    ax.set_ylim(0, 112)
+    ax.set_ylabel("share of the server's cpu-clock samples (%)")
+    ax.set_xlabel("engine")
+    ax.legend(fontsize=8, loc="center right")
+    ax.grid(True, axis="y", alpha=0.35)
+    return "perf record -g -e cpu-clock on the server; a sample counts when any frame names it"
+
+
+def draw_all(run_dir, only=None):
+    """Draws every chart into run_dir; returns {stem: "ok" | "not run" | "failed: ..."}."""
+    run = D.Run(run_dir)
+    status = {}
+    for stem, title, fn in CHARTS:
+        if only and stem not in only:
+            continue
+        fig = plt.figure(figsize=(11, 6.2) if stem != "switch_cost" else (10, 6.2))
+        try:
+            note = fn(run, fig)
+            texts = [t.get_text() for ax in fig.axes for t in ax.texts]
+            status[stem] = "not run" if any(t.startswith("not run") for t in texts) else "ok"
+        except Exception as e:  # a chart bug must not cost the other charts and the report
+            fig.clf()
+            not_run(fig.add_subplot(111), f"chart failed: {type(e).__name__}: {e}")
+            note, status[stem] = "", f"failed: {type(e).__name__}: {e}"
+        fig.suptitle(title, fontsize=12)
+        finish(fig, run, note)
+        fig.tight_layout(rect=(0, 0.06, 1, 0.95))
+        for ext in ("png", "svg"):
+            fig.savefig(Path(run_dir) / f"{stem}.{ext}", dpi=110 if ext == "png" else None)
+        plt.close(fig)
+    return status
+
+
+def main(argv):
+    if len(argv) != 1 or not Path(argv[0]).is_dir():
+        print("usage: charts.py RUN_FOLDER (a folder under results/ with the run's JSON files)",
+              file=sys.stderr)
+        return 2
+    for stem, st in draw_all(argv[0]).items():
+        print(f"chart {stem}: {st}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,161 @@
+"""Small synthetic run folders for the plots/report tests: the same JSON shapes the harness
+writes, with numbers chosen by each test so a verdict rule can be driven to every outcome."""
+import json
+from pathlib import Path
+
+META = {"host": "synth", "cpu_model": "Synthetic CPU", "cores": 2, "kernel": "Linux 0.0",
+        "git_sha": "0123456789ab", "git_dirty": False, "date": "2026-01-01T00:00:00Z",
+        "limits": {"nofile_hard": 20000, "pid_max": 32768, "max_map_count": 65530,
+                   "mem_total_kb": 8388608},
+        "compiler": {"version": "gcc 12", "build_type": "Release", "flags": "-O2"}}
+BACKENDS = ["asm", "fcontext", "setjmp", "ucontext"]
+
+
+def bench(name, ns, **counters):
+    return dict({"name": name + "_median", "run_name": name, "run_type": "aggregate",
+                 "aggregate_name": "median", "real_time": ns, "cpu_time": ns,
+                 "time_unit": "ns"}, **counters)
+
+
+def switch(switch_ns=None, call=1.4, syscall=200.0, ring_factor=0.5, fibers=(2, 16)):
+    switch_ns = switch_ns or {"asm": 5.0, "fcontext": 6.0, "setjmp": 17.0, "ucontext": 280.0}
+    rows = [bench("call/noinline", call), bench("syscall/getppid", syscall)]
+    rows += [bench(f"switch/{b}", t) for b, t in switch_ns.items()]
+    for b, t in switch_ns.items():
+        for f in fibers:
+            rows.append(bench(f"sched/star/{b}/fibers:{f}", 2.2 * t, fibers=f,
+                              switches_per_hop=2.0))
+            rows.append(bench(f"sched/ring/{b}/fibers:{f}", 2.2 * t * ring_factor, fibers=f,
+                              switches_per_hop=1.0))
+    for k in ("thread", "process"):
+        rows.append(bench(f"kernel/{k}_pingpong/same_cpu", 2500.0))
+        rows.append(bench(f"kernel/{k}_pingpong/cross_cpu", 25000.0))
+    return {"experiment": "switch", "meta": META, "benchmarks": rows,
+            "context": {"mhz_per_cpu": 2000, "spectre_v2": "none"}}
+
+
+def icount():
+    rows = [{"name": "icount/call/noinline", "instructions_per_unit": 5.0}]
+    for b, n in zip(BACKENDS, (29, 33, 109, 62)):
+        rows.append({"name": f"icount/switch/{b}", "instructions_per_unit": float(n)})
+        rows.append({"name": f"icount/sched/star/{b}/fibers:16",
+                     "instructions_per_unit": 3.5 * n})
+        rows.append({"name": f"icount/sched/ring/{b}/fibers:16",
+                     "instructions_per_unit": 2.0 * n})
+    return {"experiment": "icount", "meta": META, "benchmarks": rows}
+
+
+def props(uc_syscalls=1.0, overflow_ok=True, copy_stack=False, virtualized=True):
+    backends = {}
+    for b in BACKENDS:
+        backends[b] = {"syscalls_per_switch": uc_syscalls if b == "ucontext" else 0.0,
+                       "overflow": {"test": f"switch-tests overflow {b}", "exit": 0,
+                                    "passed": overflow_ok or b != "asm",
+                                    "message": "fiber stack overflow: fault at 0x1"}}
+    return {"experiment": "props", "meta": META, "backends": backends,
+            "virtualized": virtualized, "setjmp_new_stack": "x.c - a one-time bootstrap",
+            "copy_stack": {"implemented": copy_stack, "note": "synthetic"}}
+
+
+def engines(ratio=1.2, naive_ctl=2.0, cpu_ratio=1.1):
+    base = 50000.0
+    summary = {}
+    for e, ctl in (("naive", naive_ctl), ("merged", 0.01), ("oneshot", 1.0), ("edge", 0.01),
+                   ("libevent", 1.04)):
+        tput = base * (ratio if e == "merged" else 1.0)
+        summary[e] = {"ctl_per_request_engine": ctl, "ctl_per_request_kernel": ctl,
+                      "requests_per_sec": tput, "server_cpu_us_per_request": 8.0}
+    runs = [{"engine": e, "kind": k, "requests_per_sec": s["requests_per_sec"],
+             "ctl_per_request_engine": s["ctl_per_request_engine"],
+             "server_cpu_us_per_request": 8.0} for e, s in summary.items()
+            for k in ("count", "tput")]
+    return {"experiment": "engines", "meta": META, "summary": summary,
+            "ratios": {"tput merged/naive": {"per_round": [ratio], "median": ratio},
+                       "cpu per request naive/merged": {"per_round": [cpu_ratio],
+                                                        "median": cpu_ratio}},
+            "profile": {"naive": {"engine": "naive", "samples": 1000, "epoll_ctl_share": 0.2,
+                                  "epoll_wait_share": 0.02},
+                        "merged": {"engine": "merged", "samples": 900, "epoll_ctl_share": 0.0,
+                                   "epoll_wait_share": 0.03}},
+            "config": {"server_cpu": "0", "load_cpu": "1", "conns": 50, "size": 64,
+                       "rounds": 1},
+            "runs": runs}
+
+
+def point(model, mode, conns, rps, errors=0, rss_kb=10.0, p99_us=1000.0):
+    return {"model": model, "mode": mode, "conns": conns, "status": "ok",
+            "load": {"requests_per_sec": rps, "errors": {"timeout": errors}, "mismatches": 0,
+                     "latency_us": {"p99": p99_us}},
+            "rss": {"per_conn_kb": rss_kb, "pss_per_conn_kb": rss_kb / 2}}
+
+
+def sweep(thread=None, fork=None, levels=(1, 10, 100, 1000), thread_rss=10.0, extra=()):
+    thread = thread or {1: 10000, 10: 40000, 100: 40000, 1000: 39000}
+    fork = fork or {c: 3000 for c in levels}
+    pts = []
+    for mode in ("pingpong", "churn"):
+        for c, r in thread.items():
+            pts.append(point("thread", mode, c, r, rss_kb=thread_rss))
+        for c, r in fork.items():
+            pts.append(point("fork", mode, c, r, rss_kb=900.0))
+        for c in levels:
+            pts.append(point("fiber", mode, c, 100000, rss_kb=10.0))
+            pts.append(point("epoll", mode, c, 120000, rss_kb=0.1))
+    pts += list(extra)
+    return {"experiment": "echo sweep", "meta": META, "config": {"levels": list(levels)},
+            "points": pts}
+
+
+def maxconns(held=19900, errors=0, target=100000):
+    ok = {"conns": 19900, "status": "ok", "held": held, "errors": errors,
+          "all_held": held >= 19900 and errors == 0, "rss_per_conn_kb": 9.0,
+          "maps_per_conn": 2.0, "fds_per_conn": 1.0}
+    pts = [ok]
+    if target > 19900:
+        pts.append({"conns": target, "status": "not run", "reason": "fd limit: synthetic"})
+    return {"experiment": "maxconns", "meta": META,
+            "config": {"target": target, "levels": [19900]}, "points": pts,
+            "max_held": 19900 if ok["all_held"] else None,
+            "per_conn_at_max": {"rss_per_conn_kb": 9.0, "maps_per_conn": 2.0,
+                                "fds_per_conn": 1.0} if ok["all_held"] else None,
+            "target_projection": [
+                {"resource": "fds (RLIMIT_NOFILE hard)", "needed": target + 64,
+                 "available": 20000, "binds": True},
+                {"resource": "memory (MemAvailable, KiB)", "needed": target * 9,
+                 "available": 8000000, "binds": target * 9 > 8000000}]}
+
+
+def threads(ratio=1.0, load_cores=1.0, server_cores=1.0, cpu2=6.0):
+    s = {"t1-pinned": {"threads": 1, "runs": 1, "requests_per_sec": 100000.0,
+                       "server_cores_used": 1.0, "server_cpu_us_per_request": 6.0},
+         "t1-shared": {"threads": 1, "runs": 1, "requests_per_sec": 100000.0,
+                       "server_cores_used": 1.0, "server_cpu_us_per_request": 6.0},
+         "t2-shared": {"threads": 2, "runs": 1, "requests_per_sec": 100000.0 * ratio,
+                       "server_cores_used": server_cores, "server_cpu_us_per_request": cpu2}}
+    return {"experiment": "threads", "meta": META, "config": {"cores": 2}, "summary": s,
+            "ratio_t2_over_t1_shared": ratio,
+            "runs": [{"variant": "t2-shared", "status": "ok", "load_cores_used": load_cores}]}
+
+
+def suite():
+    return {"experiment": "suite", "meta": META, "preset": "quick", "seconds": 60,
+            "loadavg_start": [0.5, 0.5, 0.5], "loadavg_end": [1.0, 0.8, 0.6],
+            "steps": {"switch": {"status": "ok", "seconds": 10}}}
+
+
+def write(folder, **docs):
+    """Writes each given document as <name>.json; a value of None leaves the file out."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, doc in docs.items():
+        if doc is not None:
+            (folder / f"{name}.json").write_text(json.dumps(doc))
+    return folder
+
+
+def full(folder, **override):
+    docs = {"suite": suite(), "switch": switch(), "icount": icount(), "props": props(),
+            "engines": engines(), "sweep": sweep(), "maxconns": maxconns(),
+            "threads": threads()}
+    docs.update(override)
+    return write(folder, **docs)

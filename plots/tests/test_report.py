@@ -1,0 +1,157 @@
+#!/usr/bin/python3
+"""The report's verdict rules, driven to each outcome with synthetic run folders."""
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+import data as D  # noqa: E402
+import report as R  # noqa: E402
+import synth as S  # noqa: E402
+
+
+class Verdicts(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="report-test-")
+        self.n = 0
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def run_with(self, **docs):
+        """A full synthetic run with some documents replaced (None: left out)."""
+        self.n += 1
+        return D.Run(S.full(Path(self.tmp.name) / str(self.n), **docs))
+
+    def verdict(self, fn, **docs):
+        return fn(self.run_with(**docs))["verdict"]
+
+    def test_c1(self):
+        self.assertEqual(self.verdict(R.verdict_c1), R.HOLDS)
+        self.assertEqual(self.verdict(R.verdict_c1, switch=S.switch(ring_factor=1.2)), R.NOT)
+        # ucontext's ring slower at both fiber counts, the others faster: 6 of 8 = 75%.
+        sw = S.switch()
+        for b in sw["benchmarks"]:
+            if b["run_name"].startswith("sched/ring/ucontext/"):
+                b["cpu_time"] = b["real_time"] = 1e4
+        self.assertEqual(self.verdict(R.verdict_c1, switch=sw), R.PARTLY)
+        self.assertEqual(self.verdict(R.verdict_c1, switch=None), R.NOTRUN)
+
+    def test_c2(self):
+        self.assertEqual(self.verdict(R.verdict_c2, engines=S.engines(ratio=1.2)), R.HOLDS)
+        self.assertEqual(self.verdict(R.verdict_c2, engines=S.engines(ratio=1.05)), R.PARTLY)
+        self.assertEqual(self.verdict(R.verdict_c2, engines=S.engines(ratio=0.9,
+                                                                      cpu_ratio=1.3)), R.PARTLY)
+        self.assertEqual(self.verdict(R.verdict_c2, engines=S.engines(ratio=0.9,
+                                                                      cpu_ratio=1.0)), R.NOT)
+        self.assertEqual(self.verdict(R.verdict_c2, engines=None), R.NOTRUN)
+
+    def test_c3(self):
+        self.assertEqual(self.verdict(R.verdict_c3), R.HOLDS)
+        self.assertEqual(self.verdict(R.verdict_c3, engines=S.engines(naive_ctl=1.7)), R.PARTLY)
+        self.assertEqual(self.verdict(R.verdict_c3, engines=S.engines(naive_ctl=1.0)), R.NOT)
+
+    def test_c4(self):
+        self.assertEqual(self.verdict(R.verdict_c4), R.HOLDS)
+        slow_setjmp = S.switch({"asm": 5.0, "setjmp": 150.0, "ucontext": 280.0})
+        self.assertEqual(self.verdict(R.verdict_c4, switch=slow_setjmp), R.PARTLY)
+        self.assertEqual(self.verdict(R.verdict_c4, props=S.props(uc_syscalls=0.0)), R.NOT)
+        self.assertEqual(self.verdict(R.verdict_c4, props=None), R.NOTRUN)
+
+    def test_c5(self):
+        self.assertEqual(self.verdict(R.verdict_c5, switch=S.switch({"asm": 40.0}, call=2.0)),
+                         R.HOLDS)
+        self.assertEqual(self.verdict(R.verdict_c5), R.PARTLY)  # 5 ns switch, 1.4 ns call
+        self.assertEqual(self.verdict(R.verdict_c5, switch=S.switch({"asm": 4.0}, call=10.0)),
+                         R.NOT)
+
+    def test_c6(self):
+        collapse = {1: 1000, 4: 5000, 100: 4600, 500: 1700}
+        self.assertEqual(self.verdict(R.verdict_c6, sweep=S.sweep(thread=collapse,
+                                                                  fork={1: 400, 100: 320})),
+                         R.HOLDS)
+        self.assertEqual(self.verdict(R.verdict_c6), R.PARTLY)  # rises, no collapse, fork low
+        flat = {1: 5000, 10: 5000, 100: 5000}
+        self.assertEqual(self.verdict(R.verdict_c6, sweep=S.sweep(thread=flat,
+                                                                  fork={1: 5000})), R.NOT)
+        self.assertEqual(self.verdict(R.verdict_c6, sweep=None), R.NOTRUN)
+
+    def test_c7(self):
+        self.assertEqual(self.verdict(R.verdict_c7), R.NOTRUN)  # no level >= 5000
+        high = [S.point("thread", "pingpong", 10000, 5000, errors=3),
+                {"model": "fork", "mode": "pingpong", "conns": 10000, "status": "not run",
+                 "reason": "pids"}]
+        thread = {1: 10000, 100: 40000, 1000: 39000, 2000: 15000}
+        self.assertEqual(self.verdict(R.verdict_c7, sweep=S.sweep(thread=thread, extra=high)),
+                         R.HOLDS)
+        good = [S.point("thread", "pingpong", 10000, 39000),
+                S.point("fork", "pingpong", 10000, 3000)]
+        self.assertEqual(self.verdict(R.verdict_c7, sweep=S.sweep(extra=good)), R.NOT)
+        half = [S.point("thread", "pingpong", 10000, 39000),
+                S.point("fork", "pingpong", 10000, 3000, errors=5)]
+        self.assertEqual(self.verdict(R.verdict_c7, sweep=S.sweep(extra=half)), R.PARTLY)
+
+    def test_c8(self):
+        self.assertEqual(self.verdict(R.verdict_c8), R.HOLDS)
+        self.assertEqual(self.verdict(R.verdict_c8, sweep=S.sweep(thread_rss=2000.0)), R.PARTLY)
+        self.assertEqual(self.verdict(R.verdict_c8, sweep=S.sweep(thread_rss=8000.0)), R.NOT)
+        self.assertEqual(self.verdict(R.verdict_c8, sweep=None), R.NOTRUN)
+
+    def test_c9(self):
+        self.assertEqual(self.verdict(R.verdict_c9, switch=S.switch(syscall=10.0)), R.HOLDS)
+        self.assertEqual(self.verdict(R.verdict_c9), R.PARTLY)  # 400 cycles on a VM
+        self.assertEqual(self.verdict(R.verdict_c9, props=S.props(virtualized=False)), R.NOT)
+
+    def test_c10(self):
+        self.assertEqual(self.verdict(R.verdict_c10), R.PARTLY)
+        self.assertEqual(self.verdict(R.verdict_c10, maxconns=S.maxconns(target=19900)),
+                         R.HOLDS)
+        self.assertEqual(self.verdict(R.verdict_c10, maxconns=S.maxconns(errors=4)), R.NOT)
+        self.assertEqual(self.verdict(R.verdict_c10, maxconns=S.maxconns(target=10 ** 7)),
+                         R.NOTRUN)  # projected memory does not fit either
+        self.assertEqual(self.verdict(R.verdict_c10, maxconns=None), R.NOTRUN)
+
+    def test_c11(self):
+        self.assertEqual(self.verdict(R.verdict_c11, threads=S.threads(ratio=1.6)), R.HOLDS)
+        self.assertEqual(self.verdict(R.verdict_c11, threads=S.threads(ratio=1.1,
+                                                                       load_cores=0.5)),
+                         R.PARTLY)
+        self.assertEqual(self.verdict(R.verdict_c11), R.PARTLY)  # machine full, no extra cost
+        self.assertEqual(self.verdict(R.verdict_c11, threads=S.threads(cpu2=9.0)), R.NOT)
+        self.assertEqual(self.verdict(R.verdict_c11, threads=S.threads(ratio=0.8,
+                                                                       load_cores=0.5)), R.NOT)
+
+    def test_c12(self):
+        self.assertEqual(self.verdict(R.verdict_c12), R.PARTLY)
+        self.assertEqual(self.verdict(R.verdict_c12, props=S.props(copy_stack=True)), R.HOLDS)
+        self.assertEqual(self.verdict(R.verdict_c12, props=S.props(overflow_ok=False)), R.NOT)
+        self.assertEqual(self.verdict(R.verdict_c12, props=None), R.NOTRUN)
+
+    def test_report_document(self):
+        text, results = R.build_report(self.run_with())
+        self.assertEqual(set(results), {c[0] for c in R.CLAIMS})
+        self.assertTrue(text.index("## Machine") < text.index("## C1"))
+        for cid, *_ in R.CLAIMS:
+            self.assertIn(f"## {cid}\n", text)
+        self.assertIn("## What surprised us", text)
+
+    def test_empty_folder_is_not_run(self):
+        empty = Path(self.tmp.name) / "empty"
+        empty.mkdir()
+        text, results = R.build_report(D.Run(empty))
+        self.assertEqual({r["verdict"] for r in results.values()}, {R.NOTRUN})
+        self.assertIn("not run", text)
+
+    def test_failed_step_is_not_run(self):
+        run = self.run_with(engines={"experiment": "engines", "status": "failed",
+                                     "reason": "boom"})
+        r = R.verdict_c2(run)
+        self.assertEqual(r["verdict"], R.NOTRUN)
+        self.assertIn("boom", " ".join(r["measured"]))
+
+
+if __name__ == "__main__":
+    unittest.main()
