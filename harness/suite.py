@@ -55,11 +55,11 @@ PRESETS = {
     "full": {
         "switch": {"filter": "", "min_time": 0.1, "repetitions": 5},
         "engines": ["--rounds", "5", "--duration", "3", "--sat-conns", "300"],
-        "sweep": ["--duration", "3", "--warmup", "1"],
+        "sweep": ["--duration", "5", "--warmup", "1"],
         "maxconns": ["--levels", "1000,5000,10000,15000,19900", "--duration", "5",
                      "--rate", "2000"],
         "threads": ["--rounds", "3", "--duration", "4"],
-        "estimate_s": {"switch": 420, "icount": 15, "props": 10, "engines": 300, "sweep": 1200,
+        "estimate_s": {"switch": 420, "icount": 15, "props": 10, "engines": 300, "sweep": 900,
                        "maxconns": 90, "threads": 90, "report": 40},
     },
 }
@@ -115,6 +115,8 @@ def step_switch(ctx):
            f"--benchmark_out={raw}", "--benchmark_out_format=json"]
     if p["filter"]:
         cmd.append(f"--benchmark_filter={p['filter']}")
+    say(f"switch-bench: {p['repetitions']} interleaved repetitions of every row, "
+        f"{p['min_time']} s each; its table prints when all are done")
     rc = run(cmd, ctx.log, 1800)
     if rc != 0 or not raw.exists():
         return fail(ctx, "switch", f"switch-bench exited {rc}")

@@ -99,7 +99,7 @@ def switch_cost(run, fig):
     ax.axvline(2, color="k", ls=":", lw=1, label="PyCon: call ~2 ns (C5)")
     ax.axvline(50, color="k", ls="--", lw=1, label="PyCon: coroutine switch >= ~50 ns (C5)")
     ax.set_xlabel("time per operation (ns, log scale)")
-    ax.legend(loc="lower right", fontsize=8)
+    ax.legend(loc="upper right", fontsize=8)
     grid(ax)
     return ("one switch = one direction (a round trip is two); CPU time for single-threaded "
             "rows, wall time for kernel hand-offs; medians of interleaved repetitions")
@@ -164,7 +164,7 @@ def star_ring(run, fig):
     ax.set_yscale("log")
     ax.set_xlabel("fibers in the run queue (log scale)")
     ax.set_ylabel("time per hop (ns, CPU time, log scale)")
-    ax.legend(fontsize=7, ncol=2)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     grid(ax)
     return ("solid: ring (one switch per hop); dashed: star (fiber -> scheduler -> fiber, two); "
             "16 KiB guarded stacks per fiber")
@@ -248,7 +248,8 @@ def engines(run, fig):
 
     def panel(ax, key, ylabel, title, kind="tput"):
         vals = [summ[e].get(key) for e in names]
-        ax.bar(x, [v or 0 for v in vals], color=cols, label="median")
+        ax.bar(x, [v or 0 for v in vals], color=cols)
+        ax.bar([0], [0], color="0.6", label="median (bar)")
         for i, e in enumerate(names):
             raw = [r.get(key) for r in eng.get("runs", []) if r.get("engine") == e and r.get("kind") == kind]
             raw = [v for v in raw if v is not None]
@@ -343,9 +344,9 @@ def epoll_ctl_share(run, fig):
     ctl = [100 * p["epoll_ctl_share"] for p in profiles]
     wait = [100 * (p.get("epoll_wait_share") or 0) for p in profiles]
     other = [max(0.0, 100 - c - w) for c, w in zip(ctl, wait)]
-    ax.bar(names, ctl, color="tab:red", label="under epoll_ctl")
-    ax.bar(names, wait, bottom=ctl, color="tab:gray", label="under epoll_wait")
-    ax.bar(names, other, bottom=[c + w for c, w in zip(ctl, wait)], color="tab:blue",
+    ax.bar(names, ctl, 0.5, color="tab:red", label="under epoll_ctl")
+    ax.bar(names, wait, 0.5, bottom=ctl, color="tab:gray", label="under epoll_wait")
+    ax.bar(names, other, 0.5, bottom=[c + w for c, w in zip(ctl, wait)], color="tab:blue",
            alpha=0.5, label="everything else (read, write, switches ...)")
     for i, (c, p) in enumerate(zip(ctl, profiles)):
         ax.text(i, c / 2 if c > 4 else c + 1, f"{c:.1f} %", ha="center", fontsize=9)

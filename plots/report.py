@@ -359,9 +359,10 @@ def verdict_c8(run):
                      f"connections: {mc['rss_per_conn_kb']:.1f} KiB each (C10 run)")
     kb = per["thread"][1]
     v = HOLDS if kb <= 1024 else NOT if kb >= 4096 else PARTLY
-    nums = {"thread RSS per connection (KiB)": (kb, 8192.0)}
+    nums = {"thread RSS per connection vs libco's 8 MB per pthread (KiB)": (kb, 8192.0)}
     if "fiber" in per:
-        nums["fiber RSS per connection (KiB)"] = (per["fiber"][1], 128.0)
+        nums["fiber RSS per connection vs libco's 128 KB stack (KiB)"] = (per["fiber"][1],
+                                                                        128.0)
     return result(v, rule, lines, numbers=nums)
 
 
@@ -508,6 +509,10 @@ CLAIMS = [
 ]
 
 
+CHART_LIST = ["switch_cost", "instructions", "star_ring", "sweep_throughput", "sweep_p99",
+              "engines", "rss_per_conn", "epoll_ctl_share"]
+
+
 def machine_section(run):
     m = run.meta()
     suite = run.get("suite") or {}
@@ -548,7 +553,40 @@ def machine_section(run):
     return out + [""]
 
 
-def surprises(results):
+def peak(run, model, mode):
+    pts = ok_points(run, model, mode)
+    return max(pts, key=rps) if pts else None
+
+
+def observations(run):
+    """Comparisons between our own figures that the sources would not predict."""
+    out = []
+    for mode, label in (("pingpong", "persistent connections"), ("churn", "churn")):
+        th, fk = peak(run, "thread", mode), peak(run, "fork", mode)
+        if th and fk and rps(fk) > rps(th):
+            out.append(f"- With {label}, fork-per-connection peaked higher than "
+                       f"thread-per-connection ({rps(fk):.0f} req/s at {fk['conns']} vs "
+                       f"{rps(th):.0f} at {th['conns']}), where the PyCon figures put fork "
+                       "an order of magnitude below.")
+    fb, ep = peak(run, "fiber", "pingpong"), peak(run, "epoll", "pingpong")
+    if fb and ep and rps(ep):
+        out.append(f"- The fiber server's best persistent-connection throughput is "
+                   f"{rps(fb) / rps(ep):.2f}x the hand-written epoll server's "
+                   f"({rps(fb):.0f} vs {rps(ep):.0f} req/s)"
+                   + (": blocking-style code at event-loop speed." if rps(fb) >= 0.85 * rps(ep)
+                      else ", below the 0.85 the project aims for."))
+    summ = (run.get("engines") or {}).get("summary") or {}
+    tput = {e: v.get("requests_per_sec") for e, v in summ.items() if v.get("requests_per_sec")}
+    if tput:
+        best = max(tput, key=tput.get)
+        if best != "merged":
+            out.append(f"- The fastest engine in the comparison was {best} "
+                       f"({tput[best]:.0f} req/s), not merged ({fmt(tput.get('merged'), '.0f')})"
+                       ".")
+    return out
+
+
+def surprises(results, run):
     """The largest deviations between our figures and the quoted ones, and the claims that
     did not hold, computed from the verdicts' numbers."""
     devs = []
@@ -562,6 +600,7 @@ def surprises(results):
         factor = ours / quoted
         out.append(f"- {cid}, {name}: we measured {ours:.3g} where the source suggests "
                    f"{quoted:.3g} ({factor:.3g}x, {'more' if factor > 1 else 'less'}).")
+    out += observations(run)
     bad = [cid for cid, r in results.items() if r["verdict"] == NOT]
     if bad:
         out.append(f"- Claims that do not hold on this machine: {', '.join(bad)}.")
@@ -593,7 +632,12 @@ def build_report(run):
         for c in charts:
             if (run.dir / f"{c}.png").exists():
                 lines += [f"![{c}]({c}.png)", ""]
-    lines += surprises(results)
+    lines += surprises(results, run)
+    drawn = [c for c in CHART_LIST if (run.dir / f"{c}.png").exists()]
+    if drawn:
+        lines += ["## All charts", ""]
+        lines += [f"- [{c}.png]({c}.png) ([SVG]({c}.svg))" for c in drawn]
+        lines.append("")
     return "\n".join(lines), results
 
 
