@@ -57,13 +57,19 @@ static __thread fb_runtime *tls_rt;
 /*
  * Every switch the runtime makes goes through here. The backend is known only at run time;
  * the compiled-in backends are called directly behind a chain of compares on rt->kind that
- * the branch predictor learns at once (engines/CMakeLists.txt builds this file with
- * -fno-jump-tables, so the switch stays compares and direct calls rather than becoming an
- * indirect jump). Measured on the 2-core EPYC VM, this, a jump table and an indirect call
- * through the ops table ran within noise of each other (best of 24 runs of ring/asm-nofpu
- * at 16 fibers: 5.76, 5.85 and 5.87 ns per hop); the indirect call saved about 6
- * instructions per hop, the direct calls follow the project's rule for timed paths.
- * ASan builds always take sw_jump, which carries the fiber annotations ASan needs.
+ * the branch predictor learns at once. ASan builds always take sw_jump, which carries the
+ * fiber annotations ASan needs.
+ *
+ * Code generation (engines/CMakeLists.txt builds this file with two flags, both measured on
+ * the 2-core EPYC VM, ring/asm-nofpu at 16 fibers, interleaved runs):
+ *  - -fno-jump-tables keeps the switch below as compares and direct calls instead of an
+ *    indirect jump. Against a jump table and against an indirect call through the ops table
+ *    it ran within noise (best of 24: 5.76, 5.85, 5.87 ns per hop); the indirect call even
+ *    saves about 6 instructions, but direct calls are the project's rule for timed paths.
+ *  - -fno-tree-slp-vectorize: GCC merged the ring hop's two adjacent pointer stores
+ *    (rt->current, rt->head) into one 16-byte SSE store built with movq/movhps; the next hop
+ *    loads those fields back as 8-byte words, and that cost a quarter of the hop (median
+ *    5.23 -> 4.26 ns, star unchanged at 8.4 ns, same instruction count).
  */
 static inline void switch_to(fb_runtime *rt, sw_ctx *from, sw_ctx *to)
 {
