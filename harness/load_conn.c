@@ -226,6 +226,12 @@ static void slot_open(struct worker *w, struct slot *s, int64_t now)
         slot_fail(w, s, LD_ERR_ADDR_UNAVAILABLE, now);
         return;
     }
+    int rc = connect(fd, (const struct sockaddr *)&cfg->addr, cfg->addrlen);
+    if (rc < 0 && errno != EINPROGRESS) {
+        slot_fail(w, s, connect_errno_kind(errno), now);
+        return;
+    }
+    /* Registered once, after connect(), for both directions: no epoll_ctl per request. */
     struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, .data.ptr = s};
     if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
         slot_fail(w, s, LD_ERR_IO, now);
@@ -234,21 +240,23 @@ static void slot_open(struct worker *w, struct slot *s, int64_t now)
     s->state = S_CONNECTING;
     w->connecting++;
     s->deadline = now + secs_ns(cfg->connect_timeout);
-    if (connect(fd, (const struct sockaddr *)&cfg->addr, cfg->addrlen) == 0)
-        connected(w, s, now);
-    else if (errno != EINPROGRESS)
-        slot_fail(w, s, connect_errno_kind(errno), now);
+    if (rc == 0) connected(w, s, now);
 }
 
-static void finish_connect(struct worker *w, struct slot *s, int64_t now)
+/*
+ * A connect that succeeded is signalled by EPOLLOUT alone; only a failure (EPOLLERR/EPOLLHUP)
+ * needs SO_ERROR to tell refused from timed out, which saves a syscall per churned connection.
+ */
+static void finish_connect(struct worker *w, struct slot *s, uint32_t ev, int64_t now)
 {
+    if (!(ev & (EPOLLERR | EPOLLHUP))) {
+        connected(w, s, now);
+        return;
+    }
     int err = 0;
     socklen_t len = sizeof(err);
-    if (getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0) err = errno;
-    if (err)
-        slot_fail(w, s, connect_errno_kind(err), now);
-    else
-        connected(w, s, now);
+    if (getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0 || err == 0) err = errno;
+    slot_fail(w, s, connect_errno_kind(err), now);
 }
 
 static void mark_request(struct worker *w, struct slot *s, int64_t now, int64_t due)
@@ -383,7 +391,7 @@ static void on_event(struct worker *w, struct slot *s, uint32_t ev, int64_t now)
 {
     if (s->fd < 0) return;
     if (s->state == S_CONNECTING) {
-        finish_connect(w, s, now);
+        finish_connect(w, s, ev, now);
         return;
     }
     if (ev & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) recv_some(w, s, now);
