@@ -49,8 +49,8 @@ PRESETS = {
         "sweep": ["--levels", "1,10,100,1000", "--duration", "1", "--warmup", "0.5"],
         "maxconns": ["--levels", "19900", "--duration", "3", "--rate", "1000"],
         "threads": ["--rounds", "1", "--duration", "2"],
-        "estimate_s": {"switch": 90, "icount": 15, "props": 10, "engines": 60, "sweep": 180,
-                       "maxconns": 25, "threads": 20, "report": 30},
+        "estimate_s": {"switch": 20, "icount": 10, "props": 5, "engines": 25, "sweep": 90,
+                       "maxconns": 10, "threads": 10, "report": 20},
     },
     "full": {
         "switch": {"filter": "", "min_time": 0.1, "repetitions": 5},
@@ -59,8 +59,8 @@ PRESETS = {
         "maxconns": ["--levels", "1000,5000,10000,15000,19900", "--duration", "5",
                      "--rate", "2000"],
         "threads": ["--rounds", "3", "--duration", "4"],
-        "estimate_s": {"switch": 420, "icount": 15, "props": 10, "engines": 300, "sweep": 900,
-                       "maxconns": 90, "threads": 90, "report": 40},
+        "estimate_s": {"switch": 80, "icount": 10, "props": 5, "engines": 240, "sweep": 840,
+                       "maxconns": 60, "threads": 60, "report": 30},
     },
 }
 

@@ -162,6 +162,9 @@ def star_ring(run, fig):
                 label=f"{policy} / {backend}", ms=4)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
+    counts = sorted({p[0] for pts in series.values() for p in pts})
+    ax.set_xticks(counts)
+    ax.set_xticklabels([str(c) for c in counts])
     ax.set_xlabel("fibers in the run queue (log scale)")
     ax.set_ylabel("time per hop (ns, CPU time, log scale)")
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
@@ -195,6 +198,9 @@ def sweep_panels(run, fig, value, ylabel, pycon):
                 v = value(p)
                 if v is not None:
                     ax.plot(p["conns"], v, "x", color="k", ms=8)
+        if any(D.point_errors(p) for p in (sweep or {}).get("points", [])
+               if p.get("mode") == mode and p.get("status") == "ok"):
+            ax.plot([], [], "x", color="k", ms=8, label="point with errors")
         skipped = D.sweep_not_run(sweep, mode)
         if skipped:
             notes.append(f"{mode}: not run: " + ", ".join(
@@ -322,7 +328,7 @@ def rss_per_conn(run, fig):
     ax.set_yscale("log")
     ax.set_xlabel("concurrent persistent connections (log scale)")
     ax.set_ylabel("resident memory per connection (KiB, log scale)")
-    ax.legend(fontsize=7, loc="center right")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     grid(ax)
     return ("(peak VmRSS during the load - VmRSS before) / connections; fork sums VmRSS over "
             "its children, which counts shared pages once per child")

@@ -434,6 +434,10 @@ def verdict_c11(run):
     lines.append(f"- with 2 threads the server and the load together used {busy:.2f} of "
                  f"{cores} cores" + (": the machine was full, so no scaling can show"
                                       if full else ""))
+    if not full:
+        lines.append("- caution: server and load left part of the machine idle, so other jobs "
+                     "competed for the CPUs during this run; a process with two threads gets a "
+                     "larger share of a contended machine, which inflates this ratio")
     if r >= 1.3:
         v = HOLDS
     elif (full and no_cost) or r >= 1.05:
