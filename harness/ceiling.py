@@ -130,6 +130,10 @@ def main(argv=None):
     info = meta.collect(meta.REPO_ROOT, a.build_dir, pinning)
     run_dir = Path(a.run_dir) if a.run_dir else meta.new_run_dir(a.out, info)
     run_dir.mkdir(parents=True, exist_ok=True)
+    if (run_dir / "ceiling.json").exists():
+        print(f"ceiling: {run_dir / 'ceiling.json'} exists; refusing to overwrite it",
+              file=sys.stderr)
+        return 2
     with open(run_dir / "ceiling.server.stderr", "w") as log:
         closed = closed_loop(a, log)
         top = max(r["requests_per_sec"] or 0 for r in closed)

@@ -8,6 +8,7 @@ import argparse
 import json
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -98,6 +99,27 @@ def case_stand_in(a):
         check(perf["status"] == "ok" or perf["reason"], f"{where}: perf counted or why not")
         if perf["status"] == "ok":
             check("task-clock" in perf["events"], f"{where}: perf task-clock present", perf)
+
+
+def case_ceiling_stand_in(a):
+    ceiling = SWEEP.with_name("ceiling.py")
+    Path(a.out).mkdir(parents=True, exist_ok=True)
+    run_dir = Path(tempfile.mkdtemp(prefix="ceiling-", dir=a.out))
+    p = subprocess.run([PY, str(ceiling), "--server", a.server, "--load", a.load,
+                        "--build-dir", str(Path(a.load).parent.parent), "--duration", "0.3",
+                        "--warmup", "0.1", "--conns", "1,4", "--rate-conns", "4",
+                        "--shares", "0.1,0.2", "--run-dir", str(run_dir)],
+                       capture_output=True, text=True, timeout=60)
+    print(p.stdout, end="")
+    check(p.returncode == 0, "ceiling.py exits 0", p.stderr)
+    data = json.loads((run_dir / "ceiling.json").read_text())
+    check(len(data["closed_loop"]) == 2 and len(data["open_loop"]) == 2, "every run recorded")
+    for row in data["closed_loop"]:
+        check(row["requests_per_sec"] > 0 and row["load_cores"] > 0, "closed loop measured", row)
+    for row in data["open_loop"]:
+        check(isinstance(row["sustained"], bool) and row["send_lag_p99_us"] is not None,
+              "open loop judged", row)
+    check("meta" in data and "sustained_rule" in data["config"], "meta and rule recorded")
 
 
 def main():
