@@ -377,7 +377,10 @@ int fb_run(fb_runtime *rt)
             if (poll_now(rt, -1) < 0) return -1;
             continue;
         }
-        rt->pass_left--;
+        /* In ring mode the fibers count a pass down themselves (each hop); the scheduler
+         * starting the first one is no hop, else the last fiber woken by a poll would wait
+         * for the next poll. In star mode every hop comes through here. */
+        if (rt->policy == FB_STAR) rt->pass_left--;
         rt->current = f;
         switch_to(rt, &rt->sched, &f->ctx);
         fiber *back = rt->current; /* in ring mode not necessarily f */
