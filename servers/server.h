@@ -108,6 +108,8 @@ static inline void srv_add(srv_counter *c, uint64_t n)
 /* Leave the common "fiber-only flags" check to one place. */
 int srv_check_no_fiber_flags(const struct srv_options *opt, char *why, size_t len);
 int srv_check_single_thread(const struct srv_options *opt, char *why, size_t len);
+/* Models that choose no stack size (fork, libevent, epoll) refuse --stack-size. */
+int srv_check_no_stack_size(const struct srv_options *opt, char *why, size_t len);
 
 /*
  * Accepting. An acceptor wraps one non-blocking listener and handles what every model must:

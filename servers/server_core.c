@@ -66,6 +66,15 @@ int srv_check_single_thread(const struct srv_options *opt, char *why, size_t len
     return 0;
 }
 
+int srv_check_no_stack_size(const struct srv_options *opt, char *why, size_t len)
+{
+    if (opt->stack_size) {
+        snprintf(why, len, "--stack-size applies only to --model thread or fiber");
+        return -1;
+    }
+    return 0;
+}
+
 void srv_stop(struct srv_server *srv)
 {
     if (atomic_exchange(&srv->stopping, true)) return;

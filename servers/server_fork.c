@@ -187,11 +187,7 @@ static int fork_check(const struct srv_options *o, char *why, size_t len)
 {
     if (srv_check_no_fiber_flags(o, why, len) < 0 || srv_check_single_thread(o, why, len) < 0)
         return -1;
-    if (o->stack_size) {
-        snprintf(why, len, "--stack-size applies only to --model thread or fiber");
-        return -1;
-    }
-    return 0;
+    return srv_check_no_stack_size(o, why, len);
 }
 
 const struct srv_model srv_model_fork = {.name = "fork", .check = fork_check, .run = fork_run};

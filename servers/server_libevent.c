@@ -213,11 +213,7 @@ static int libevent_run(struct srv_server *srv)
 static int libevent_check(const struct srv_options *o, char *why, size_t len)
 {
     if (srv_check_no_fiber_flags(o, why, len) < 0) return -1;
-    if (o->stack_size) {
-        snprintf(why, len, "--stack-size applies only to --model thread or fiber");
-        return -1;
-    }
-    return 0;
+    return srv_check_no_stack_size(o, why, len);
 }
 
 const struct srv_model srv_model_libevent = {
