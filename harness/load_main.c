@@ -255,11 +255,14 @@ static void plan_processes(struct ld_config *c)
     uint64_t budget = rl.rlim_cur > FD_MARGIN + 1 ? rl.rlim_cur - FD_MARGIN : 1;
     unsigned need = (unsigned)((c->conns + budget - 1) / budget);
     if (c->procs == 0) c->procs = need;
-    if (c->procs > MAX_PROCS || c->procs < need) {
-        char why[160];
-        snprintf(why, sizeof(why), "%u connections need %u processes of %llu fds each (limit %d)",
-                 c->conns, need, (unsigned long long)budget, MAX_PROCS);
-        bad("%s; --procs %s is not possible", why, c->procs > MAX_PROCS ? "above 64" : "too low");
+    if (need > MAX_PROCS || c->procs < need) {
+        char why[200];
+        snprintf(why, sizeof(why),
+                 "%u connections need at least %u processes of %llu fds each (RLIMIT_NOFILE %llu), "
+                 "and --procs must be from that to %d",
+                 c->conns, need, (unsigned long long)budget, (unsigned long long)rl.rlim_cur,
+                 MAX_PROCS);
+        bad("%s%s", why, "");
     }
     if (c->procs > c->conns) c->procs = c->conns;
     if (c->threads > (c->conns + c->procs - 1) / c->procs)
