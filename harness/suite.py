@@ -30,6 +30,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -74,6 +75,29 @@ def loadavg():
         return [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]]
     except (OSError, ValueError):
         return None
+
+
+class LoadSampler(threading.Thread):
+    """Samples the 1-minute load average every few seconds while the suite runs, so the
+    report can say how busy the machine was during the measurements, not only between them."""
+
+    def __init__(self, every=5.0):
+        super().__init__(daemon=True)
+        self.every, self.samples, self.stop = every, [], threading.Event()
+
+    def run(self):
+        while not self.stop.is_set():
+            la = loadavg()
+            if la:
+                self.samples.append(la[0])
+            self.stop.wait(self.every)
+
+    def summary(self):
+        if not self.samples:
+            return None
+        return {"every_s": self.every, "samples": len(self.samples),
+                "max_1min": max(self.samples),
+                "mean_1min": round(sum(self.samples) / len(self.samples), 2)}
 
 
 def write_json(path, data):
@@ -284,10 +308,13 @@ def main(argv=None):
               "presets": {k: v for k, v in PRESETS[a.preset].items() if k != "estimate_s"},
               "loadavg_start": loadavg(), "steps": {}}
     started = time.monotonic()
+    sampler = LoadSampler()
+    sampler.start()
     with tempfile.TemporaryDirectory(prefix="suite-") as tmp:
         ctx = Ctx(a, run_dir, tmp)
         record["meta"] = ctx.meta()
         for i, s in enumerate(steps, 1):
+            record["loadavg_during"] = sampler.summary()
             if s == "report":  # the report reads suite.json: finish the record first
                 record["loadavg_end"] = loadavg()
                 record["seconds"] = round(time.monotonic() - started, 1)
@@ -307,6 +334,7 @@ def main(argv=None):
                 record["loadavg_end"] = loadavg()
                 record["seconds"] = round(time.monotonic() - started, 1)
                 write_json(run_dir / "suite.json", record)
+    sampler.stop.set()
     write_json(run_dir / "suite.json", record)
     say(f"done in {fmt(time.monotonic() - started)}; load average at start "
         f"{record['loadavg_start']}, at end {record['loadavg_end']}")

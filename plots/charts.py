@@ -90,7 +90,8 @@ def switch_cost(run, fig):
     ax.barh(list(y), values, color=[s[2] for s in shown])
     for i, v in enumerate(values):
         if v:
-            ax.text(v * 1.08, i, f"{v:.3g} ns", va="center", fontsize=8)
+            ax.text(v * 1.08, i, f"{v:.3g} ns" if v < 1000 else f"{v / 1000:.3g} us",
+                    va="center", fontsize=8)
     ax.set_yticks(list(y))
     ax.set_yticklabels(labels, fontsize=8)
     ax.invert_yaxis()

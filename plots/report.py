@@ -548,6 +548,15 @@ def machine_section(run):
         "and max-connections runs; switch-bench unpinned except its kernel rows",
     ]
     steps = suite.get("steps") or {}
+    during = suite.get("loadavg_during")
+    if during:
+        out.append(f"- 1-minute load average sampled every {during['every_s']:.0f} s during the "
+                   f"run: mean {during['mean_1min']:.1f}, highest {during['max_1min']:.1f} "
+                   f"({m.get('cores')} cores)")
+    if any(v.get("loadavg_after") for v in steps.values()):
+        out.append("- load average (1/5/15 min) after each step: " + "; ".join(
+            f"{k} " + "/".join(f"{x:.1f}" for x in v["loadavg_after"])
+            for k, v in steps.items() if v.get("loadavg_after")))
     if steps:
         out.append("- steps: " + ", ".join(f"{k} {v['status']} ({v['seconds']:.0f} s)"
                                            for k, v in steps.items()))
