@@ -258,7 +258,8 @@ def engines(run, fig):
         ax.bar(x, [v or 0 for v in vals], color=cols)
         ax.bar([0], [0], color="0.6", label="median (bar)")
         for i, e in enumerate(names):
-            raw = [r.get(key) for r in eng.get("runs", []) if r.get("engine") == e and r.get("kind") == kind]
+            raw = [r.get(key) for r in eng.get("runs", [])
+                   if r.get("engine") == e and r.get("kind") == kind]
             raw = [v for v in raw if v is not None]
             if raw:
                 ax.plot([i] * len(raw), raw, "k.", ms=4,
@@ -342,7 +343,8 @@ def epoll_ctl_share(run, fig):
     ax = fig.add_subplot(111)
     prof = (run.get("engines") or {}).get("profile") or []
     prof = list(prof.values()) if isinstance(prof, dict) else prof
-    profiles = [p for p in prof if isinstance(p, dict) and p.get("samples") and p.get("epoll_ctl_share") is not None]
+    profiles = [p for p in prof if isinstance(p, dict) and p.get("samples")
+                and p.get("epoll_ctl_share") is not None]
     if not profiles:
         why = run.why("engines") if not run.get("engines") else "no perf profile recorded"
         not_run(ax, why)

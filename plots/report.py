@@ -339,12 +339,15 @@ def verdict_c7(run):
 
 def verdict_c8(run):
     rule = ("holds when a thread-per-connection server's resident memory per connection, at "
-            "its largest persistent level >= 100, is <= 1 MiB (an 8 MiB stack is virtual, only "
-            "touched pages count); does not hold when it is >= 4 MiB; holds partly between")
+            "its largest error-free persistent level >= 100, is <= 1 MiB (an 8 MiB stack is "
+            "virtual, only touched pages count); does not hold when it is >= 4 MiB; holds "
+            "partly between")
     per = {}
     for model in D.MODEL_ORDER:
         pts = [p for p in ok_points(run, model, "pingpong") if p["conns"] >= 100
                and (p.get("rss") or {}).get("per_conn_kb") is not None]
+        # A point with errors may not have held every connection at once: prefer clean ones.
+        pts = [p for p in pts if not D.point_errors(p)] or pts
         if pts:
             per[model] = (pts[-1]["conns"], pts[-1]["rss"]["per_conn_kb"],
                           pts[-1]["rss"].get("pss_per_conn_kb"))
@@ -391,7 +394,7 @@ def verdict_c10(run):
     proj = mc.get("target_projection") or []
     if proj:
         lines.append(f"- what {target} connections would need: " + "; ".join(
-            f"{r['resource']} {r['needed']} of {fmt(r['available'], 'd') if isinstance(r['available'], int) else r['available']}"
+            f"{r['resource']} {r['needed']} of {r['available']}"
             + (" (binds)" if r["binds"] else "") for r in proj))
     held = mc.get("max_held")
     nums = {"connections held by one process": (held, float(target))} if held else {}
