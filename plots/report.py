@@ -291,6 +291,10 @@ def fails_at(p, peak):
         return "not run: " + p.get("reason", "")
     if p.get("status") != "ok" or not p.get("load"):
         return "failed: " + p.get("reason", "")
+    held = (p.get("server") or {}).get("max_concurrent")
+    if held is not None and held < 0.9 * p["conns"]:
+        return (f"the server held at most {held} of {p['conns']} connections at once; "
+                f"{D.point_errors(p)} errors")
     if D.point_errors(p):
         return f"{D.point_errors(p)} errors"
     if rps(p) < 0.5 * peak:
@@ -302,8 +306,9 @@ def fails_at(p, peak):
 
 def verdict_c7(run):
     rule = ("three sub-claims on the persistent-connection sweep: thread fails at its highest "
-            "level >= 5000, fork fails there ('fails': errors, not runnable on this machine, "
-            "throughput < half its own peak, or p99 > 1 s), and thread's best figure past 1000 "
+            "level >= 5000, fork fails there ('fails': the server never held 90% of the "
+            "connections at once, errors, not runnable on this machine, throughput < half its "
+            "own peak, or p99 > 1 s), and thread's best figure past 1000 "
             "connections is < half its best up to 1000. All three -> holds, some -> holds "
             "partly, none -> does not hold; not run when no level >= 5000 was tried")
     if not run.get("sweep"):

@@ -90,6 +90,11 @@ class Verdicts(unittest.TestCase):
         good = [S.point("thread", "pingpong", 10000, 39000),
                 S.point("fork", "pingpong", 10000, 3000)]
         self.assertEqual(self.verdict(R.verdict_c7, sweep=S.sweep(extra=good)), R.NOT)
+        unheld = [dict(S.point("thread", "pingpong", 10000, 39000),
+                       server={"max_concurrent": 3500}),
+                  dict(S.point("fork", "pingpong", 10000, 3000),
+                       server={"max_concurrent": 10000})]
+        self.assertEqual(self.verdict(R.verdict_c7, sweep=S.sweep(extra=unheld)), R.PARTLY)
         half = [S.point("thread", "pingpong", 10000, 39000),
                 S.point("fork", "pingpong", 10000, 3000, errors=5)]
         self.assertEqual(self.verdict(R.verdict_c7, sweep=S.sweep(extra=half)), R.PARTLY)
