@@ -558,7 +558,8 @@ def machine_section(run):
         f"- run: preset `{suite.get('preset', '?')}`, started {m.get('date')}, "
         f"{fmt((suite.get('seconds') or 0) / 60, '.1f')} min; load average (1/5/15 min) "
         f"at start {suite.get('loadavg_start')}, at end {suite.get('loadavg_end')} "
-        "(other jobs shared the 2 CPUs during this run when these exceed ~1)",
+        f"(a server and its load keep about 2 runnable; figures well above that mean other "
+        f"jobs competed for the {m.get('cores')} CPUs)",
         "- pinning: servers on CPU 0 and echo-load on CPU 1 for the engine comparison, sweep "
         "and max-connections runs; switch-bench unpinned except its kernel rows",
     ]
