@@ -171,15 +171,28 @@ static uint64_t total_errors(const struct ld_result *r)
     return n;
 }
 
+/*
+ * Saturated: one worker used its whole core, or all workers together used every CPU echo-load
+ * may run on (several threads pinned to one CPU never show a busy worker on their own).
+ */
+static bool saturated(const struct ld_result *r)
+{
+    cpu_set_t set;
+    int cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 0;
+    double usable = cpus > 0 && (unsigned)cpus < r->workers ? (double)cpus : (double)r->workers;
+    return r->max_thread_core >= SATURATED_CORE ||
+           (usable > 0 && cores_used(r) >= SATURATED_CORE * usable);
+}
+
 /* Warnings shared by both reports; returns how many were written into w. */
 static int warnings(const struct ld_config *c, const struct ld_result *r, char w[][256])
 {
     int n = 0;
-    if (r->max_thread_core >= SATURATED_CORE)
+    if (saturated(r))
         snprintf(w[n++], 256,
-                 "echo-load saturated a core (busiest worker used %.2f of a core): these figures "
-                 "may measure the load generator, not the server; add --threads or a CPU",
-                 r->max_thread_core);
+                 "echo-load saturated its CPU (%.2f cores used, busiest worker %.2f of a core): "
+                 "these figures may measure the load generator, not the server",
+                 cores_used(r), r->max_thread_core);
     if (c->rate > 0 && c->duration > 0 && rps(r) < 0.95 * c->rate)
         snprintf(w[n++], 256,
                  "achieved %.0f of the %.0f requests/s asked: the schedule fell behind, and "
@@ -357,7 +370,7 @@ void ld_report_json(const struct ld_config *c, const struct ld_result *r)
     printf(",\"cpu\":{\"user_s\":%.4f,\"sys_s\":%.4f,\"cores_used\":%.4f,"
            "\"busiest_worker_core\":%.4f,\"workers\":%u,\"saturated\":%s},",
            r->cpu_user, r->cpu_sys, cores_used(r), r->max_thread_core, r->workers,
-           r->max_thread_core >= SATURATED_CORE ? "true" : "false");
+           saturated(r) ? "true" : "false");
     char w[5][256];
     int nw = warnings(c, r, w);
     printf("\"warnings\":[");

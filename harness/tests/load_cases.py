@@ -88,7 +88,7 @@ def expect_clean(report, rc):
     check(order == sorted(order) and order[0] > 0, "percentiles ordered and positive", order)
     cpu = report["cpu"]
     check(0 < cpu["cores_used"] <= cpu["workers"] + 0.1, "CPU use within the workers", cpu)
-    check(cpu["saturated"] == (cpu["busiest_worker_core"] >= 0.95), "saturation flag", cpu)
+    check(cpu["saturated"] or cpu["busiest_worker_core"] < 0.95, "saturation flag", cpu)
     check(cpu["saturated"] == any("saturated" in w for w in report["warnings"]),
           "a saturated core is warned about", report["warnings"])
 
