@@ -167,6 +167,22 @@ static double seconds(struct timeval a, struct timeval b)
  * child's peak (RUSAGE_CHILDREN), so it is printed on its own, not summed: summing resident
  * memory over live children needs sampling /proc from outside, which the harness does.
  */
+/*
+ * The peak resident memory of this process image, from VmHWM. getrusage's ru_maxrss is no
+ * good for that: Linux carries it across exec, so a server started by a large parent (the
+ * Python sweep driver) would report the parent's peak. Falls back to ru_maxrss without /proc.
+ */
+static long peak_rss_kb(long fallback)
+{
+    FILE *st = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = fallback;
+    while (st && fgets(line, sizeof line, st))
+        if (sscanf(line, "VmHWM: %ld kB", &kb) == 1) break;
+    if (st) fclose(st);
+    return kb;
+}
+
 static void print_rusage(FILE *f, bool children)
 {
     struct rusage self, kids;
@@ -176,7 +192,7 @@ static void print_rusage(FILE *f, bool children)
             self.ru_nvcsw + kids.ru_nvcsw, self.ru_nivcsw + kids.ru_nivcsw);
     fprintf(f, "\"cpu_user_s\":%.3f,\"cpu_sys_s\":%.3f,", seconds(self.ru_utime, kids.ru_utime),
             seconds(self.ru_stime, kids.ru_stime));
-    fprintf(f, "\"rss_max_kb\":%ld,", self.ru_maxrss);
+    fprintf(f, "\"rss_max_kb\":%ld,", peak_rss_kb(self.ru_maxrss));
     if (children)
         fprintf(f, "\"rss_max_kb_largest_child\":%ld}\n", kids.ru_maxrss);
     else
