@@ -60,7 +60,10 @@ def cpu_model():
 
 
 def git_sha(root=REPO_ROOT):
-    """SWITCHYARD_GIT_SHA wins (CI sets it); otherwise ask git; 'unknown' outside a checkout."""
+    """SWITCHYARD_GIT_SHA wins (CI sets it); otherwise ask git; 'unknown' outside a checkout.
+
+    Changes under results/ do not make the tree dirty: they are this run's own output (a
+    reference run replaces the committed results/reference/ as it goes)."""
     env = os.environ.get("SWITCHYARD_GIT_SHA")
     if env:
         return env, None
@@ -68,7 +71,7 @@ def git_sha(root=REPO_ROOT):
         sha = subprocess.run(["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"],
                              capture_output=True, text=True, timeout=10).stdout.strip()
         dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain",
-                                "--untracked-files=no"],
+                                "--untracked-files=no", "--", ".", ":(exclude)results"],
                                capture_output=True, text=True, timeout=10).stdout.strip()
     except (OSError, subprocess.TimeoutExpired):
         return "unknown", None
