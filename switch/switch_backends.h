@@ -64,8 +64,8 @@ static inline void sw_fcontext_jump(sw_ctx *from, sw_ctx *to)
                      :
                      : "rcx", "r8", "r9", "r10", "r11", "memory", "cc", "xmm0", "xmm1", "xmm2",
                        "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11",
-                       "xmm12", "xmm13", "xmm14", "xmm15", "st", "st(1)", "st(2)", "st(3)",
-                       "st(4)", "st(5)", "st(6)", "st(7)");
+                       "xmm12", "xmm13", "xmm14", "xmm15", "st", "st(1)", "st(2)", "st(3)", "st(4)",
+                       "st(5)", "st(6)", "st(7)");
     ((sw_ctx *)data)->sp = fctx;
 }
 #endif
