@@ -113,8 +113,9 @@ static bool inject(struct server *s, struct conn *c, uint8_t *buf, size_t *n, in
     }
     if (s->at < c->off || s->at >= c->off + *n) return true;
     size_t i = (size_t)(s->at - c->off);
-    if (s->fault == F_SWAP && i + 1 >= *n)
-        return true; /* needs both bytes in one chunk; another connection will do */
+    if (s->fault == F_SWAP && (i + 1 >= *n || buf[i] == buf[i + 1]))
+        return true; /* needs two different bytes in one chunk (swapping equal bytes changes
+                        nothing); another connection will do */
     s->fault_done = true;
     switch (s->fault) {
     case F_FLIP:
