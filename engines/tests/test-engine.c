@@ -1,6 +1,7 @@
 /* test-engine.c - each event engine alone (no fibers): delivery, counts, no spin, fd reuse. */
 #define _GNU_SOURCE
 #include "engine.h"
+#include "check.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -14,20 +15,6 @@
 #include <unistd.h>
 
 /* usage: test-engine CASE ENGINE; one CTest test per combination, each its own process. */
-
-#define ASSERT_CMP(a, op, b)                                                                       \
-    do {                                                                                           \
-        long long a_ = (long long)(a), b_ = (long long)(b);                                        \
-        if (!(a_ op b_)) {                                                                         \
-            fprintf(stderr, "%s:%d: ASSERT(%s %s %s) failed: %lld vs %lld\n", __FILE__, __LINE__,  \
-                    #a, #op, #b, a_, b_);                                                          \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
-#define ASSERT_EQ(a, b) ASSERT_CMP(a, ==, b)
-#define ASSERT_LE(a, b) ASSERT_CMP(a, <=, b)
-#define ASSERT_GE(a, b) ASSERT_CMP(a, >=, b)
-#define ASSERT_TRUE(c)  ASSERT_EQ(!!(c), 1)
 
 static const eng_ops *ops;
 static void *eng;

@@ -1,6 +1,7 @@
 /* test-io.c - the fiber IO conformance matrix: every case for every engine and scheduler. */
 #define _GNU_SOURCE
 #include "io.h"
+#include "check.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -20,20 +21,6 @@
  * (engines/io/<case>/<engine>/<sched>). The switch backend is asm when compiled in, else
  * ucontext: the cases test IO, not switching. Loopback only, every wait bounded.
  */
-
-#define ASSERT_CMP(a, op, b)                                                                       \
-    do {                                                                                           \
-        long long a_ = (long long)(a), b_ = (long long)(b);                                        \
-        if (!(a_ op b_)) {                                                                         \
-            fprintf(stderr, "%s:%d: ASSERT(%s %s %s) failed: %lld vs %lld\n", __FILE__, __LINE__,  \
-                    #a, #op, #b, a_, b_);                                                          \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
-#define ASSERT_EQ(a, b) ASSERT_CMP(a, ==, b)
-#define ASSERT_LE(a, b) ASSERT_CMP(a, <=, b)
-#define ASSERT_GE(a, b) ASSERT_CMP(a, >=, b)
-#define ASSERT_TRUE(c)  ASSERT_EQ(!!(c), 1)
 
 #define MS ((int64_t)1000000)
 

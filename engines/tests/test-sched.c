@@ -1,6 +1,7 @@
 /* test-sched.c - the fiber scheduler's tests: order, join, exit, switches per hop, churn, poller.
  */
 #include "fiber.h"
+#include "check.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -8,26 +9,6 @@
 #include <string.h>
 
 /* usage: test-sched CASE POLICY BACKEND; one CTest test per combination, each its own process. */
-
-#define ASSERT_EQ(a, b)                                                                            \
-    do {                                                                                           \
-        long long a_ = (long long)(a), b_ = (long long)(b);                                        \
-        if (a_ != b_) {                                                                            \
-            fprintf(stderr, "%s:%d: ASSERT_EQ(%s, %s) failed: %lld != %lld\n", __FILE__, __LINE__, \
-                    #a, #b, a_, b_);                                                               \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
-#define ASSERT_LE(a, b)                                                                            \
-    do {                                                                                           \
-        long long a_ = (long long)(a), b_ = (long long)(b);                                        \
-        if (a_ > b_) {                                                                             \
-            fprintf(stderr, "%s:%d: ASSERT_LE(%s, %s) failed: %lld > %lld\n", __FILE__, __LINE__,  \
-                    #a, #b, a_, b_);                                                               \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
-#define ASSERT_TRUE(c) ASSERT_EQ(!!(c), 1)
 
 static fb_config config;
 
