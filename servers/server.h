@@ -110,6 +110,8 @@ int srv_check_no_fiber_flags(const struct srv_options *opt, char *why, size_t le
 int srv_check_single_thread(const struct srv_options *opt, char *why, size_t len);
 /* Models that choose no stack size (fork, libevent, epoll) refuse --stack-size. */
 int srv_check_no_stack_size(const struct srv_options *opt, char *why, size_t len);
+/* The event-loop models (libevent, epoll): neither fiber flags nor --stack-size. */
+int srv_check_event_loop(const struct srv_options *opt, char *why, size_t len);
 
 /*
  * Accepting. An acceptor wraps one non-blocking listener and handles what every model must:
@@ -135,6 +137,13 @@ int srv_acceptor_init(struct srv_acceptor *a, struct srv_server *srv, int lfd);
 void srv_acceptor_fini(struct srv_acceptor *a);
 /* One accept4(flags | SOCK_CLOEXEC) plus the policy above. */
 enum srv_accept_rc srv_accept(struct srv_acceptor *a, int *fd, int flags);
+/*
+ * For blocking-model acceptors (thread, fork) woken by poll: accept up to `burst` connections,
+ * handing each admitted fd to admit(fd, ctx). Returns the poll timeout to use next: -1, or
+ * SRV_BACKOFF_MS when out of resources.
+ */
+int srv_accept_burst(struct srv_acceptor *a, int burst, void (*admit)(int fd, void *ctx),
+                     void *ctx);
 /*
  * The same policy split in two for models that accept through another call (the fiber
  * model's fiber accept): srv_accept_failed classifies an accept error err (it may shed a

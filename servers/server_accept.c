@@ -143,3 +143,22 @@ enum srv_accept_rc srv_accept(struct srv_acceptor *a, int *fd, int flags)
     *fd = c;
     return SRV_ACCEPT_OK;
 }
+
+int srv_accept_burst(struct srv_acceptor *a, int burst, void (*admit)(int fd, void *ctx), void *ctx)
+{
+    for (int i = 0; i < burst; i++) {
+        int fd;
+        switch (srv_accept(a, &fd, 0)) {
+        case SRV_ACCEPT_OK:
+            admit(fd, ctx);
+            break;
+        case SRV_ACCEPT_SKIP:
+            break;
+        case SRV_ACCEPT_AGAIN:
+            return -1;
+        case SRV_ACCEPT_BACKOFF:
+            return SRV_BACKOFF_MS;
+        }
+    }
+    return -1;
+}

@@ -75,6 +75,12 @@ int srv_check_no_stack_size(const struct srv_options *opt, char *why, size_t len
     return 0;
 }
 
+int srv_check_event_loop(const struct srv_options *opt, char *why, size_t len)
+{
+    if (srv_check_no_fiber_flags(opt, why, len) < 0) return -1;
+    return srv_check_no_stack_size(opt, why, len);
+}
+
 void srv_stop(struct srv_server *srv)
 {
     if (atomic_exchange(&srv->stopping, true)) return;

@@ -338,11 +338,5 @@ static int epoll_run(struct srv_server *srv)
     return rc;
 }
 
-static int epoll_check(const struct srv_options *o, char *why, size_t len)
-{
-    if (srv_check_no_fiber_flags(o, why, len) < 0) return -1;
-    return srv_check_no_stack_size(o, why, len);
-}
-
 const struct srv_model srv_model_epoll = {
-    .name = "epoll", .per_thread_listener = true, .check = epoll_check, .run = epoll_run};
+    .name = "epoll", .per_thread_listener = true, .check = srv_check_event_loop, .run = epoll_run};

@@ -100,23 +100,17 @@ static void spawn(struct srv_server *srv, struct kids *k, int fd, int sfd, struc
     srv_log_once(&logged_fork, "cannot fork: %s; connection closed", strerror(err));
 }
 
-static int accept_burst(struct srv_server *srv, struct srv_acceptor *a, struct kids *k, int sfd)
+struct fork_admit {
+    struct srv_server *srv;
+    struct kids *kids;
+    int sfd;
+    struct srv_acceptor *a;
+};
+
+static void admit(int fd, void *ctx)
 {
-    for (int i = 0; i < ACCEPT_BURST; i++) {
-        int fd;
-        switch (srv_accept(a, &fd, 0)) {
-        case SRV_ACCEPT_OK:
-            spawn(srv, k, fd, sfd, a);
-            break;
-        case SRV_ACCEPT_SKIP:
-            break;
-        case SRV_ACCEPT_AGAIN:
-            return -1;
-        case SRV_ACCEPT_BACKOFF:
-            return SRV_BACKOFF_MS;
-        }
-    }
-    return -1;
+    struct fork_admit *f = ctx;
+    spawn(f->srv, f->kids, fd, f->sfd, f->a);
 }
 
 /* SIGTERM to every child, wait up to TERM_MS for them, then SIGKILL whoever is left. */
@@ -157,7 +151,9 @@ static int serve(struct srv_server *srv, struct srv_acceptor *a, struct kids *k,
             drain_signalfd(sfd);
             reap(srv, k, WNOHANG);
         }
-        timeout = n > 0 && p[0].revents ? accept_burst(srv, a, k, sfd) : -1;
+        timeout = n > 0 && p[0].revents ? srv_accept_burst(a, ACCEPT_BURST, admit,
+                                                           &(struct fork_admit){srv, k, sfd, a})
+                                        : -1;
     }
     return 0;
 }

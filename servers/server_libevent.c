@@ -210,11 +210,7 @@ static int libevent_run(struct srv_server *srv)
     return rc;
 }
 
-static int libevent_check(const struct srv_options *o, char *why, size_t len)
-{
-    if (srv_check_no_fiber_flags(o, why, len) < 0) return -1;
-    return srv_check_no_stack_size(o, why, len);
-}
-
-const struct srv_model srv_model_libevent = {
-    .name = "libevent", .per_thread_listener = true, .check = libevent_check, .run = libevent_run};
+const struct srv_model srv_model_libevent = {.name = "libevent",
+                                             .per_thread_listener = true,
+                                             .check = srv_check_event_loop,
+                                             .run = libevent_run};

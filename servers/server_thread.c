@@ -106,24 +106,15 @@ static void drain(void)
         nanosleep(&(struct timespec){0, 1000000}, NULL);
 }
 
-/* Accept a burst; returns the poll timeout to use next (-1, or SRV_BACKOFF_MS). */
-static int accept_burst(struct srv_server *srv, struct srv_acceptor *a, const pthread_attr_t *at)
+struct thread_admit {
+    struct srv_server *srv;
+    const pthread_attr_t *attr;
+};
+
+static void admit(int fd, void *ctx)
 {
-    for (int i = 0; i < ACCEPT_BURST; i++) {
-        int fd;
-        switch (srv_accept(a, &fd, 0)) {
-        case SRV_ACCEPT_OK:
-            spawn(srv, at, fd);
-            break;
-        case SRV_ACCEPT_SKIP:
-            break;
-        case SRV_ACCEPT_AGAIN:
-            return -1;
-        case SRV_ACCEPT_BACKOFF:
-            return SRV_BACKOFF_MS;
-        }
-    }
-    return -1;
+    struct thread_admit *t = ctx;
+    spawn(t->srv, t->attr, fd);
 }
 
 static int thread_run(struct srv_server *srv)
@@ -150,7 +141,9 @@ static int thread_run(struct srv_server *srv)
             perror("echo-server: poll");
             break;
         }
-        timeout = n > 0 && p[0].revents ? accept_burst(srv, &a, &attr) : -1;
+        timeout = n > 0 && p[0].revents ? srv_accept_burst(&a, ACCEPT_BURST, admit,
+                                                           &(struct thread_admit){srv, &attr})
+                                        : -1;
     }
     pthread_attr_destroy(&attr);
     srv_acceptor_fini(&a);
