@@ -10,15 +10,22 @@
 #include <time.h>
 #include <unistd.h>
 
-extern const eng_ops eng__naive, eng__merged, eng__oneshot, eng__edge;
+extern const eng_ops eng__naive, eng__merged, eng__oneshot, eng__edge, eng__poll, eng__select;
 #ifdef SWITCHYARD_HAVE_LIBEVENT
 extern const eng_ops eng__libevent;
 #endif
+#ifdef SWITCHYARD_HAVE_LIBURING
+extern const eng_ops eng__uring_poll;
+#endif
 
 static const eng_ops *const engines[] = {
-    &eng__naive,    &eng__merged, &eng__oneshot, &eng__edge,
+    &eng__naive,      &eng__merged, &eng__oneshot, &eng__edge,
 #ifdef SWITCHYARD_HAVE_LIBEVENT
     &eng__libevent,
+#endif
+    &eng__poll,       &eng__select,
+#ifdef SWITCHYARD_HAVE_LIBURING
+    &eng__uring_poll,
 #endif
 };
 
@@ -41,7 +48,7 @@ const eng_ops *eng_find(const char *name)
 
 const char *eng_names(void)
 {
-    static char names[128];
+    static char names[256];
     if (!names[0]) {
         size_t used = 0;
         for (size_t i = 0; i < eng_count(); i++)
@@ -141,6 +148,7 @@ int eng__wait(eng__ep *ep, int64_t timeout_ns)
     ep->st.polls++;
     if (!__atomic_load_n(&no_pwait2, __ATOMIC_RELAXED)) {
         struct timespec ts = {timeout_ns / 1000000000, timeout_ns % 1000000000};
+        ep->st.epoll_waits++;
         n = epoll_pwait2(ep->epfd, ep->evs, ENG__BATCH, timeout_ns < 0 ? NULL : &ts, NULL);
         if (n >= 0 || errno != ENOSYS) goto done;
         __atomic_store_n(&no_pwait2, 1, __ATOMIC_RELAXED);
@@ -148,6 +156,7 @@ int eng__wait(eng__ep *ep, int64_t timeout_ns)
     int ms = timeout_ns < 0                             ? -1
              : timeout_ns > (int64_t)1000000 * 86400000 ? 86400000
                                                         : (int)((timeout_ns + 999999) / 1000000);
+    ep->st.epoll_waits++;
     n = epoll_wait(ep->epfd, ep->evs, ENG__BATCH, ms);
 done:
     if (n < 0 && errno == EINTR) return 0;

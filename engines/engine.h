@@ -25,14 +25,20 @@ extern "C" {
  *   oneshot   EPOLLONESHOT: ADD on first use, then one EPOLL_CTL_MOD re-arm per wait;
  *   edge      EPOLLET for in|out|rdhup, registered once per fd and untouched until close;
  *   libevent  each wait is an event_add on a libevent event, deleted after it fires, so that
- *             libevent's change list decides what reaches the kernel.
+ *             libevent's change list decides what reaches the kernel;
+ *   poll      ppoll(2) over every fd that has a waiter, the whole set passed on every call;
+ *   select    pselect(2) over fd bit sets up to the highest waiting fd; fds >= FD_SETSIZE are
+ *             refused (ERANGE): the sets cannot hold them;
+ *   uring-poll  io_uring poll requests (multishot where the kernel has it), armed once per fd
+ *             and direction, submitted in the same io_uring_enter that waits.
  *
  * Rules every engine follows (the conformance tests in engines/tests/ check them):
  *   - want(fd, dir, token): at most one waiter per fd and direction (EBUSY otherwise). The
  *     token must stay valid until it is delivered or cancelled.
  *   - poll delivers each ready waiter's token exactly once and forgets the waiter before it
  *     calls the callback; the callback must not call back into the engine. EPOLLHUP and
- *     EPOLLERR are delivered to every waiter of the fd (ENG_HUP / ENG_ERR in revents).
+ *     EPOLLERR are delivered to every waiter of the fd (ENG_HUP / ENG_ERR in revents; select
+ *     cannot tell them from readiness and wakes the waiters as ready, without the bits).
  *   - fd_closed(fd) must be called BEFORE close(2): it drops every trace of the fd (cached
  *     interest, ready bits, kernel registration), so a new file that gets the same number
  *     inherits nothing (the libdill #129 bug class). The caller has already cancelled or woken
@@ -53,29 +59,50 @@ enum {
     ENG_HUP = 0x10 /* hang-up or peer half-close (EPOLLHUP / EPOLLRDHUP) */
 };
 
-/* How an engine's epoll_ctl counts were obtained. */
+/* How an engine's kernel-call counts were obtained. */
 enum eng_ctl_source {
-    ENG_CTL_SELF,   /* the engine issues epoll_ctl itself and counts every call */
-    ENG_CTL_KERNEL, /* read from the kernel's syscall tracepoint for the engine's thread */
-    ENG_CTL_NONE    /* not counted: the ctl_* figures are meaningless (report null) */
+    ENG_CTL_SELF,   /* the engine makes its system calls itself and counts every one */
+    ENG_CTL_KERNEL, /* read from the kernel's syscall tracepoints for the engine's thread */
+    ENG_CTL_NONE    /* not counted: the kernel-call figures are meaningless (report null) */
 };
 
+/*
+ * Statistics. The first block is the kernel calls the engine makes, in one shape for every
+ * engine (zero for the calls an engine does not use), so tests, the server's JSON and the
+ * report read them alike; each is checked against the kernel's syscall tracepoint (test
+ * engines/io/kernel_calls). The second block is the engine's own bookkeeping.
+ */
 typedef struct eng_stats {
     uint64_t ctl_add, ctl_mod, ctl_del; /* epoll_ctl by operation */
+    uint64_t epoll_waits;               /* epoll_wait / epoll_pwait2 calls */
+    uint64_t scan_calls;                /* ppoll or pselect calls */
+    uint64_t scan_fds;                  /* fds passed to them (select: highest fd + 1) */
+    uint64_t uring_enters;              /* io_uring_enter calls */
+    uint64_t uring_sqes;                /* SQEs the kernel took through them */
     uint64_t waits;                     /* want() calls that parked a waiter */
-    uint64_t polls;                     /* kernel waits (epoll_wait or one libevent loop) */
+    uint64_t polls;                     /* poll() calls of the engine (a kernel wait or not) */
     uint64_t delivered;                 /* tokens handed back */
     uint64_t stray;                     /* events for a direction nobody waited on */
     enum eng_ctl_source ctl_source;
 } eng_stats;
 
+/* Every system call the engine counted: epoll_ctl + epoll_wait + scans + io_uring_enter. */
+static inline uint64_t eng_kernel_calls(const eng_stats *st)
+{
+    return st->ctl_add + st->ctl_mod + st->ctl_del + st->epoll_waits + st->scan_calls +
+           st->uring_enters;
+}
+
 /* Called by poll once per ready waiter. */
 typedef void (*eng_deliver_fn)(void *ctx, void *token, uint32_t revents);
 
 typedef struct eng_ops {
-    const char *name;    /* "naive", "merged", "oneshot", "edge", "libevent" */
+    const char *name;    /* "naive", "merged", "oneshot", "edge", "libevent", "poll", ... */
     const char *summary; /* one line for listings and the README */
-    /* Create an engine instance; NULL with errno on failure. */
+    /* fds numbered fd_limit or more are refused by want (ERANGE); 0: no limit. */
+    int fd_limit;
+    /* Create an engine instance; NULL with errno on failure (io_uring engines: the errno of
+     * io_uring_setup when the kernel or a sandbox refuses it, e.g. ENOSYS or EPERM). */
     void *(*init)(void);
     void (*free)(void *st);
     /* Register a waiter for one direction (ENG_IN or ENG_OUT). Returns 0 when the waiter is
@@ -90,7 +117,8 @@ typedef struct eng_ops {
     /* The fd is about to be closed (see the rules above). */
     void (*fd_closed)(void *st, int fd);
     void (*get_stats)(void *st, eng_stats *out);
-    /* The kernel mechanism underneath: "epoll", or what event_base_get_method reports. */
+    /* The kernel mechanism underneath: "epoll", "poll", "select", "io_uring", or what
+     * event_base_get_method reports. */
     const char *(*method)(void *st);
 } eng_ops;
 

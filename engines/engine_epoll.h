@@ -68,10 +68,11 @@ uint32_t eng__deliver(eng__ep *ep, eng__fd *f, uint32_t ready, eng_deliver_fn fn
 
 void eng__ep_stats(const eng__ep *ep, eng_stats *out);
 
-/* Kernel-side epoll_ctl counting for engines that do not issue the calls themselves
- * (engine_kcount.c): three tracepoint counters filtered by op, for the calling thread. */
+/* Kernel-side epoll_ctl and epoll_wait counting for engines that do not issue the calls
+ * themselves (engine_kcount.c): tracepoint counters for the calling thread. */
+#define ENG__KCOUNT_N 4
 typedef struct eng__kcount {
-    int fd[3]; /* add, mod, del; -1 when not open */
+    int fd[ENG__KCOUNT_N]; /* epoll_ctl add, mod, del, epoll_wait; -1 when not open */
 } eng__kcount;
 
 /* Open the counters; returns 0, or -1 with errno when perf_event_open is unavailable. */

@@ -48,6 +48,10 @@ static void start(size_t stack_size)
     const sw_backend *b = sw_backend_find("asm");
     if (!b) b = sw_backend_find("ucontext");
     io = fb_io_new(engine_name);
+    if (!io && (errno == ENOSYS || errno == EPERM || errno == EACCES)) {
+        printf("not run: %s: the kernel refused it: %s\n", engine_name, strerror(errno));
+        exit(77);
+    }
     if (!io) {
         perror("fb_io_new");
         exit(1);
@@ -657,16 +661,24 @@ static eng_stats pp_run(void)
     return st.engine;
 }
 
-/* The epoll_ctl pattern per wait on a ping-pong (claim C3 and the engines' designs). */
+static void print_kernel_calls(const eng_stats *st)
+{
+    printf("%s: %llu waits, %llu polls; epoll_ctl add %llu mod %llu del %llu, epoll_wait %llu, "
+           "scans %llu (%llu fds), io_uring_enter %llu (%llu SQEs)%s\n",
+           engine_name, (unsigned long long)st->waits, (unsigned long long)st->polls,
+           (unsigned long long)st->ctl_add, (unsigned long long)st->ctl_mod,
+           (unsigned long long)st->ctl_del, (unsigned long long)st->epoll_waits,
+           (unsigned long long)st->scan_calls, (unsigned long long)st->scan_fds,
+           (unsigned long long)st->uring_enters, (unsigned long long)st->uring_sqes,
+           st->ctl_source == ENG_CTL_NONE ? " (not counted)" : "");
+}
+
+/* The kernel-call pattern per wait on a ping-pong (claim C3 and the engines' designs). */
 static void t_ctl_pattern(void)
 {
     eng_stats st = pp_run();
     uint64_t ctl = st.ctl_add + st.ctl_mod + st.ctl_del;
-    printf("%s: %llu waits, epoll_ctl add %llu mod %llu del %llu (%.3f per wait)%s\n", engine_name,
-           (unsigned long long)st.waits, (unsigned long long)st.ctl_add,
-           (unsigned long long)st.ctl_mod, (unsigned long long)st.ctl_del,
-           st.waits ? (double)ctl / (double)st.waits : 0.0,
-           st.ctl_source == ENG_CTL_NONE ? " (not counted)" : "");
+    print_kernel_calls(&st);
     /* Every round trip parks each side at least once. */
     ASSERT_GE(st.waits, PP_CONNS * PP_ROUNDS);
     uint64_t fds = 2 * PP_CONNS + 1;
@@ -682,6 +694,17 @@ static void t_ctl_pattern(void)
         ASSERT_LE(st.ctl_add, fds);
         ASSERT_EQ(st.ctl_add + st.ctl_mod, st.waits); /* one ADD or one MOD per wait */
         ASSERT_LE(st.ctl_del, fds);
+    } else if (!strcmp(engine_name, "poll") || !strcmp(engine_name, "select")) {
+        /* Nothing registered: one scan per poll, blocking or not, each passing >= 1 fd. */
+        ASSERT_EQ(ctl + st.epoll_waits + st.uring_enters, 0);
+        ASSERT_EQ(st.scan_calls, st.polls);
+        ASSERT_GE(st.scan_fds, st.scan_calls);
+    } else if (!strcmp(engine_name, "uring-poll")) {
+        /* Arming is per fd and direction (multishot), removal per fd and direction at close:
+         * SQEs do not grow with the waits. A poll enters the kernel at most once. */
+        ASSERT_EQ(ctl + st.epoll_waits + st.scan_calls, 0);
+        ASSERT_LE(st.uring_sqes, 4 * fds);
+        ASSERT_LE(st.uring_enters, st.polls);
     } else if (st.ctl_source == ENG_CTL_NONE) {
         printf("libevent: epoll_ctl not counted\n");
     } else {
@@ -690,64 +713,102 @@ static void t_ctl_pattern(void)
 }
 
 /*
- * The engine's count against the kernel's: this process re-runs itself as the ping-pong
- * workload under `perf stat -e syscalls:sys_enter_epoll_ctl`, the workload prints its
- * engine's counts, and the two totals must be equal.
+ * The engine's counts against the kernel's: this process re-runs itself as the ping-pong
+ * workload under `perf stat` on the syscall tracepoints of every kernel call an engine may
+ * make (and io_uring's per-request submit tracepoint), the workload prints its engine's
+ * counts, and each family must be equal.
  */
 static void t_ctl_workload(void)
 {
     eng_stats st = pp_run();
-    printf("engine %llu %llu %llu %d\n", (unsigned long long)st.ctl_add,
-           (unsigned long long)st.ctl_mod, (unsigned long long)st.ctl_del, (int)st.ctl_source);
+    printf("engine %llu %llu %llu %llu %llu %llu %llu %d\n",
+           (unsigned long long)(st.ctl_add + st.ctl_mod + st.ctl_del),
+           (unsigned long long)st.epoll_waits, (unsigned long long)st.scan_calls,
+           (unsigned long long)st.uring_enters, (unsigned long long)st.uring_sqes,
+           (unsigned long long)st.scan_fds, (unsigned long long)st.waits, (int)st.ctl_source);
 }
 
-static void t_ctl_kernel(void)
+/* Kernel events, and the family (index into the engine's printed counts) each one adds to. */
+static const struct {
+    const char *event;
+    int family; /* 0 epoll_ctl, 1 epoll waits, 2 scans, 3 io_uring_enter, 4 SQEs */
+} kevents[] = {
+    {"syscalls:sys_enter_epoll_ctl", 0},      {"syscalls:sys_enter_epoll_wait", 1},
+    {"syscalls:sys_enter_epoll_pwait", 1},    {"syscalls:sys_enter_epoll_pwait2", 1},
+    {"syscalls:sys_enter_poll", 2},           {"syscalls:sys_enter_ppoll", 2},
+    {"syscalls:sys_enter_select", 2},         {"syscalls:sys_enter_pselect6", 2},
+    {"syscalls:sys_enter_io_uring_enter", 3}, {"io_uring:io_uring_submit_req", 4},
+};
+enum { NKEV = sizeof kevents / sizeof kevents[0], NFAM = 5 };
+
+static void t_kernel_calls(void)
 {
+    static const char *const fam[NFAM] = {"epoll_ctl", "epoll_wait", "poll/select",
+                                          "io_uring_enter", "SQEs"};
     char perf_out[] = "/tmp/test-io-perf.XXXXXX", work_out[] = "/tmp/test-io-work.XXXXXX";
-    char self[4096];
+    char self[4096], events[1024] = "";
     ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
     ASSERT_GE(sl, 1);
     self[sl] = 0;
+    for (int i = 0; i < NKEV; i++)
+        snprintf(events + strlen(events), sizeof events - strlen(events), "%s%s", i ? "," : "",
+                 kevents[i].event);
     int pf = mkstemp(perf_out), wf = mkstemp(work_out);
     ASSERT_TRUE(pf >= 0 && wf >= 0);
     close(pf);
     pid_t pid = fork();
     if (pid == 0) {
         dup2(wf, 1);
-        execlp("perf", "perf", "stat", "-x,", "-e", "syscalls:sys_enter_epoll_ctl", "-o", perf_out,
-               "--", self, "ctl_workload", engine_name, fb_policy_name(policy), (char *)NULL);
+        execlp("perf", "perf", "stat", "-x,", "-e", events, "-o", perf_out, "--", self,
+               "ctl_workload", engine_name, fb_policy_name(policy), (char *)NULL);
         _exit(127);
     }
     int status;
     ASSERT_EQ(waitpid(pid, &status, 0), pid);
     FILE *w = fopen(work_out, "r"), *p = fopen(perf_out, "r");
-    unsigned long long add = 0, mod = 0, del = 0, kernel = 0;
+    unsigned long long eng[NFAM] = {0}, kern[NFAM] = {0}, fds = 0, waits = 0;
     int source = -1, have_w = 0, have_k = 0;
     char line[512];
     while (w && fgets(line, sizeof line, w))
-        if (sscanf(line, "engine %llu %llu %llu %d", &add, &mod, &del, &source) == 4) have_w = 1;
-    while (p && fgets(line, sizeof line, p))
-        if (strstr(line, "sys_enter_epoll_ctl") && sscanf(line, "%llu,", &kernel) == 1) have_k = 1;
+        if (sscanf(line, "engine %llu %llu %llu %llu %llu %llu %llu %d", &eng[0], &eng[1], &eng[2],
+                   &eng[3], &eng[4], &fds, &waits, &source) == 8)
+            have_w = 1;
+    while (p && fgets(line, sizeof line, p)) {
+        /* value,unit,event,... (the unit is empty for tracepoints) */
+        char *end, *name = strchr(line, ',');
+        unsigned long long v = strtoull(line, &end, 10);
+        if (end == line || !name || !(name = strchr(name + 1, ','))) continue;
+        name++;
+        name[strcspn(name, ",\n")] = 0;
+        for (int i = 0; i < NKEV; i++)
+            if (!strcmp(name, kevents[i].event)) {
+                kern[kevents[i].family] += v;
+                have_k++;
+            }
+    }
     if (w) fclose(w);
     if (p) fclose(p);
     unlink(work_out);
     unlink(perf_out);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) == 127 || !have_k) {
-        printf("not run: perf stat with syscalls:sys_enter_epoll_ctl is unavailable "
-               "(status %d)\n",
-               status);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) == 127 || have_k < NKEV) {
+        printf("not run: perf stat with the syscall and io_uring tracepoints is unavailable "
+               "(status %d, %d of %d events read)\n",
+               status, have_k, NKEV);
         exit(77);
     }
     ASSERT_EQ(WEXITSTATUS(status), 0);
     ASSERT_EQ(have_w, 1);
-    printf("%s: engine counted add %llu mod %llu del %llu = %llu; kernel counted %llu\n",
-           engine_name, add, mod, del, add + mod + del, kernel);
+    for (int f = 0; f < NFAM; f++)
+        printf("%s: %-15s engine %llu, kernel %llu\n", engine_name, fam[f], eng[f], kern[f]);
+    printf("%s: %llu waits, %llu fds passed to scans\n", engine_name, waits, fds);
     if (source == ENG_CTL_NONE) {
-        printf("%s: the engine does not count epoll_ctl itself (not counted)\n", engine_name);
-        ASSERT_GE(kernel, 1);
+        printf("%s: the engine does not count its kernel calls (not counted)\n", engine_name);
+        ASSERT_GE(kern[0] + kern[1], 1);
         return;
     }
-    ASSERT_EQ(add + mod + del, kernel);
+    for (int f = 0; f < NFAM; f++)
+        ASSERT_EQ(eng[f], kern[f]);
+    ASSERT_GE(eng[0] + eng[1] + eng[2] + eng[3], 1); /* a workload that waited in the kernel */
 }
 
 static const struct {
@@ -764,7 +825,7 @@ static const struct {
     {"timeout", t_timeout},
     {"busy", t_busy},
     {"ctl_pattern", t_ctl_pattern},
-    {"ctl_kernel", t_ctl_kernel},
+    {"kernel_calls", t_kernel_calls},
     {"ctl_workload", t_ctl_workload},
 };
 
