@@ -50,14 +50,18 @@ struct srv_stats {
     srv_counter active;        /* connections open now */
     srv_counter max_concurrent;
     srv_counter epoll_add, epoll_mod, epoll_del;
+    /* The event loop's other kernel calls, in the engines' shape (engine.h, eng_stats). */
+    srv_counter epoll_waits, scan_calls, scan_fds, uring_enters, uring_sqes;
     srv_counter switches;
     /*
      * Filled in by the model so the JSON says what really ran. epoll_counted: the model
      * counts every epoll_ctl it makes (false prints null: calls happen inside a library and
-     * are not counted). switches_counted: the model counts fiber switches (false prints
-     * null: no fibers). Strings may stay NULL (printed as null).
+     * are not counted). kcalls_counted: the model counts every call of its event loop
+     * (epoll_ctl and epoll_wait, poll/select, io_uring_enter and SQEs: "kernel_calls" in the
+     * JSON; false prints null). switches_counted: the model counts fiber switches (false
+     * prints null: no fibers). Strings may stay NULL (printed as null).
      */
-    bool epoll_counted, switches_counted;
+    bool epoll_counted, kcalls_counted, switches_counted;
     const char *engine, *switch_name, *sched;
 };
 

@@ -51,7 +51,7 @@ struct loop {
     struct item listener, stopper, ready;
     struct conn conns;
     struct srv_acceptor acc;
-    uint64_t bytes, adds;
+    uint64_t bytes, adds, waits;
     pthread_t th;
     char buf[LOOP_BUF];
 };
@@ -240,6 +240,7 @@ static void run_ready(struct loop *l)
 
 static void loop_iterate(struct loop *l, struct epoll_event *ev)
 {
+    l->waits++;
     int n = epoll_wait(l->epfd, ev, MAX_EVENTS, wait_timeout(l));
     if (n < 0 && errno != EINTR) {
         perror("echo-server: epoll_wait");
@@ -266,6 +267,7 @@ static void loop_fini(struct loop *l)
     if (l->epfd >= 0) close(l->epfd);
     srv_add(&l->srv->stats->bytes, l->bytes);
     srv_add(&l->srv->stats->epoll_add, l->adds);
+    srv_add(&l->srv->stats->epoll_waits, l->waits);
 }
 
 static void loop_prepare(struct loop *l, struct srv_server *srv, int i)
@@ -309,7 +311,7 @@ static int epoll_run(struct srv_server *srv)
     struct loop *loops = calloc((size_t)n, sizeof *loops);
     if (!loops) return -1;
     srv->stats->engine = "epoll-edge";
-    srv->stats->epoll_counted = true;
+    srv->stats->epoll_counted = srv->stats->kcalls_counted = true;
     for (int i = 0; i < n; i++)
         loop_prepare(&loops[i], srv, i);
     for (int i = 0; i < n && rc == 0; i++)

@@ -111,8 +111,22 @@ static void session_main(void *arg)
 
 /* ---- acceptor and stopper -------------------------------------------------------------- */
 
+static atomic_bool logged_fd_limit;
+
 static void spawn_session(struct runtime *r, int fd)
 {
+    int limit = fb_io_engine(r->io)->fd_limit;
+    if (limit && fd >= limit) {
+        /* The engine could never wait on it (select: an fd_set holds FD_SETSIZE bits). */
+        close(fd);
+        srv_add(&r->srv->stats->refused, 1);
+        srv_conn_done(r->srv);
+        srv_log_once(&logged_fd_limit,
+                     "the %s engine cannot wait on fd %d (limit %d, FD_SETSIZE); connections "
+                     "beyond it are closed",
+                     r->engine, fd, limit);
+        return;
+    }
     if (fb_spawn(r->rt, session_main, (void *)(intptr_t)fd)) return;
     int err = errno;
     close(fd);
@@ -200,7 +214,12 @@ static void runtime_finish(struct runtime *r)
         srv_add(&st->epoll_add, is.engine.ctl_add);
         srv_add(&st->epoll_mod, is.engine.ctl_mod);
         srv_add(&st->epoll_del, is.engine.ctl_del);
-        if (is.engine.ctl_source == ENG_CTL_NONE) st->epoll_counted = false;
+        srv_add(&st->epoll_waits, is.engine.epoll_waits);
+        srv_add(&st->scan_calls, is.engine.scan_calls);
+        srv_add(&st->scan_fds, is.engine.scan_fds);
+        srv_add(&st->uring_enters, is.engine.uring_enters);
+        srv_add(&st->uring_sqes, is.engine.uring_sqes);
+        if (is.engine.ctl_source == ENG_CTL_NONE) st->epoll_counted = st->kcalls_counted = false;
         if (r->listen_fd >= 0) fb_close(r->listen_fd);
         fb_io_free(r->io);
     } else if (r->listen_fd >= 0) {
@@ -246,7 +265,7 @@ static int fiber_run(struct srv_server *srv)
     st->engine = o->engine ? o->engine : DEFAULT_ENGINE;
     st->sched = o->sched ? o->sched : fb_policy_name(DEFAULT_SCHED);
     st->switches_counted = true;
-    st->epoll_counted = true; /* until an engine says it cannot count */
+    st->epoll_counted = st->kcalls_counted = true; /* until an engine says it cannot count */
     for (int i = 0; i < n; i++) {
         rs[i] = (struct runtime){
             .srv = srv, .index = i, .engine = st->engine, .listen_fd = -1, .acc.reserve_fd = -1};

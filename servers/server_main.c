@@ -221,6 +221,20 @@ static void print_stats(FILE *f, const struct srv_options *o, struct srv_stats *
                 (unsigned long long)st->epoll_del);
     else
         fputs("\"epoll_ctl\":null,", f);
+    if (st->kcalls_counted) {
+        uint64_t ctl = st->epoll_add + st->epoll_mod + st->epoll_del;
+        uint64_t total = ctl + st->epoll_waits + st->scan_calls + st->uring_enters;
+        fprintf(f,
+                "\"kernel_calls\":{\"epoll_ctl\":%llu,\"epoll_wait\":%llu,\"scan\":%llu,"
+                "\"scan_fds\":%llu,\"io_uring_enter\":%llu,\"io_uring_sqes\":%llu,"
+                "\"total\":%llu},",
+                (unsigned long long)ctl, (unsigned long long)st->epoll_waits,
+                (unsigned long long)st->scan_calls, (unsigned long long)st->scan_fds,
+                (unsigned long long)st->uring_enters, (unsigned long long)st->uring_sqes,
+                (unsigned long long)total);
+    } else {
+        fputs("\"kernel_calls\":null,", f);
+    }
     if (st->switches_counted)
         json_u64(f, "switches", &st->switches);
     else
