@@ -17,9 +17,6 @@ enum { DEFAULT_STACK = 64 * 1024 };
  * its function returned (or it called fb_exit). Running needs no state of its own. */
 enum fb_state { FB_RUNNABLE, FB_PARKED, FB_DONE };
 
-/* Which backend's jump the runtime calls directly; TABLE means through the ops table. */
-enum fb_kind { K_TABLE, K_ASM, K_ASM_NOFPU, K_FCONTEXT, K_SETJMP, K_UCONTEXT };
-
 struct fiber {
     fiber *next; /* run queue, or the runtime's free list of records */
     enum fb_state state;
@@ -41,7 +38,7 @@ struct fb_runtime {
     fiber *head, *tail;
     size_t runnable;   /* fibers in the run queue */
     int64_t pass_left; /* hops until the scheduler polls again (see fb_run) */
-    enum fb_kind kind;
+    enum sw_kind kind; /* which backend's jump switch_to calls directly */
     fb_policy policy;
     fb_stats stats;
     sw_ctx sched; /* the thread's own context, where fb_run's loop runs */
@@ -55,14 +52,14 @@ struct fb_runtime {
 static __thread fb_runtime *tls_rt;
 
 /*
- * Every switch the runtime makes goes through here. The backend is known only at run time;
- * the compiled-in backends are called directly behind a chain of compares on rt->kind that
- * the branch predictor learns at once. ASan builds always take sw_jump, which carries the
- * fiber annotations ASan needs.
+ * Every switch the runtime makes goes through here, and from here through the switch layer's
+ * one jump site (sw_jump_direct): the backend is known only at run time, so the compiled-in
+ * backends are called directly behind a chain of compares on rt->kind that the branch
+ * predictor learns at once.
  *
  * Code generation (engines/CMakeLists.txt builds this file with two flags, both measured on
  * the 2-core EPYC VM, ring/asm-nofpu at 16 fibers, interleaved runs):
- *  - -fno-jump-tables keeps the switch below as compares and direct calls instead of an
+ *  - -fno-jump-tables keeps the dispatch as compares and direct calls instead of an
  *    indirect jump. Against a jump table and against an indirect call through the ops table
  *    it ran within noise (best of 24: 5.76, 5.85, 5.87 ns per hop); the indirect call even
  *    saves about 6 instructions, but direct calls are the project's rule for timed paths.
@@ -74,50 +71,7 @@ static __thread fb_runtime *tls_rt;
 static inline void switch_to(fb_runtime *rt, sw_ctx *from, sw_ctx *to)
 {
     rt->stats.switches++;
-#ifdef SWITCHYARD_ASAN
-    sw_jump(from, to);
-#else
-    switch (rt->kind) {
-#ifdef SWITCHYARD_HAVE_ASM
-    case K_ASM_NOFPU:
-        sw_asm_nofpu_jump(from, to);
-        return;
-    case K_ASM:
-        sw_asm_jump(from, to);
-        return;
-#endif
-#ifdef SWITCHYARD_HAVE_FCONTEXT
-    case K_FCONTEXT:
-        sw_fcontext_jump(from, to);
-        return;
-#endif
-#ifdef SWITCHYARD_HAVE_SETJMP
-    case K_SETJMP:
-        sw_setjmp_jump(from, to);
-        return;
-#endif
-    case K_UCONTEXT:
-        sw_ucontext_jump(from, to);
-        return;
-    default:
-        rt->backend->jump(from, to);
-    }
-#endif
-}
-
-static enum fb_kind kind_of(const sw_backend *b)
-{
-#ifdef SWITCHYARD_HAVE_ASM
-    if (b == &sw_backend_asm) return K_ASM;
-    if (b == &sw_backend_asm_nofpu) return K_ASM_NOFPU;
-#endif
-#ifdef SWITCHYARD_HAVE_FCONTEXT
-    if (b == &sw_backend_fcontext) return K_FCONTEXT;
-#endif
-#ifdef SWITCHYARD_HAVE_SETJMP
-    if (b == &sw_backend_setjmp) return K_SETJMP;
-#endif
-    return b == &sw_backend_ucontext ? K_UCONTEXT : K_TABLE;
+    sw_jump_direct(rt->kind, &rt->backend, from, to);
 }
 
 /* ---- the run queue: an intrusive FIFO through fiber.next ------------------------------ */
@@ -416,7 +370,7 @@ fb_runtime *fb_runtime_new(const fb_config *cfg)
         return NULL;
     }
     rt->backend = cfg->backend;
-    rt->kind = kind_of(cfg->backend);
+    rt->kind = sw_kind_of(cfg->backend);
     rt->policy = cfg->policy;
     rt->poller = cfg->poller;
     rt->pass_left = cfg->poller.poll ? 1 : INT64_MAX;

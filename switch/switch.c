@@ -14,17 +14,11 @@
 #include <sanitizer/common_interface_defs.h>
 #endif
 
+/* The registry's order (switch/CMakeLists.txt): fastest class first. */
 static const sw_backend *const backends[] = {
-#ifdef SWITCHYARD_HAVE_ASM
-    &sw_backend_asm,      &sw_backend_asm_nofpu,
-#endif
-#ifdef SWITCHYARD_HAVE_FCONTEXT
-    &sw_backend_fcontext,
-#endif
-#ifdef SWITCHYARD_HAVE_SETJMP
-    &sw_backend_setjmp,
-#endif
-    &sw_backend_ucontext,
+#define SW__ENTRY(id) &sw_backend_##id,
+    SW_BACKENDS(SW__ENTRY)
+#undef SW__ENTRY
 };
 
 size_t sw_backend_count(void)

@@ -77,7 +77,7 @@ typedef struct sw_props {
  * (e.g. sw_asm_jump) instead of through this table: an indirect call costs about as much as
  * the fastest switch. */
 typedef struct sw_backend {
-    const char *name;    /* "asm", "asm-nofpu", "ucontext", "setjmp", "fcontext" */
+    const char *name;    /* as in its registry line (switch/CMakeLists.txt) */
     const char *summary; /* one line for listings */
     sw_props props;
     /* Turn the calling thread's current execution into a context other contexts can return
@@ -92,12 +92,12 @@ typedef struct sw_backend {
 
 /* ---- backends ------------------------------------------------------------------------ */
 
-/* Compiled-in backends, in a fixed order (fastest class first). */
+/* Compiled-in backends, in the registry's order (switch/CMakeLists.txt: fastest class first). */
 size_t sw_backend_count(void);
 const sw_backend *sw_backend_at(size_t i);
 /* Look a backend up by name; NULL if unknown or not compiled in. */
 const sw_backend *sw_backend_find(const char *name);
-/* "asm, asm-nofpu, ucontext, setjmp, fcontext": the compiled-in names, for error messages. */
+/* The compiled-in names, comma separated, for error messages. */
 const char *sw_backend_names(void);
 
 /* ---- contexts (checked, annotated for ASan; use these outside timed loops) ----------- */
@@ -126,6 +126,17 @@ static inline bool sw_finished(const sw_ctx *ctx)
  * Returns 0, or -1 with errno (ENOMEM also when vm.max_map_count is exhausted). */
 int sw_stack_alloc(sw_stack *st, size_t size);
 void sw_stack_free(sw_stack *st);
+
+/* How contexts get their stacks, declared so the harness reads what exists (switch-info
+ * --list --json) instead of guessing. Today one mode: `guarded`, sw_stack_alloc's stack of
+ * its own per context. */
+typedef struct sw_stack_mode {
+    const char *name;
+    const char *summary;
+    bool shares_stack; /* contexts take turns on one stack, their live parts copied out and in */
+} sw_stack_mode;
+size_t sw_stack_mode_count(void);
+const sw_stack_mode *sw_stack_mode_at(size_t i);
 
 /* Install the process-wide SIGSEGV/SIGBUS handler that recognises faults in guard pages and
  * prints "fiber stack overflow: ..." before aborting, and give the calling thread an

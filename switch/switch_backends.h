@@ -3,72 +3,69 @@
 #define SWITCHYARD_SWITCH_BACKENDS_H
 
 #include "switch.h"
+#include "switch_registry.h" /* SW_BACKENDS(X): generated from switch/CMakeLists.txt */
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#ifdef SWITCHYARD_HAVE_ASM
-extern const sw_backend sw_backend_asm;
-extern const sw_backend sw_backend_asm_nofpu;
-void sw_asm_jump(sw_ctx *from, sw_ctx *to);
-void sw_asm_nofpu_jump(sw_ctx *from, sw_ctx *to);
-#endif
+/* Every compiled-in backend <id> defines its table and its jump (an inline jump, declared in
+ * the header its registry line names, is redeclared here with the same internal linkage). */
+#define SW__DECLARE(id)                                                                            \
+    extern const sw_backend sw_backend_##id;                                                       \
+    void sw_##id##_jump(sw_ctx *from, sw_ctx *to);
+SW_BACKENDS(SW__DECLARE)
+#undef SW__DECLARE
 
-extern const sw_backend sw_backend_ucontext;
-void sw_ucontext_jump(sw_ctx *from, sw_ctx *to);
+/* A backend's place in the registry, for timed code that switches on it; SW_KIND_TABLE is a
+ * backend this build has no direct call for. */
+enum sw_kind {
+    SW_KIND_TABLE,
+#define SW__KIND(id) SW_KIND_##id,
+    SW_BACKENDS(SW__KIND)
+#undef SW__KIND
+};
 
-#ifdef SWITCHYARD_HAVE_SETJMP
-extern const sw_backend sw_backend_setjmp;
-void sw_setjmp_jump(sw_ctx *from, sw_ctx *to);
-#endif
-
-#ifdef SWITCHYARD_HAVE_FCONTEXT
-extern const sw_backend sw_backend_fcontext;
-
-/* Boost.Context's jump, a plain C symbol in libboost_context (Boost 1.74's transfer_t). */
-typedef struct sw__fcontext_transfer {
-    void *fctx;
-    void *data;
-} sw__fcontext_transfer;
-sw__fcontext_transfer jump_fcontext(void *to, void *vp);
+static inline enum sw_kind sw_kind_of(const sw_backend *b)
+{
+#define SW__KIND_OF(id)                                                                            \
+    if (b == &sw_backend_##id) return SW_KIND_##id;
+    SW_BACKENDS(SW__KIND_OF)
+#undef SW__KIND_OF
+    return SW_KIND_TABLE;
+}
 
 /*
- * Inline, unlike the other jumps: the switch happens inside jump_fcontext, which returns
- * into a different context than the one that called it. Wrapped in a function of our own,
- * the wrapper's `ret` would then go to an address the return-stack predictor does not
- * expect, a misprediction on every switch (about 12 instead of 6 ns here) that Boost's own
- * inline C++ wrappers do not pay.
+ * The one jump site of timed code: the fiber runtime calls it with the kind it looked up once,
+ * the benchmark loops with a constant kind (one loop instance per backend), so every switch
+ * either of them makes is a direct call of the backend's jump, and whatever must happen on
+ * every switch is written here once. ASan builds take the checked sw_jump instead, which
+ * carries the fiber annotations ASan needs.
  *
- * jump_fcontext also resumes the other side with an indirect `jmp`, so a plain `call` of it
- * would leave one return-stack entry behind on every switch, and the next `ret` of the resumed
- * side (leaving fb_yield, say) would be mispredicted. The call is therefore made by hand: push
- * the resume address and `jmp`, as the asm backend's callers reach it by a tail call. The red
- * zone below the stack pointer is stepped over first, since the compiler may keep data there.
- * jump_fcontext preserves the callee-saved registers and the FP control state; everything
- * else is clobbered, as across a call. The data word carries `from`, so the resumed side can
- * store the handle of the context that just left; priv.words[0] tells a fresh context
- * (switch_fcontext.c) which sw_ctx it is.
+ * `table` says where the caller keeps the backend, for the ops-table call of a backend without
+ * a kind; it is read only on that path. (Passing the backend itself loads it before the
+ * dispatch on every switch: one more instruction per star hop, measured with callgrind.)
  */
-static inline void sw_fcontext_jump(sw_ctx *from, sw_ctx *to)
+static inline __attribute__((always_inline)) void
+sw_jump_direct(enum sw_kind kind, const sw_backend *const *table, sw_ctx *from, sw_ctx *to)
 {
-    from->priv.words[0] = to;
-    void *fctx, *data, *target = to->sp, *arg = from;
-    __asm__ volatile("sub $128, %%rsp\n\t"
-                     "lea 1f(%%rip), %%rax\n\t"
-                     "push %%rax\n\t"
-                     "jmp jump_fcontext@PLT\n"
-                     "1:\n\t"
-                     "add $128, %%rsp"
-                     : "=a"(fctx), "=d"(data), "+D"(target), "+S"(arg)
-                     :
-                     : "rcx", "r8", "r9", "r10", "r11", "memory", "cc", "xmm0", "xmm1", "xmm2",
-                       "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11",
-                       "xmm12", "xmm13", "xmm14", "xmm15", "st", "st(1)", "st(2)", "st(3)", "st(4)",
-                       "st(5)", "st(6)", "st(7)");
-    ((sw_ctx *)data)->sp = fctx;
-}
+#ifdef SWITCHYARD_ASAN
+    (void)kind;
+    (void)table;
+    sw_jump(from, to);
+#else
+    switch (kind) {
+#define SW__CASE(id)                                                                               \
+    case SW_KIND_##id:                                                                             \
+        sw_##id##_jump(from, to);                                                                  \
+        return;
+        SW_BACKENDS(SW__CASE)
+#undef SW__CASE
+    default:
+        (*table)->jump(from, to);
+    }
 #endif
+}
 
 #ifdef __cplusplus
 }

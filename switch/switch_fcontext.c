@@ -1,18 +1,19 @@
 /* switch_fcontext.c - Boost.Context's make_fcontext/jump_fcontext, called from C. */
 #include "switch.h"
 #include "switch_backends.h"
+#include "switch_fcontext.h"
 
 #include <errno.h>
 
 /*
  * libboost_context exports make_fcontext and jump_fcontext as plain C symbols (they are
  * written in assembly); its headers are C++, so the prototypes are declared here and in
- * switch_backends.h, with the layout of Boost 1.74's transfer_t (returned in rax:rdx).
+ * switch_fcontext.h, with the layout of Boost 1.74's transfer_t (returned in rax:rdx).
  *
  * An fcontext handle only exists once a context is suspended, and jump_fcontext hands it to
  * the context that is resumed, not to the one that left. So every jump passes its own sw_ctx
  * as the data word, and whoever wakes up stores the handle it received there; the jump
- * itself is inline in switch_backends.h.
+ * itself is inline in switch_fcontext.h.
  */
 void *make_fcontext(void *sp, size_t size, void (*fn)(sw__fcontext_transfer));
 

@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 enum { ROUNDS = 1000 };
 
@@ -37,8 +38,67 @@ static int live_check(const sw_backend *b)
     return ok ? 0 : -1;
 }
 
-int main(void)
+static void json_string(const char *s)
 {
+    putchar('"');
+    for (; *s; s++)
+        if (*s == '"' || *s == '\\')
+            printf("\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            printf("\\u%04x", *s);
+        else
+            putchar(*s);
+    putchar('"');
+}
+
+/* The registry as the harness reads it: every backend with its declared properties, and the
+ * stack modes. Nothing is run. */
+static void list_json(void)
+{
+    printf("{\"layer\": \"switch\", \"members\": [");
+    for (size_t i = 0; i < sw_backend_count(); i++) {
+        const sw_backend *b = sw_backend_at(i);
+        printf("%s\n  {\"name\": ", i ? "," : "");
+        json_string(b->name);
+        printf(", \"summary\": ");
+        json_string(b->summary);
+        printf(", \"props\": {\"keeps_fp_control\": %s, \"switches_sigmask\": %s, "
+               "\"enters_kernel\": %s}}",
+               b->props.keeps_fp_control ? "true" : "false",
+               b->props.switches_sigmask ? "true" : "false",
+               b->props.enters_kernel ? "true" : "false");
+    }
+    printf("],\n \"stack_modes\": [");
+    for (size_t i = 0; i < sw_stack_mode_count(); i++) {
+        const sw_stack_mode *m = sw_stack_mode_at(i);
+        printf("%s\n  {\"name\": ", i ? "," : "");
+        json_string(m->name);
+        printf(", \"summary\": ");
+        json_string(m->summary);
+        printf(", \"shares_stack\": %s}", m->shares_stack ? "true" : "false");
+    }
+    printf("]}\n");
+}
+
+static int usage(void)
+{
+    fprintf(stderr, "usage: switch-info [--list [--json]]\n");
+    return 2;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1) {
+        if (strcmp(argv[1], "--list") != 0 || argc > 3) return usage();
+        if (argc == 3 && strcmp(argv[2], "--json") != 0) return usage();
+        if (argc == 3) {
+            list_json();
+            return 0;
+        }
+        for (size_t i = 0; i < sw_backend_count(); i++)
+            printf("%s\n", sw_backend_at(i)->name);
+        return 0;
+    }
     printf("%-10s %-8s %-8s %-8s %-6s %s\n", "backend", "fp-state", "sigmask", "syscall", "check",
            "summary");
     int failures = 0;

@@ -20,6 +20,20 @@ static size_t page_size(void)
     return page;
 }
 
+static const sw_stack_mode stack_modes[] = {
+    {"guarded", "one mapping per context, a PROT_NONE guard page below it", false},
+};
+
+size_t sw_stack_mode_count(void)
+{
+    return sizeof stack_modes / sizeof stack_modes[0];
+}
+
+const sw_stack_mode *sw_stack_mode_at(size_t i)
+{
+    return i < sw_stack_mode_count() ? &stack_modes[i] : NULL;
+}
+
 int sw_stack_alloc(sw_stack *st, size_t size)
 {
     size_t page = page_size();

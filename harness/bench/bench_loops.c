@@ -16,33 +16,28 @@ void bl_call_loop(long rounds)
 }
 
 /*
- * One copy of each loop per backend, so that the jump is a direct call the compiler can see.
- * ASan builds route every copy through sw_jump instead: ASan must hear of every stack switch.
+ * One copy of each loop per backend, so that the jump is a direct call the compiler can see:
+ * each copy calls the switch layer's one jump site, sw_jump_direct, with its backend's kind
+ * as a constant, which leaves exactly that backend's jump.
  */
-#ifdef SWITCHYARD_ASAN
-#define DIRECT(jump) sw_jump
-#else
-#define DIRECT(jump) jump
-#endif
-
-#define DEFINE_LOOPS(tag, jump)                                                                    \
-    static void pair_loop_##tag(bl_pair *p, long n)                                                \
+#define DEFINE_LOOPS(id)                                                                           \
+    static void pair_loop_##id(bl_pair *p, long n)                                                 \
     {                                                                                              \
         for (long i = 0; i < n; i++)                                                               \
-            DIRECT(jump)(&p->self, &p->peer);                                                      \
+            sw_jump_direct(SW_KIND_##id, &p->backend, &p->self, &p->peer);                         \
     }                                                                                              \
-    static void pair_peer_##tag(void *arg)                                                         \
+    static void pair_peer_##id(void *arg)                                                          \
     {                                                                                              \
         bl_pair *p = arg;                                                                          \
         while (!p->stop)                                                                           \
-            DIRECT(jump)(&p->peer, &p->self);                                                      \
+            sw_jump_direct(SW_KIND_##id, &p->backend, &p->peer, &p->self);                         \
     }                                                                                              \
-    static int create_loop_##tag(bl_create *c, long n)                                             \
+    static int create_loop_##id(bl_create *c, long n)                                              \
     {                                                                                              \
         for (long i = 0; i < n; i++) {                                                             \
             if (sw_make(&c->ctx, c->backend, &c->stack, create_entry, c, &c->self) != 0)           \
                 return -1;                                                                         \
-            DIRECT(jump)(&c->self, &c->ctx);                                                       \
+            sw_jump_direct(SW_KIND_##id, &c->backend, &c->self, &c->ctx);                          \
         }                                                                                          \
         return 0;                                                                                  \
     }
@@ -52,17 +47,7 @@ static void create_entry(void *arg)
     ((bl_create *)arg)->entered++;
 }
 
-#ifdef SWITCHYARD_HAVE_ASM
-DEFINE_LOOPS(asm, sw_asm_jump)
-DEFINE_LOOPS(asm_nofpu, sw_asm_nofpu_jump)
-#endif
-#ifdef SWITCHYARD_HAVE_FCONTEXT
-DEFINE_LOOPS(fcontext, sw_fcontext_jump)
-#endif
-#ifdef SWITCHYARD_HAVE_SETJMP
-DEFINE_LOOPS(setjmp, sw_setjmp_jump)
-#endif
-DEFINE_LOOPS(ucontext, sw_ucontext_jump)
+SW_BACKENDS(DEFINE_LOOPS)
 
 struct loops {
     const sw_backend *backend;
@@ -71,23 +56,9 @@ struct loops {
     int (*create_loop)(bl_create *c, long n);
 };
 
-#define LOOPS(tag)                                                                                 \
-    {                                                                                              \
-        &sw_backend_##tag, pair_loop_##tag, pair_peer_##tag, create_loop_##tag                     \
-    }
+#define LOOPS(id) {&sw_backend_##id, pair_loop_##id, pair_peer_##id, create_loop_##id},
 
-static const struct loops all_loops[] = {
-#ifdef SWITCHYARD_HAVE_ASM
-    LOOPS(asm),      LOOPS(asm_nofpu),
-#endif
-#ifdef SWITCHYARD_HAVE_FCONTEXT
-    LOOPS(fcontext),
-#endif
-#ifdef SWITCHYARD_HAVE_SETJMP
-    LOOPS(setjmp),
-#endif
-    LOOPS(ucontext),
-};
+static const struct loops all_loops[] = {SW_BACKENDS(LOOPS)};
 
 static const struct loops *loops_for(const sw_backend *b)
 {
