@@ -166,11 +166,14 @@ def step_icount(ctx):
 
 def step_props(ctx):
     """Syscalls per switch (measured with perf by the switch tests) and the guard-page
-    overflow check, for every compiled backend; and whether a copy-stack mode exists."""
+    overflow check, for every compiled backend; and whether a copy-stack mode exists, as the
+    switch layer declares it (switch-info --list --json: a stack mode that shares stacks)."""
     exe = ctx.bin / "switch-tests"
     info = subprocess.run([ctx.bin / "switch-info"], capture_output=True, text=True, timeout=30)
-    names = subprocess.run([ctx.bin / "switch-icount", "--list"], capture_output=True,
-                           text=True, timeout=30).stdout.split()
+    listing = json.loads(subprocess.run([ctx.bin / "switch-info", "--list", "--json"],
+                                        capture_output=True, text=True, timeout=30,
+                                        check=True).stdout)
+    names = [m["name"] for m in listing["members"]]
     backends = {}
     for b in names:
         entry = {}
@@ -188,19 +191,20 @@ def step_props(ctx):
                              "message": msg[0] if msg else None,
                              "output": text.splitlines()[-3:]}
         backends[b] = entry
-    copy_stack = "copy" in info.stdout.lower()
+    shared = [m["name"] for m in listing["stack_modes"] if m["shares_stack"]]
     setjmp_src = ROOT / "switch" / "switch_setjmp.c"
     first = setjmp_src.read_text().splitlines()[0] if setjmp_src.exists() else ""
     flags = [ln for ln in Path("/proc/cpuinfo").read_text().splitlines()
              if ln.startswith("flags")]
     data = {"experiment": "props", "meta": ctx.meta(), "backends": backends,
-            "switch_info": info.stdout.strip().splitlines(),
+            "switch_info": info.stdout.strip().splitlines(), "switch_registry": listing,
             "setjmp_new_stack": first.strip("/* ").rstrip("*/ ") or None,
             "virtualized": bool(flags) and " hypervisor" in flags[0],
-            "copy_stack": {"implemented": copy_stack,
-                           "note": "switch-info lists a copy-stack mode" if copy_stack else
-                           "not implemented: every backend runs each context on its own "
-                           "guarded stack; there is no shared (copying) stack mode to measure"}}
+            "copy_stack": {"implemented": bool(shared),
+                           "note": f"stack modes that share stacks: {', '.join(shared)}" if shared
+                           else "not implemented: every declared stack mode runs each context on "
+                           "its own guarded stack; there is no shared (copying) stack mode to "
+                           "measure"}}
     write_json(ctx.dir / "props.json", data)
     return "ok"
 

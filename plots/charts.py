@@ -30,14 +30,6 @@ PYCON = {
 }
 PYCON_ERRORS = {"thread (VM)": 500, "fork (VM)": 100}  # concurrency at which errors appeared
 
-COLORS = {"thread": "tab:red", "fork": "tab:purple", "fiber": "tab:blue",
-          "libevent": "tab:orange", "epoll": "tab:green",
-          "asm": "tab:blue", "asm-nofpu": "tab:cyan", "fcontext": "tab:green",
-          "setjmp": "tab:orange", "ucontext": "tab:red",
-          "naive": "tab:red", "merged": "tab:blue", "oneshot": "tab:purple",
-          "edge": "tab:green"}
-MARKERS = {"thread": "o", "fork": "s", "fiber": "^", "libevent": "D", "epoll": "v"}
-
 CHARTS = []  # (file stem, title, function) in the order of the issue
 
 
@@ -75,8 +67,7 @@ def switch_cost(run, fig):
         not_run(ax, run.why("switch"))
         return ""
     items = [("call (noinline)", "call/noinline", "0.55")]
-    items += [(f"switch: {b}", f"switch/{b}", COLORS.get(b, "tab:blue"))
-              for b in D.backends(rows)]
+    items += [(f"switch: {b}", f"switch/{b}", run.color("switch", b)) for b in D.backends(run)]
     items += [("syscall getppid", "syscall/getppid", "0.3")]
     for kind in ("thread", "process"):
         for where in ("same_cpu", "cross_cpu"):
@@ -116,10 +107,9 @@ def instructions(run, fig):
         not_run(ax1, run.why("icount"))
         not_run(ax2, run.why("icount"))
         return ""
-    names = [b for b in D.BACKEND_ORDER if f"switch/{b}" in ic]
-    names += sorted({k.split("/")[1] for k in ic if k.startswith("switch/")} - set(names))
+    names = run.order("switch", {k.split("/")[1] for k in ic if k.startswith("switch/")})
     vals = [ic[f"switch/{b}"] for b in names]
-    ax1.bar(names, vals, color=[COLORS.get(b, "tab:blue") for b in names], label="one switch")
+    ax1.bar(names, vals, color=[run.color("switch", b) for b in names], label="one switch")
     if "call/noinline" in ic:
         ax1.axhline(ic["call/noinline"], color="k", ls=":",
                     label=f"one call ({ic['call/noinline']:.0f} instr.)")
@@ -159,7 +149,7 @@ def star_ring(run, fig):
         return ""
     for (policy, backend), pts in sorted(series.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o" if policy == "ring" else "s",
-                ls="-" if policy == "ring" else "--", color=COLORS.get(backend, "tab:blue"),
+                ls="-" if policy == "ring" else "--", color=run.color("switch", backend),
                 label=f"{policy} / {backend}", ms=4)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
@@ -188,10 +178,10 @@ def sweep_panels(run, fig, value, ylabel, pycon):
         if not series:
             not_run(ax, run.why("sweep") if not sweep else f"no {mode} points measured")
             continue
-        for m in D.models(series):
+        for m in run.order("models", series):
             pts = series[m]
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=MARKERS.get(m, "o"),
-                    color=COLORS.get(m), label=m, ms=4)
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=run.marker("models", m),
+                    color=run.color("models", m), label=m, ms=4)
             errs = [p for p in (sweep or {}).get("points", [])
                     if p.get("model") == m and p.get("mode") == mode and p.get("status") == "ok"
                     and D.point_errors(p)]
@@ -249,8 +239,8 @@ def engines(run, fig):
         for ax in axes:
             not_run(ax, run.why("engines"))
         return ""
-    names = [e for e in D.ENGINE_ORDER if e in summ] + sorted(set(summ) - set(D.ENGINE_ORDER))
-    cols = [COLORS.get(e, "tab:orange") for e in names]
+    names = run.order("engines", summ)
+    cols = [run.color("engines", e) for e in names]
     x = list(range(len(names)))
 
     def panel(ax, key, ylabel, title, kind="tput"):
@@ -308,15 +298,16 @@ def rss_per_conn(run, fig):
     if not series:
         not_run(ax, run.why("sweep") if not sweep else "no persistent-connection points")
         return ""
-    for m in D.models(series):
+    for m in run.order("models", series):
         pts = [p for p in series[m] if p[0] >= 10]  # one connection says little per connection
         if pts:
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=MARKERS.get(m, "o"),
-                    color=COLORS.get(m), label=f"{m} (VmRSS)", ms=4)
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=run.marker("models", m),
+                    color=run.color("models", m), label=f"{m} (VmRSS)", ms=4)
     fork_pss = [p for p in D.sweep_series(sweep, "pingpong", pss).get("fork", []) if p[0] >= 10]
     if fork_pss:
         ax.plot([p[0] for p in fork_pss], [p[1] for p in fork_pss], ls="--",
-                color=COLORS["fork"], marker="s", mfc="none", ms=4,
+                color=run.color("models", "fork"), marker=run.marker("models", "fork"), mfc="none",
+                ms=4,
                 label="fork (PSS: shared pages counted once)")
     mc = run.get("maxconns")
     held = [p for p in (mc or {}).get("points", []) if p.get("status") == "ok"

@@ -5,9 +5,12 @@ import json
 from pathlib import Path
 
 EXPERIMENTS = ["suite", "switch", "icount", "props", "engines", "sweep", "maxconns", "threads"]
-MODEL_ORDER = ["thread", "fork", "fiber", "libevent", "epoll"]
-ENGINE_ORDER = ["naive", "merged", "oneshot", "edge", "libevent"]
-BACKEND_ORDER = ["asm-nofpu", "asm", "fcontext", "setjmp", "ucontext"]
+
+# A member's colour and marker follow from its place in its layer's declared order (below), so
+# a new backend, engine or model gets its own without touching the charts.
+PALETTE = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown",
+           "tab:pink", "tab:olive", "tab:cyan", "tab:gray"]
+MARKER_CYCLE = ["o", "s", "^", "D", "v", "P", "X", "<", ">", "*"]
 
 
 class Run:
@@ -37,6 +40,40 @@ class Run:
 
     def why(self, name):
         return self.missing.get(name, "no data")
+
+    def members(self, layer):
+        """The run's declared members of a layer ("switch", "engines", "models"), in the
+        registry's order, as the binaries that made the run listed them: the switch backends
+        from switch-bench's context (switch-info --list order), the models and engines from
+        the drivers that asked echo-server for them. Empty when the run has no such data."""
+        if layer == "switch":
+            listed = ((self.get("switch") or {}).get("context") or {}).get("switch_backends")
+            if listed:
+                return [b.strip() for b in listed.split(",") if b.strip()]
+            return list(((self.get("props") or {}).get("backends") or {}).keys())
+        if layer == "models":
+            sweep = self.get("sweep") or {}
+            listed = (sweep.get("config") or {}).get("models")
+            return list(listed or dict.fromkeys(p["model"] for p in sweep.get("points", [])))
+        if layer == "engines":
+            return list(((self.get("engines") or {}).get("summary") or {}).keys())
+        raise ValueError(f"unknown layer {layer!r}")
+
+    def order(self, layer, names):
+        """names in the layer's declared order; names the run did not declare go last, sorted."""
+        declared = self.members(layer)
+        names = set(names)
+        return [n for n in declared if n in names] + sorted(names - set(declared))
+
+    def color(self, layer, name):
+        return PALETTE[self._place(layer, name) % len(PALETTE)]
+
+    def marker(self, layer, name):
+        return MARKER_CYCLE[self._place(layer, name) % len(MARKER_CYCLE)]
+
+    def _place(self, layer, name):
+        declared = self.members(layer)
+        return declared.index(name) if name in declared else len(declared)
 
     def meta(self):
         for name in EXPERIMENTS:
@@ -91,9 +128,10 @@ def ns(entry):
     return t * scale
 
 
-def backends(rows):
-    found = {n.split("/", 1)[1] for n in rows if n.startswith("switch/")}
-    return [b for b in BACKEND_ORDER if b in found] + sorted(found - set(BACKEND_ORDER))
+def backends(run):
+    """The backends with a switch/<backend> row in the run's switch.json, in declared order."""
+    rows = bench_rows(run.get("switch"))
+    return run.order("switch", {n.split("/", 1)[1] for n in rows if n.startswith("switch/")})
 
 
 def sched_series(rows):
@@ -136,6 +174,3 @@ def point_errors(p):
     load = p.get("load") or {}
     return sum((load.get("errors") or {}).values()) + (load.get("mismatches") or 0)
 
-
-def models(series):
-    return [m for m in MODEL_ORDER if m in series] + sorted(set(series) - set(MODEL_ORDER))

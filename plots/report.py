@@ -46,9 +46,7 @@ def verdict_c1(run):
     if not series:
         return result(NOTRUN, rule, [f"no scheduler rows: {run.why('switch')}"])
     wins, total, lines, sph_ok = 0, 0, [], True
-    backends = sorted({b for _, b in series}, key=lambda b: (b not in D.BACKEND_ORDER,
-                                                          D.BACKEND_ORDER.index(b)
-                                                          if b in D.BACKEND_ORDER else 0, b))
+    backends = run.order("switch", {b for _, b in series})
     ratios = []
     for b in backends:
         star = {f: (t, s) for f, t, s in series.get(("star", b), [])}
@@ -184,7 +182,7 @@ def verdict_c5(run):
             "(25-100 ns) and a call within 1-4 ns: both -> holds, one -> holds partly, "
             "neither -> does not hold")
     rows = D.bench_rows(run.get("switch"))
-    sw = {b: D.ns(rows.get(f"switch/{b}")) for b in D.backends(rows)}
+    sw = {b: D.ns(rows.get(f"switch/{b}")) for b in D.backends(run)}
     sw = {b: t for b, t in sw.items() if t}
     call = D.ns(rows.get("call/noinline"))
     if not sw or call is None:
@@ -215,8 +213,8 @@ def verdict_c9(run):
     mhz = ctx.get("mhz_per_cpu")
     cycles = t * mhz / 1000.0 if mhz else None
     virt = (run.get("props") or {}).get("virtualized")
-    fastest = min((D.ns(rows.get(f"switch/{b}")) or math.inf) for b in D.backends(rows)) \
-        if D.backends(rows) else None
+    fastest = min((D.ns(rows.get(f"switch/{b}")) or math.inf) for b in D.backends(run)) \
+        if D.backends(run) else None
     lines = [f"- getppid: {t:.3g} ns = {fmt(cycles, '.0f')} cycles at {fmt(mhz, '.0f')} MHz "
              f"(virtual machine: {'yes' if virt else 'no' if virt is not None else 'unknown'}; "
              f"Spectre v2: {ctx.get('spectre_v2', 'unknown')})"]
@@ -355,7 +353,7 @@ def verdict_c8(run):
             "virtual, only touched pages count); does not hold when it is >= 4 MiB; holds "
             "partly between")
     per = {}
-    for model in D.MODEL_ORDER:
+    for model in run.members("models"):
         pts = [p for p in ok_points(run, model, "pingpong") if p["conns"] >= 100
                and (p.get("rss") or {}).get("per_conn_kb") is not None]
         # A point with errors may not have held every connection at once: prefer clean ones.
