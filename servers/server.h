@@ -17,8 +17,10 @@
  * connection it owns and returns. Adding a model is one file plus one line in srv_models[].
  */
 
-#define SRV_MAX_THREADS 64  /* upper bound of --threads */
-#define SRV_BACKOFF_MS  100 /* pause of the listener when fds run out and shedding fails */
+#define SRV_MAX_THREADS 64    /* upper bound of listeners: --threads x --procs for event loops */
+#define SRV_MAX_WORKERS 4096  /* upper bound of --threads for a thread pool */
+#define SRV_MAX_PROCS   20000 /* upper bound of --procs (pid_max is 32768 here) */
+#define SRV_BACKOFF_MS  100   /* pause of the listener when fds run out and shedding fails */
 
 struct srv_options {
     const char *model;
@@ -27,7 +29,8 @@ struct srv_options {
     const char *engine;      /* --engine (fiber only), NULL when not given */
     const char *bind;        /* dotted IPv4 address, default 127.0.0.1 */
     int port;                /* 0 lets the kernel choose */
-    int threads;             /* event loops or schedulers; 1 for thread and fork */
+    int threads;             /* event loops, schedulers or pool workers; 1 for thread and fork */
+    int procs;               /* worker processes (--procs); 1 = this process serves alone */
     long max_conns;          /* connections served at once; 0 = no limit */
     size_t stack_size;       /* --stack-size for thread and fiber; 0 = the model's default */
 };
@@ -62,6 +65,9 @@ struct srv_stats {
      * prints null: no fibers). Strings may stay NULL (printed as null).
      */
     bool epoll_counted, kcalls_counted, switches_counted;
+    /* The model serves from child processes: their largest peak RSS is printed too. */
+    bool children;
+    srv_counter respawned; /* worker processes started again after one ended early */
     const char *engine, *switch_name, *sched;
 };
 
@@ -73,6 +79,18 @@ struct srv_server {
     int stop_fd[SRV_MAX_THREADS];   /* eventfds, one per loop, readable once stopping */
     int port;                       /* the port the listeners are bound to */
     atomic_bool stopping, ready;
+    /*
+     * In a worker process of srv_run_procs: the pipe end on which srv_ready reports instead
+     * of printing (the parent prints "listening" once for all); -1 otherwise.
+     */
+    int ready_fd;
+};
+
+/* How a model takes --procs. */
+enum srv_procs_kind {
+    SRV_PROCS_NONE,      /* one process only: --procs must be 1 */
+    SRV_PROCS_REUSEPORT, /* --procs P > 1: P processes, each with its own SO_REUSEPORT listeners */
+    SRV_PROCS_SHARED,    /* always P worker processes (even 1) that share one listener */
 };
 
 struct srv_model {
@@ -81,6 +99,14 @@ struct srv_model {
     const char *missing;
     /* One listener per thread with SO_REUSEPORT (true), or a single listener (false). */
     bool per_thread_listener;
+    enum srv_procs_kind procs_kind;
+    /*
+     * Worker processes end at SIGTERM at once (the kernel closes their connection), as
+     * fork's children do; false: each worker stops in order through its own signal thread.
+     */
+    bool term_kills_worker;
+    /* Values when --threads or --procs is not given (0: 1). */
+    int default_threads, default_procs;
     /* Validate the model-specific options; on error write one line to why, return -1. */
     int (*check)(const struct srv_options *opt, char *why, size_t len);
     /* Serve until stopping; close every connection it owns; 0 on success. */
@@ -167,6 +193,15 @@ void srv_conn_done(struct srv_server *srv);
 
 /* Log a line on stderr once per process per key (a static flag owned by the caller). */
 void srv_log_once(atomic_bool *flag, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * Worker processes (server_procs.c), for models whose procs_kind is not SRV_PROCS_NONE: fork
+ * srv->opt->procs processes that each run model->run on their share of the listeners (or on
+ * the one shared listener), print "listening" once every one is ready, start again a worker
+ * that ends early, and on stop send SIGTERM to each (SIGKILL after a grace period) and reap
+ * them. The statistics block is shared memory, so the workers' counts add up in it.
+ */
+int srv_run_procs(struct srv_server *srv, const struct srv_model *model);
 
 /* Front end only (server_main.c): signals, listeners. */
 int srv__signals_start(struct srv_server *srv);

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -95,6 +96,13 @@ void srv_stop(struct srv_server *srv)
 void srv_ready(struct srv_server *srv)
 {
     if (atomic_exchange(&srv->ready, true)) return;
+    if (srv->ready_fd >= 0) {
+        /* A worker process: the parent prints the line once every worker has said so. */
+        if (write(srv->ready_fd, "r", 1) != 1) perror("echo-server: ready pipe");
+        close(srv->ready_fd);
+        srv->ready_fd = -1;
+        return;
+    }
     printf("listening %s:%d\n", srv->opt->bind, srv->port);
     fflush(stdout);
 }
@@ -103,6 +111,7 @@ void srv_ready(struct srv_server *srv)
 
 static atomic_bool got_signal;
 static pthread_t signal_th;
+static sem_t signal_th_running;
 
 /*
  * SIGINT and SIGTERM are blocked in every thread (the front end blocks them before any
@@ -116,15 +125,25 @@ static void *signal_thread(void *arg)
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
     int sig = 0;
+    sem_post(&signal_th_running);
     sigwait(&set, &sig);
     atomic_store(&got_signal, true);
     srv_stop(arg);
     return NULL;
 }
 
+/*
+ * Returns once the thread runs. Worker processes are forked right after this, and a fork
+ * while a thread is still starting can copy a lock it holds (a sanitizer allocator's, seen
+ * under ASan) into the child, locked for ever.
+ */
 int srv__signals_start(struct srv_server *srv)
 {
-    return pthread_create(&signal_th, NULL, signal_thread, srv);
+    if (sem_init(&signal_th_running, 0, 0) != 0) return -1;
+    if (pthread_create(&signal_th, NULL, signal_thread, srv) != 0) return -1;
+    while (sem_wait(&signal_th_running) != 0) {
+    }
+    return 0;
 }
 
 void srv__signals_end(struct srv_server *srv)

@@ -313,5 +313,8 @@ static int fiber_check(const struct srv_options *o, char *why, size_t len)
     return 0;
 }
 
-const struct srv_model srv_model_fiber = {
-    .name = "fiber", .per_thread_listener = true, .check = fiber_check, .run = fiber_run};
+const struct srv_model srv_model_fiber = {.name = "fiber",
+                                          .per_thread_listener = true,
+                                          .procs_kind = SRV_PROCS_REUSEPORT,
+                                          .check = fiber_check,
+                                          .run = fiber_run};

@@ -171,6 +171,7 @@ static int fork_run(struct srv_server *srv)
         return -1;
     }
     srv->stats->epoll_counted = true; /* poll(2) in the parent, blocking IO in children */
+    srv->stats->children = true;
     int rc = serve(srv, &a, &k, sfd);
     terminate_all(srv, &k);
     srv_acceptor_fini(&a);

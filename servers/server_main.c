@@ -14,15 +14,8 @@
 #include <sys/resource.h>
 
 #define OPTIONS_LIST                                                                               \
-    "--model, --switch, --sched, --engine, --bind, --port, --threads, --max-conns, "               \
+    "--model, --switch, --sched, --engine, --bind, --port, --threads, --procs, --max-conns, "      \
     "--stack-size"
-
-static void usage(FILE *f)
-{
-    fprintf(f, "usage: echo-server --model thread|fork|fiber|libevent|epoll [--switch NAME]\n"
-               "       [--sched star|ring] [--engine NAME] [--bind 127.0.0.1] [--port 0]\n"
-               "       [--threads N] [--max-conns N] [--stack-size BYTES]\n");
-}
 
 static void model_names(char *buf, size_t len, bool only_available)
 {
@@ -33,6 +26,20 @@ static void model_names(char *buf, size_t len, bool only_available)
         used +=
             (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "", srv_models[i]->name);
     }
+}
+
+static void usage(FILE *f)
+{
+    char names[128];
+    model_names(names, sizeof names, false);
+    fprintf(f,
+            "usage: echo-server --model MODEL [--switch NAME] [--sched star|ring]\n"
+            "       [--engine NAME] [--bind 127.0.0.1] [--port 0] [--threads N] [--procs P]\n"
+            "       [--max-conns N] [--stack-size BYTES]\n"
+            "models: %s\n"
+            "--procs P: P worker processes (fiber: each with its own SO_REUSEPORT listeners;\n"
+            "prefork: all blocking in accept on one listener, one connection each)\n",
+            names);
 }
 
 static void __attribute__((noreturn, format(printf, 1, 2))) bad(const char *fmt, ...)
@@ -65,11 +72,12 @@ static void parse(int argc, char **argv, struct srv_options *o)
                                           {"bind", required_argument, 0, 'b'},
                                           {"port", required_argument, 0, 'p'},
                                           {"threads", required_argument, 0, 't'},
+                                          {"procs", required_argument, 0, 'P'},
                                           {"max-conns", required_argument, 0, 'c'},
                                           {"stack-size", required_argument, 0, 'k'},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
-    *o = (struct srv_options){.bind = "127.0.0.1", .threads = 1};
+    *o = (struct srv_options){.bind = "127.0.0.1"}; /* threads, procs: 0 until the model says */
     opterr = 0; /* our own one-line messages instead of getopt's */
     for (int c; (c = getopt_long(argc, argv, ":", longs, NULL)) != -1;) {
         switch (c) {
@@ -92,7 +100,10 @@ static void parse(int argc, char **argv, struct srv_options *o)
             o->port = (int)number("--port", optarg, 0, 65535);
             break;
         case 't':
-            o->threads = (int)number("--threads", optarg, 1, SRV_MAX_THREADS);
+            o->threads = (int)number("--threads", optarg, 1, SRV_MAX_WORKERS);
+            break;
+        case 'P':
+            o->procs = (int)number("--procs", optarg, 1, SRV_MAX_PROCS);
             break;
         case 'c':
             o->max_conns = number("--max-conns", optarg, 0, INT_MAX);
@@ -119,7 +130,7 @@ static void parse(int argc, char **argv, struct srv_options *o)
         bad("unknown --sched '%s' (valid: star, ring)", o->sched);
 }
 
-static const struct srv_model *choose_model(const struct srv_options *o)
+static const struct srv_model *choose_model(struct srv_options *o)
 {
     char names[128], avail[128], why[256];
     model_names(names, sizeof names, false);
@@ -128,6 +139,14 @@ static const struct srv_model *choose_model(const struct srv_options *o)
     const struct srv_model *m = srv_model_find(o->model);
     if (!m) bad("unknown model '%s' (valid: %s)", o->model, names);
     if (m->missing) bad("--model %s is %s (available here: %s)", m->name, m->missing, avail);
+    if (!o->threads) o->threads = m->default_threads ? m->default_threads : 1;
+    if (!o->procs) o->procs = m->default_procs ? m->default_procs : 1;
+    if (o->procs != 1 && m->procs_kind == SRV_PROCS_NONE)
+        bad("--procs applies only to --model fiber or prefork");
+    long listeners = (long)o->threads * (m->procs_kind == SRV_PROCS_REUSEPORT ? o->procs : 1);
+    if (m->per_thread_listener && listeners > SRV_MAX_THREADS)
+        bad("--threads x --procs must be at most %d for --model %s (one listener each)",
+            SRV_MAX_THREADS, m->name);
     if (m->check(o, why, sizeof why) < 0) bad("%s", why);
     return m;
 }
@@ -206,7 +225,8 @@ static void print_stats(FILE *f, const struct srv_options *o, struct srv_stats *
     json_str(f, "switch", st->switch_name);
     json_str(f, "sched", st->sched);
     json_str(f, "engine", st->engine);
-    fprintf(f, "\"threads\":%d,\"max_conns\":%ld,", o->threads, o->max_conns);
+    fprintf(f, "\"threads\":%d,\"procs\":%d,\"max_conns\":%ld,", o->threads, o->procs,
+            o->max_conns);
     json_u64(f, "connections", &st->connections);
     json_u64(f, "max_concurrent", &st->max_concurrent);
     json_u64(f, "refused", &st->refused);
@@ -215,6 +235,7 @@ static void print_stats(FILE *f, const struct srv_options *o, struct srv_stats *
     json_u64(f, "accept_errors", &st->accept_errors);
     json_u64(f, "fd_exhausted", &st->fd_exhausted);
     json_u64(f, "bytes", &st->bytes);
+    json_u64(f, "respawned", &st->respawned);
     if (st->epoll_counted)
         fprintf(f, "\"epoll_ctl\":{\"add\":%llu,\"mod\":%llu,\"del\":%llu},",
                 (unsigned long long)st->epoll_add, (unsigned long long)st->epoll_mod,
@@ -239,7 +260,7 @@ static void print_stats(FILE *f, const struct srv_options *o, struct srv_stats *
         json_u64(f, "switches", &st->switches);
     else
         fputs("\"switches\":null,", f);
-    print_rusage(f, strcmp(o->model, "fork") == 0);
+    print_rusage(f, st->children);
     fflush(f);
 }
 
@@ -265,15 +286,19 @@ int main(int argc, char **argv)
         perror("echo-server: mmap");
         return 1;
     }
-    struct srv_server srv = {.opt = &opt, .stats = st};
-    int port =
-        srv__open_listeners(&srv, model->per_thread_listener ? opt.threads : 1, why, sizeof why);
+    struct srv_server srv = {.opt = &opt, .stats = st, .ready_fd = -1};
+    bool procs = model->procs_kind == SRV_PROCS_SHARED ||
+                 (model->procs_kind == SRV_PROCS_REUSEPORT && opt.procs > 1);
+    int listeners = !model->per_thread_listener                ? 1
+                    : model->procs_kind == SRV_PROCS_REUSEPORT ? opt.threads * opt.procs
+                                                               : opt.threads;
+    int port = srv__open_listeners(&srv, listeners, why, sizeof why);
     if (port < 0 || srv__signals_start(&srv) != 0) {
         fprintf(stderr, "echo-server: %s\n", port < 0 ? why : "cannot start signal thread");
         return 1;
     }
     srv.port = port;
-    int rc = model->run(&srv);
+    int rc = procs ? srv_run_procs(&srv, model) : model->run(&srv);
     srv__signals_end(&srv);
     srv__close_listeners(&srv);
     print_stats(stdout, &opt, st);

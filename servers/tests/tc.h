@@ -33,6 +33,7 @@ struct tc_server {
     char log[8192];   /* its stderr, after tc_server_stop */
     bool stopped;
     const char *model; /* the --model value */
+    int kids0;         /* its children once listening (worker processes it keeps) */
 };
 /* Soft limits for the server process; 0 leaves a limit as inherited. */
 struct tc_limits {
@@ -49,14 +50,17 @@ int tc_server_log_count(struct tc_server *s, const char *needle);
 
 /* ---- /proc ------------------------------------------------------------------------------- */
 int tc_proc_fds(pid_t pid);
+/* The fds of pid and of each of its children (worker processes hold connections too). */
+int tc_tree_fds(pid_t pid);
 long tc_proc_threads(pid_t pid);
 long tc_proc_rss_kb(pid_t pid);
 /* CPU in clock ticks of pid, its reaped children and its live children. */
 long long tc_proc_cpu_ticks(pid_t pid);
 /* Children of pid (up to max pids written to out); *zombies counts those in state Z. */
 int tc_proc_children(pid_t pid, pid_t *out, int max, int *zombies);
-/* Wait until pid has `fds` open fds and no children (fork's sessions ended); false on time. */
-bool tc_wait_quiet(pid_t pid, int fds, int timeout_ms);
+/* Wait until the server's tree holds at most `fds` open fds (tc_tree_fds) and no more
+ * children than it kept once listening (fork's sessions ended); false on time. */
+bool tc_wait_quiet(const struct tc_server *s, int fds, int timeout_ms);
 
 /* ---- JSON: validate, and read a value by a dotted path ("epoll_ctl.add") ----------------- */
 bool tc_json_valid(const char *s);

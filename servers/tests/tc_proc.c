@@ -119,7 +119,22 @@ static void show_open(pid_t pid)
     tc_note("server children: %d (%d zombies)", n, z);
 }
 
-bool tc_wait_quiet(pid_t pid, int fds, int timeout_ms)
+int tc_tree_fds(pid_t pid)
+{
+    pid_t kids[4096];
+    int z, n = tc_proc_children(pid, kids, 4096, &z), fds = tc_proc_fds(pid);
+    char path[64];
+    for (int i = 0; i < n && i < 4096; i++) {
+        snprintf(path, sizeof path, "/proc/%d/fd", (int)kids[i]);
+        DIR *d = opendir(path); /* a child that just ended has no fds to count */
+        for (struct dirent *e; d && (e = readdir(d));)
+            fds += e->d_name[0] != '.';
+        if (d) closedir(d);
+    }
+    return fds;
+}
+
+bool tc_wait_quiet(const struct tc_server *s, int fds, int timeout_ms)
 {
     long long deadline = tc_now_ms() + timeout_ms;
     pid_t kids[1];
@@ -127,10 +142,11 @@ bool tc_wait_quiet(pid_t pid, int fds, int timeout_ms)
     for (;;) {
         /* At most the baseline: a leak shows as more. Fewer is no leak; the baseline itself
          * can include a transient fd (seen under ASan with two loops starting up). */
-        if (tc_proc_fds(pid) <= fds && tc_proc_children(pid, kids, 1, &z) == 0) return true;
+        if (tc_tree_fds(s->pid) <= fds && tc_proc_children(s->pid, kids, 1, &z) <= s->kids0)
+            return true;
         if (tc_now_ms() > deadline) {
-            tc_note("expected at most %d fds and no children", fds);
-            show_open(pid);
+            tc_note("expected at most %d fds (server and children) and %d children", fds, s->kids0);
+            show_open(s->pid);
             return false;
         }
         tc_sleep_ms(10);

@@ -138,6 +138,9 @@ void tc_server_start(struct tc_server *s, char *const argv[], const struct tc_li
           "no 'listening' line from the server");
     CHECK(sscanf(line, "listening 127.0.0.1:%d", &s->port) == 1 && s->port > 0,
           "unexpected first line '%s'", line);
+    pid_t none[1];
+    int z;
+    s->kids0 = tc_proc_children(s->pid, none, 1, &z);
 }
 
 static const char *const required_keys[] = {
