@@ -13,7 +13,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-extern const struct srv_model srv_model_thread, srv_model_fork, srv_model_epoll;
+extern const struct srv_model srv_model_thread, srv_model_fork, srv_model_prefork,
+    srv_model_threadpool, srv_model_epoll;
 
 #ifdef SRV_HAVE_LIBEVENT
 extern const struct srv_model srv_model_libevent;
@@ -38,9 +39,9 @@ static const struct srv_model srv_model_fiber = {
                "built yet"};
 #endif
 
-const struct srv_model *const srv_models[] = {&srv_model_thread, &srv_model_fork,
-                                              &srv_model_fiber,  &srv_model_libevent,
-                                              &srv_model_epoll,  NULL};
+const struct srv_model *const srv_models[] = {
+    &srv_model_thread, &srv_model_fork,     &srv_model_prefork, &srv_model_threadpool,
+    &srv_model_fiber,  &srv_model_libevent, &srv_model_epoll,   NULL};
 
 const struct srv_model *srv_model_find(const char *name)
 {
@@ -61,7 +62,8 @@ int srv_check_no_fiber_flags(const struct srv_options *opt, char *why, size_t le
 int srv_check_single_thread(const struct srv_options *opt, char *why, size_t len)
 {
     if (opt->threads != 1) {
-        snprintf(why, len, "--threads applies only to --model fiber, libevent or epoll");
+        snprintf(why, len,
+                 "--threads applies only to --model threadpool, fiber, libevent or epoll");
         return -1;
     }
     return 0;
