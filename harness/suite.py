@@ -17,7 +17,8 @@ Steps (each writes one JSON file with a `meta` block into the run folder):
   threads   fiber server with 1 vs 2 scheduler threads (harness/threads_scale.py, C11)
   report    charts (PNG, SVG) and REPORT.md (plots/report.py)
 
-`quick` keeps the whole suite within about ten minutes on a 2-core machine; `full` runs every
+`quick` keeps the whole suite within five minutes on a 2-core machine and still reaches a
+verdict on every claim (fewer repetitions, shorter points); `full` runs every
 experiment at full size. A step that fails is recorded as failed (the report then says
 "not run" for what depended on it) and the suite goes on. Results go to
 results/runs/<host>/<UTC date>-<sha>/, or with --reference to results/reference/ (replaced).
@@ -47,10 +48,10 @@ PRESETS = {
         "switch": {"filter": r"^(call|syscall|switch|create|kernel)/|^sched/.*/fibers:(2|16|256)$",
                    "min_time": 0.05, "repetitions": 3},
         "engines": ["--rounds", "1", "--duration", "1", "--warmup", "0.3"],
-        "sweep": ["--levels", "1,10,100,1000", "--duration", "1", "--warmup", "0.5"],
+        "sweep": ["--levels", "1,10,100,1000,10000", "--duration", "1", "--warmup", "0.5"],
         "maxconns": ["--levels", "19900", "--duration", "3", "--rate", "1000"],
         "threads": ["--rounds", "1", "--duration", "2"],
-        "estimate_s": {"switch": 20, "icount": 10, "props": 5, "engines": 25, "sweep": 90,
+        "estimate_s": {"switch": 20, "icount": 10, "props": 5, "engines": 25, "sweep": 120,
                        "maxconns": 10, "threads": 10, "report": 20},
     },
     "full": {
@@ -135,7 +136,9 @@ def step_switch(ctx):
     cmd = [ctx.bin / "switch-bench", f"--benchmark_min_time={p['min_time']}",
            f"--benchmark_repetitions={p['repetitions']}",
            "--benchmark_enable_random_interleaving=true",
-           "--benchmark_report_aggregates_only=true",
+           # The file keeps every repetition (the report's noise bands are their range); the
+           # console shows only the aggregates.
+           "--benchmark_display_aggregates_only=true",
            f"--benchmark_out={raw}", "--benchmark_out_format=json"]
     if p["filter"]:
         cmd.append(f"--benchmark_filter={p['filter']}")
@@ -148,7 +151,8 @@ def step_switch(ctx):
     data.update(experiment="switch", meta=ctx.meta(),
                 config={"min_time": p["min_time"], "repetitions": p["repetitions"],
                         "filter": p["filter"] or "all rows", "interleaved": True,
-                        "aggregates": "median, mean, stddev, cv of the repetitions"})
+                        "aggregates": "median, mean, stddev, cv of the repetitions, and each "
+                              "repetition (run_type iteration, repetition_index)"})
     write_json(ctx.dir / "switch.json", data)
     return "ok"
 
@@ -310,6 +314,9 @@ def main(argv=None):
         f"(estimate {sum(est[s] for s in steps) // 60} min)")
     record = {"experiment": "suite", "preset": a.preset, "reference": a.reference,
               "presets": {k: v for k, v in PRESETS[a.preset].items() if k != "estimate_s"},
+              # What the full preset would run, so a reduced run's report can say per claim
+              # what a full run changes.
+              "full_presets": {k: v for k, v in PRESETS["full"].items() if k != "estimate_s"},
               "loadavg_start": loadavg(), "steps": {}}
     started = time.monotonic()
     sampler = LoadSampler()
