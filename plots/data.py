@@ -128,6 +128,38 @@ def ns(entry):
     return t * scale
 
 
+def bench_samples(doc):
+    """{row: [ns per repetition]} from the per-repetition entries, when the file kept them
+    (switch-bench writes them unless told to report aggregates only)."""
+    out = {}
+    for b in (doc or {}).get("benchmarks", []):
+        if b.get("run_type") != "aggregate" and not b.get("error_occurred") \
+                and b.get("repetitions", 1) > 1:
+            out.setdefault(b.get("run_name", b["name"]), []).append(ns(b))
+    return out
+
+
+def bench_spread(doc):
+    """{row: (low, high)} in ns: the range of the repetitions when they were kept, else the
+    median +- one standard deviation from the aggregates, else nothing for that row."""
+    spread = {r: (min(s), max(s)) for r, s in bench_samples(doc).items() if len(s) >= 2}
+    med = bench_rows(doc)
+    for b in (doc or {}).get("benchmarks", []):
+        name = b.get("run_name", b["name"])
+        if b.get("aggregate_name") == "stddev" and name not in spread and name in med:
+            m, sd = ns(med[name]), ns(b)
+            spread[name] = (m - sd, m + sd)
+    return spread
+
+
+def runs_of(doc, value, **match):
+    """The values value(run) of doc["runs"] entries whose fields equal `match` (the repeated
+    samples behind a driver's medians), skipping entries that failed."""
+    return [value(r) for r in (doc or {}).get("runs", [])
+            if all(r.get(k) == v for k, v in match.items())
+            and r.get("status", "ok") == "ok" and value(r) is not None]
+
+
 def backends(run):
     """The backends with a switch/<backend> row in the run's switch.json, in declared order."""
     rows = bench_rows(run.get("switch"))

@@ -15,6 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import data as D  # noqa: E402
+import figures as F  # noqa: E402
 
 HOLDS, NOT, PARTLY, NOTRUN = "holds", "does not hold", "holds partly", "not run"
 
@@ -25,10 +26,29 @@ def fmt(v, spec=".3g", unit=""):
     return format(v, spec) + unit
 
 
-def result(verdict, rule, measured, notes=None, numbers=None):
-    """measured: markdown lines; numbers: {name: (ours, quoted)} for the surprises section."""
+def result(verdict, rule, measured, notes=None, numbers=None, figures=None):
+    """measured: markdown lines; numbers: {name: (ours, quoted)} for the surprises section;
+    figures: the named figures the rule read (plots/figures.py), which the report sets beside
+    the reference run's and plots/compare.py beside another run's. A rule that names no
+    figures gets its `numbers` as figures."""
+    numbers = numbers or {}
     return {"verdict": verdict, "rule": rule, "measured": measured, "notes": notes or [],
-            "numbers": numbers or {}}
+            "numbers": numbers,
+            "figures": figures if figures is not None else F.from_numbers(numbers)}
+
+
+def switch_fig(run, row, name=None):
+    """A timing figure for one switch-bench row, with the spread of its repetitions."""
+    doc = run.get("switch")
+    entry = D.bench_rows(doc).get(row)
+    if entry is None:
+        return None
+    return F.timing(name or row, D.ns(entry), "ns", "switch",
+                    spread=D.bench_spread(doc).get(row))
+
+
+def figs(*items):
+    return [f for f in items if f is not None]
 
 
 def median(xs):
@@ -76,15 +96,30 @@ def verdict_c1(run):
     lines.append(f"- largest run queue measured: {most} fibers; the claim's 10^5 is not run "
                  "here: each fiber has a guarded stack (2 memory maps) and vm.max_map_count "
                  "(65530) bounds them near 32K")
+    # The median ratio pools different backends and fiber counts, not repeated samples of one
+    # quantity, so it carries no noise band; the per-backend hop times below do.
+    figures = [F.once("ring/star time per hop (median over backends x fibers)",
+                      median(ratios), "", "switch"),
+               F.once("ring faster (share of comparisons)", wins / total if total else None,
+                      "", "switch")]
+    figures += [F.exact(f"switches per hop, {p}", sph[p], "", "switch") for p in ("ring", "star")]
+    for b in backends:
+        for p in ("ring", "star"):
+            figures.append(F.exact(f"instructions per hop, {p}/{b}, 16 fibers",
+                                   ic.get(f"sched/{p}/{b}/fibers:16"), "", "icount"))
+        for p in ("ring", "star"):
+            figures.append(switch_fig(run, f"sched/{p}/{b}/fibers:16"))
+    figures = figs(*figures)
     if total == 0:
-        return result(NOTRUN, rule, lines)
+        return result(NOTRUN, rule, lines, figures=figures)
     if wins == total and sph_ok:
         v = HOLDS
     elif wins >= 0.75 * total:
         v = PARTLY
     else:
         v = NOT
-    return result(v, rule, lines, numbers={"ring/star time per hop": (median(ratios), 0.5)})
+    return result(v, rule, lines, numbers={"ring/star time per hop": (median(ratios), 0.5)},
+                  figures=figures)
 
 
 # ---- C2, C3: engines -----------------------------------------------------------------------
@@ -111,6 +146,18 @@ def verdict_c2(run):
         if p.get("epoll_ctl_share") is not None:
             lines.append(f"- perf: {100 * p['epoll_ctl_share']:.1f}% of {e}'s samples under "
                          f"epoll_ctl ({p.get('samples')} samples)")
+    cpu_r = (eng["ratios"].get("cpu per request naive/merged") or {})
+    figures = [F.timing("throughput merged/naive (median of paired rounds)", r["median"], "",
+                        "engines", samples=r.get("per_round")),
+               F.timing("server CPU per request naive/merged", cpu, "", "engines",
+                        samples=cpu_r.get("per_round"))]
+    for e in ("naive", "merged"):
+        figures.append(F.timing(f"throughput, {e}", s.get(e, {}).get("requests_per_sec"),
+                                "req/s", "engines",
+                                samples=D.runs_of(eng, lambda x: x.get("requests_per_sec"),
+                                                  engine=e, kind="tput")))
+        figures.append(F.once(f"share of {e}'s perf samples under epoll_ctl",
+                              (prof.get(e) or {}).get("epoll_ctl_share"), "", "engines"))
     if r["median"] is None:
         v = NOTRUN
     elif r["median"] >= 1.15:
@@ -119,7 +166,8 @@ def verdict_c2(run):
         v = PARTLY
     else:
         v = NOT
-    return result(v, rule, lines, numbers={"merged/naive throughput": (r["median"], 1.2)})
+    return result(v, rule, lines, numbers={"merged/naive throughput": (r["median"], 1.2)},
+                  figures=figs(*figures))
 
 
 def verdict_c3(run):
@@ -135,13 +183,19 @@ def verdict_c3(run):
     other = (run.get("engines") or {}).get("summary") or {}
     lines.append("- others: " + ", ".join(f"{n} {fmt(v.get('ctl_per_request_engine'), '.3f')}"
                                           for n, v in other.items() if n != "naive"))
+    figures = [F.exact("epoll_ctl per request, naive (engine count)", e, "", "engines"),
+               F.exact("epoll_ctl per request, naive (kernel tracepoint)", k, "", "engines")]
+    figures += [F.exact(f"epoll_ctl per request, {n} (engine count)",
+                        v.get("ctl_per_request_engine"), "", "engines")
+                for n, v in other.items() if n != "naive"]
     if abs(e - 2.0) <= 0.1 and (k is None or abs(k - e) <= 0.1):
         v = HOLDS
     elif 1.5 <= e <= 2.1:
         v = PARTLY
     else:
         v = NOT
-    return result(v, rule, lines, numbers={"naive epoll_ctl per request": (e, 2.0)})
+    return result(v, rule, lines, numbers={"naive epoll_ctl per request": (e, 2.0)},
+                  figures=figures)
 
 
 # ---- C4, C5, C9: switch costs ---------------------------------------------------------------
@@ -168,13 +222,18 @@ def verdict_c4(run):
     others_ok = all((p.get("syscalls_per_switch") or 0) < 0.1
                     for b, p in props.items() if b != "ucontext")
     sys_ok = abs(uc - 1.0) <= 0.1 and others_ok
+    figures = [F.exact(f"syscalls per switch, {b}", p.get("syscalls_per_switch"), "", "props")
+               for b, p in props.items()]
+    figures += figs(switch_fig(run, "switch/ucontext"), switch_fig(run, "switch/setjmp"),
+                    F.once("ucontext/setjmp time per switch", ratio, "", "switch"))
     if sys_ok and ratio is not None and ratio >= 3:
         v = HOLDS
     elif sys_ok:
         v = PARTLY
     else:
         v = NOT
-    return result(v, rule, lines, numbers={"ucontext syscalls per switch": (uc, 1.0)})
+    return result(v, rule, lines, numbers={"ucontext syscalls per switch": (uc, 1.0)},
+                  figures=figures)
 
 
 def verdict_c5(run):
@@ -196,8 +255,15 @@ def verdict_c5(run):
                  f"50 ns; the call figure {'matches' if ok[1] else 'does not match'} "
                  f"({call:.3g} ns against 2 ns)")
     v = HOLDS if all(ok) else PARTLY if any(ok) else NOT
+    figures = figs(switch_fig(run, "call/noinline"),
+                   *(switch_fig(run, f"switch/{b}") for b in sw),
+                   F.exact("instructions per call", D.icounts(run.get("icount")).get(
+                       "call/noinline"), "", "icount"),
+                   *(F.exact(f"instructions per switch, {b}",
+                             D.icounts(run.get("icount")).get(f"switch/{b}"), "", "icount")
+                     for b in sw))
     return result(v, rule, lines, numbers={"fastest switch (ns)": (sw[fastest], 50.0),
-                                           "call (ns)": (call, 2.0)})
+                                           "call (ns)": (call, 2.0)}, figures=figures)
 
 
 def verdict_c9(run):
@@ -232,7 +298,14 @@ def verdict_c9(run):
         v = PARTLY
     else:
         v = NOT
-    return result(v, rule, lines, numbers={"syscall (cycles)": (cycles, 10.0)})
+    sp = D.bench_spread(sw).get("syscall/getppid")
+    figures = figs(switch_fig(run, "syscall/getppid"),
+                   F.timing("getppid (cycles)", cycles, "cycles", "switch",
+                            spread=(sp[0] * mhz / 1e3, sp[1] * mhz / 1e3) if sp and mhz
+                            else None),
+                   F.once("CPU clock (reported)", mhz, "MHz", "switch"))
+    return result(v, rule, lines, numbers={"syscall (cycles)": (cycles, 10.0)},
+                  figures=figures)
 
 
 # ---- C6, C7, C8: the sweep ------------------------------------------------------------------
@@ -269,11 +342,19 @@ def verdict_c6(run):
             "hold in some mode, holds partly when one does, otherwise does not hold")
     if not run.get("sweep"):
         return result(NOTRUN, rule, [f"no sweep: {run.why('sweep')}"])
-    lines, shape, lower = [], False, False
+    lines, shape, lower, figures = [], False, False, []
     for mode in ("pingpong", "churn"):
         th, fk = ok_points(run, "thread", mode), ok_points(run, "fork", mode)
         if not th:
             continue
+        figures += [F.once(f"thread {mode} req/s at {th[0]['conns']} connection(s)",
+                           rps(th[0]), "req/s", "sweep"),
+                    F.once(f"thread {mode} peak req/s", max(rps(p) for p in th), "req/s",
+                           "sweep"),
+                    F.once(f"thread {mode} req/s at the highest level",
+                           rps(th[-1]), "req/s", "sweep"),
+                    F.once(f"fork {mode} peak req/s", max((rps(p) for p in fk), default=None),
+                           "req/s", "sweep")]
         rises, collapses = rise_then_collapse(th)
         shape |= bool(rises and collapses)
         fk_peak = max((rps(p) for p in fk), default=None)
@@ -287,7 +368,7 @@ def verdict_c6(run):
     if not lines:
         return result(NOTRUN, rule, ["no thread-per-connection points measured"])
     v = HOLDS if shape and lower else PARTLY if shape or lower else NOT
-    return result(v, rule, lines)
+    return result(v, rule, lines, figures=figures)
 
 
 def fails_at(p, peak):
@@ -318,7 +399,7 @@ def verdict_c7(run):
             "partly, none -> does not hold; not run when no level >= 5000 was tried")
     if not run.get("sweep"):
         return result(NOTRUN, rule, [f"no sweep: {run.why('sweep')}"])
-    subs, lines = [], []
+    subs, lines, figures = [], [], []
     for model in ("thread", "fork", "fiber", "epoll"):
         pts = sweep_points(run, model, "pingpong")
         high = [p for p in pts if p["conns"] >= 5000]
@@ -328,6 +409,12 @@ def verdict_c7(run):
                    default=0.0)
         top = high[-1]
         why = fails_at(top, peak)
+        if top.get("status") == "ok" and top.get("load"):
+            at = f"at {top['conns']} connections"
+            figures += [F.once(f"{model} req/s {at}", rps(top), "req/s", "sweep"),
+                        F.once(f"{model} connections held at once {at}",
+                               (top.get("server") or {}).get("max_concurrent"), "", "sweep"),
+                        F.once(f"{model} errors {at}", D.point_errors(top), "", "sweep")]
         lines.append(f"- {model} at {top['conns']} connections: "
                      + (f"fails ({why})" if why else f"works ({rps(top):.0f} req/s, p99 "
                         f"{top['load']['latency_us']['p99'] / 1000:.1f} ms)"))
@@ -335,7 +422,7 @@ def verdict_c7(run):
             subs.append(why is not None)
     if not subs:
         return result(NOTRUN, rule, ["the sweep did not try 5000 or more connections "
-                                     "(quick preset); run ./run.sh full"])
+                                     "(its --levels stop below)"])
     th = ok_points(run, "thread", "pingpong")
     low = max((rps(p) for p in th if p["conns"] <= 1000), default=None)
     high = max((rps(p) for p in th if p["conns"] > 1000), default=None)
@@ -343,8 +430,10 @@ def verdict_c7(run):
         subs.append(high < 0.5 * low)
         lines.append(f"- thread best up to 1000 connections {low:.0f} req/s, past 1000 "
                      f"{high:.0f} req/s")
+        figures += [F.once("thread best req/s up to 1000 connections", low, "req/s", "sweep"),
+                    F.once("thread best req/s past 1000 connections", high, "req/s", "sweep")]
     v = HOLDS if all(subs) else PARTLY if any(subs) else NOT
-    return result(v, rule, lines)
+    return result(v, rule, lines, figures=figures)
 
 
 def verdict_c8(run):
@@ -372,11 +461,16 @@ def verdict_c8(run):
                      f"connections: {mc['rss_per_conn_kb']:.1f} KiB each (C10 run)")
     kb = per["thread"][1]
     v = HOLDS if kb <= 1024 else NOT if kb >= 4096 else PARTLY
+    figures = [F.once(f"{m} resident memory per connection", k, "KiB", "sweep")
+               for m, (_, k, _) in per.items()]
+    if mc:
+        figures.append(F.once("fiber resident memory per idle connection (C10 run)",
+                              mc["rss_per_conn_kb"], "KiB", "maxconns"))
     nums = {"thread RSS per connection vs libco's 8 MB per pthread (KiB)": (kb, 8192.0)}
     if "fiber" in per:
         nums["fiber RSS per connection vs libco's 128 KB stack (KiB)"] = (per["fiber"][1],
                                                                         128.0)
-    return result(v, rule, lines, numbers=nums)
+    return result(v, rule, lines, numbers=nums, figures=figures)
 
 
 # ---- C10, C11, C12 --------------------------------------------------------------------------
@@ -408,15 +502,21 @@ def verdict_c10(run):
             + (" (binds)" if r["binds"] else "") for r in proj))
     held = mc.get("max_held")
     nums = {"connections held by one process": (held, float(target))} if held else {}
+    at = mc.get("per_conn_at_max") or {}
+    figures = [F.once("most connections held by one fiber server thread", held, "", "maxconns"),
+               F.once("resident memory per connection there", at.get("rss_per_conn_kb"), "KiB",
+                      "maxconns"),
+               F.exact("memory maps per connection there", at.get("maps_per_conn"), "",
+                       "maxconns")]
     if held and held >= target:
-        return result(HOLDS, rule, lines, numbers=nums)
+        return result(HOLDS, rule, lines, numbers=nums, figures=figures)
     if any(not p.get("all_held") for p in ran):
-        return result(NOT, rule, lines, numbers=nums)
+        return result(NOT, rule, lines, numbers=nums, figures=figures)
     tgt = [p for p in pts if p["conns"] == target]
     mem = [r for r in proj if r["resource"].startswith("memory (")]
     if ran and tgt and tgt[0].get("status") == "not run" and mem and not mem[0]["binds"]:
-        return result(PARTLY, rule, lines, numbers=nums)
-    return result(NOTRUN, rule, lines, numbers=nums)
+        return result(PARTLY, rule, lines, numbers=nums, figures=figures)
+    return result(NOTRUN, rule, lines, numbers=nums, figures=figures)
 
 
 def verdict_c11(run):
@@ -457,7 +557,25 @@ def verdict_c11(run):
         v = PARTLY
     else:
         v = NOT
-    return result(v, rule, lines, numbers={"2 vs 1 scheduler threads": (r, 2.0)})
+    by_round = {}
+    for x in th.get("runs", []):
+        if x.get("status") == "ok" and x.get("variant") in ("t1-shared", "t2-shared"):
+            by_round.setdefault(x.get("round"), {})[x["variant"]] = x.get("requests_per_sec")
+    per_round = [d["t2-shared"] / d["t1-shared"] for d in by_round.values()
+                 if d.get("t1-shared") and d.get("t2-shared")]
+    figures = [F.timing("throughput 2 threads / 1 thread (shared CPUs)", r, "", "threads",
+                        samples=per_round),
+               F.once("cores used by server and load with 2 threads", busy, "", "threads")]
+    for name, x in s.items():
+        figures += [F.timing(f"throughput, {name}", x.get("requests_per_sec"), "req/s",
+                             "threads", samples=D.runs_of(th, lambda y: y.get("requests_per_sec"),
+                                                          variant=name)),
+                    F.timing(f"server CPU per request, {name}",
+                             x.get("server_cpu_us_per_request"), "us", "threads",
+                             samples=D.runs_of(th, lambda y: y.get("server_cpu_us_per_request"),
+                                               variant=name))]
+    return result(v, rule, lines, numbers={"2 vs 1 scheduler threads": (r, 2.0)},
+                  figures=figures)
 
 
 def verdict_c12(run):
@@ -476,11 +594,16 @@ def verdict_c12(run):
     cs = props.get("copy_stack") or {}
     lines.append(f"- copy stack: {cs.get('note', 'unknown')}")
     passed = [bool((p.get("overflow") or {}).get("passed")) for p in props["backends"].values()]
+    figures = [F.exact(f"guard-page overflow check passed, {b} (1 = yes)",
+                       float(bool((p.get("overflow") or {}).get("passed"))), "", "props")
+               for b, p in props["backends"].items()]
+    figures.append(F.exact("copy-stack mode implemented (1 = yes)",
+                           float(bool(cs.get("implemented"))), "", "props"))
     if not passed:
-        return result(NOTRUN, rule, lines)
+        return result(NOTRUN, rule, lines, figures=figures)
     if not all(passed):
-        return result(NOT, rule, lines)
-    return result(HOLDS if cs.get("implemented") else PARTLY, rule, lines)
+        return result(NOT, rule, lines, figures=figures)
+    return result(HOLDS if cs.get("implemented") else PARTLY, rule, lines, figures=figures)
 
 
 # ---- the document ---------------------------------------------------------------------------
@@ -639,27 +762,128 @@ def surprises(results, run):
     return out + [""]
 
 
-def build_report(run):
-    results = {cid: fn(run) for cid, _, _, _, fn, _ in CLAIMS}
+REFERENCE = Path(__file__).resolve().parent.parent / "results" / "reference"
+
+
+def reference_for(folder, ref_dir=REFERENCE):
+    """The committed reference run to set beside `folder`'s figures, or None when `folder`
+    is the reference itself or the reference holds no data."""
+    ref_dir = Path(ref_dir)
+    if not ref_dir.is_dir() or Path(folder).resolve() == ref_dir.resolve():
+        return None
+    ref = D.Run(ref_dir)
+    return ref if ref.data else None
+
+
+def evaluate(run):
+    """{claim id: result} for every claim of the report."""
+    return {cid: fn(run) for cid, _, _, _, fn, _ in CLAIMS}
+
+
+def figure_table(figures, ref_figures=None):
+    """The figures a rule read, as a table; with a reference, its figure of the same name in
+    a column beside ("n/a" where the reference did not measure it)."""
+    # A claim this run could not measure still shows the reference's figures, beside n/a.
+    shown = F.names(figures, ref_figures if not figures else None)
+    if not shown:
+        return []
+    head = "| figure | this run |" + (" reference |" if ref_figures is not None else "")
+    out = [head, "|---|---|" + ("---|" if ref_figures is not None else "")]
+    mine, ref = F.by_name(figures), F.by_name(ref_figures)
+    for name in shown:
+        f = mine.get(name)
+        row = f"| {name} | {F.fmt(f)}{F.fmt_spread(f)} |"
+        if ref_figures is not None:
+            r = ref.get(name)
+            row += f" {F.fmt(r)}{F.fmt_spread(r)} |"
+        out.append(row)
+    return out + [""]
+
+
+def preset_text(v):
+    if isinstance(v, list):
+        return " ".join(str(x) for x in v)
+    if isinstance(v, dict):
+        return ", ".join(f"{k} {x}" for k, x in v.items())
+    return str(v)
+
+
+def sharpen_section(run, results):
+    """For a run at reduced size: per claim, the steps its figures come from and what the full
+    preset runs differently there, from the presets suite.json records."""
+    suite = run.get("suite") or {}
+    preset = suite.get("preset")
+    if not suite or preset == "full":
+        return []
+    mine, full = suite.get("presets") or {}, suite.get("full_presets") or {}
+    out = ["## What a full run may sharpen", "",
+           f"This run used the `{preset}` preset: the same experiments and verdict rules as "
+           "`./run.sh full`, at smaller sizes. A verdict whose figures lie near a threshold of "
+           "its rule may change with the full preset's longer points and more repetitions; "
+           "exact counts (instructions, syscalls, epoll_ctl per request) do not.", "",
+           "| claim | verdict | figures from | the full preset runs |", "|---|---|---|---|"]
+    for cid, r in results.items():
+        srcs = []
+        for f in r["figures"]:
+            if f.get("source") and f["source"] not in srcs:
+                srcs.append(f["source"])
+        kinds = {f["kind"] for f in r["figures"]}
+        diffs = [f"{src}: `{preset_text(full[src])}` (here `{preset_text(mine.get(src))}`)"
+                 for src in srcs if src in full and mine.get(src) != full[src]]
+        if r["verdict"] == NOTRUN:
+            why = r["measured"][0].lstrip("- ") if r["measured"] else "no data"
+            change = f"may reach a verdict where this run did not ({why})"
+        elif diffs:
+            change = "; ".join(diffs)
+            change += (": more samples narrow the noise of its timings" if kinds - {F.EXACT}
+                       else ": its figures are exact counts, which the size does not change")
+        elif not srcs:
+            change = "unknown (its rule names no sources)"
+        elif not full:
+            change = "unknown (this run's suite.json does not record the full preset)"
+        elif kinds == {F.EXACT}:
+            change = "the same: exact counts at the same size"
+        else:
+            change = "the same sizes"
+        out.append(f"| {cid} | {r['verdict']} | {', '.join(srcs) or '?'} | {change} |")
+    return out + [""]
+
+
+def build_report(run, reference=None):
+    """(REPORT.md text, results). `reference`: a D.Run whose figures and verdicts are set
+    beside this run's (None: no reference column)."""
+    results = evaluate(run)
+    ref_results = evaluate(reference) if reference is not None else None
     lines = ["# Switchyard report", "",
              "Generated by `plots/report.py` from the JSON files in this folder; do not edit. "
              "Each verdict comes from the rule printed under it, so a run on other hardware may "
              "reach another verdict.", ""]
     lines += machine_section(run)
-    lines += ["## Verdicts", "", "| claim | verdict |", "|---|---|"]
-    lines += [f"| [{cid}](#{cid.lower()}) | {results[cid]['verdict']} |"
-              for cid, *_ in CLAIMS]
+    if reference is not None:
+        lines[-1:-1] = [f"- reference column: the committed run in `results/reference` "
+                        f"({D.machine_line(reference)}, preset "
+                        f"`{(reference.get('suite') or {}).get('preset', '?')}`)"]
+        lines += ["## Verdicts", "", "| claim | verdict | reference |", "|---|---|---|"]
+        lines += [f"| [{cid}](#{cid.lower()}) | {results[cid]['verdict']} | "
+                  f"{ref_results[cid]['verdict']} |" for cid, *_ in CLAIMS]
+    else:
+        lines += ["## Verdicts", "", "| claim | verdict |", "|---|---|"]
+        lines += [f"| [{cid}](#{cid.lower()}) | {results[cid]['verdict']} |"
+                  for cid, *_ in CLAIMS]
     lines.append("")
     for cid, claim, source, quoted, _, charts in CLAIMS:
         r = results[cid]
         lines += [f"## {cid}", "", f"**Claim** ({source}): {claim}", "",
                   f"**Quoted:** {quoted}", "", "**Measured:**", ""]
         lines += r["measured"] + [""]
+        lines += figure_table(r["figures"],
+                              ref_results[cid]["figures"] if ref_results else None)
         lines += [f"**Verdict: {r['verdict']}** (rule: {r['rule']})", ""]
         for c in charts:
             if (run.dir / f"{c}.png").exists():
                 lines += [f"![{c}]({c}.png)", ""]
     lines += surprises(results, run)
+    lines += sharpen_section(run, results)
     drawn = [c for c in CHART_LIST if (run.dir / f"{c}.png").exists()]
     if drawn:
         lines += ["## All charts", ""]
@@ -668,22 +892,43 @@ def build_report(run):
     return "\n".join(lines), results
 
 
+USAGE = "usage: report.py RUN_FOLDER [--no-charts] [--reference-dir DIR | --no-reference]"
+
+
 def main(argv):
-    args = [a for a in argv if not a.startswith("--")]
-    if len(args) != 1 or not Path(args[0]).is_dir() or \
-            any(a not in ("--no-charts",) for a in argv if a.startswith("--")):
-        print("usage: report.py RUN_FOLDER [--no-charts]", file=sys.stderr)
+    args, opts, ref_dir = [], set(), REFERENCE
+    it = iter(argv)
+    for a in it:
+        if a == "--reference-dir":
+            ref_dir = next(it, None)
+            if ref_dir is None:
+                print(USAGE, file=sys.stderr)
+                return 2
+        elif a in ("--no-charts", "--no-reference"):
+            opts.add(a)
+        elif a.startswith("--"):
+            print(f"report.py: unknown option {a}; {USAGE}", file=sys.stderr)
+            return 2
+        else:
+            args.append(a)
+    if len(args) != 1 or not Path(args[0]).is_dir():
+        print(USAGE, file=sys.stderr)
         return 2
     folder = Path(args[0])
-    if "--no-charts" not in argv:
+    if "--no-charts" not in opts:
         import charts
         for stem, st in charts.draw_all(folder).items():
             print(f"report: chart {stem}: {st}")
-    text, results = build_report(D.Run(folder))
+    import export
+    for name, st in export.write_all(folder).items():
+        print(f"report: csv {name}: {st}")
+    reference = None if "--no-reference" in opts else reference_for(folder, ref_dir)
+    text, results = build_report(D.Run(folder), reference)
     (folder / "REPORT.md").write_text(text + "\n")
     for cid, r in results.items():
         print(f"report: {cid}: {r['verdict']}")
-    print(f"report: wrote {folder / 'REPORT.md'}")
+    print(f"report: wrote {folder / 'REPORT.md'}"
+          + (f" (reference column from {ref_dir})" if reference is not None else ""))
     return 0
 
 

@@ -1,5 +1,6 @@
 #!/usr/bin/python3
 """The report's verdict rules, driven to each outcome with synthetic run folders."""
+import re
 import sys
 import tempfile
 import unittest
@@ -11,6 +12,9 @@ sys.path.insert(0, str(HERE.parent))
 import data as D  # noqa: E402
 import report as R  # noqa: E402
 import synth as S  # noqa: E402
+
+sys.path.insert(0, str(HERE.parent.parent / "harness"))
+import suite as SUITE  # noqa: E402
 
 
 class Verdicts(unittest.TestCase):
@@ -156,6 +160,109 @@ class Verdicts(unittest.TestCase):
         r = R.verdict_c2(run)
         self.assertEqual(r["verdict"], R.NOTRUN)
         self.assertIn("boom", " ".join(r["measured"]))
+
+
+class ReferenceColumn(unittest.TestCase):
+    """Every figure of a report stands beside the reference run's figure of the same name."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="report-ref-")
+        self.local = D.Run(S.full(Path(self.tmp.name) / "local", engines=S.engines(ratio=0.9,
+                                                                               cpu_ratio=1.0)))
+        self.ref = D.Run(S.full(Path(self.tmp.name) / "ref",
+                                suite=dict(S.suite(), preset="full")))
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_reference_column_and_machine_named_once(self):
+        text, results = R.build_report(self.local, self.ref)
+        self.assertIn("| claim | verdict | reference |", text)
+        self.assertIn("| [C2](#c2) | does not hold | holds |", text)
+        self.assertEqual(text.count("- reference column: the committed run"), 1)
+        self.assertIn("preset `full`", text)
+        for cid, *_ in R.CLAIMS:
+            section = text.split(f"## {cid}\n", 1)[1].split("\n## ", 1)[0]
+            if results[cid]["verdict"] != R.NOTRUN:
+                self.assertIn("| figure | this run | reference |", section, cid)
+        self.assertIn("| throughput merged/naive (median of paired rounds) | 0.9 | 1.2 |", text)
+
+    def test_no_reference_column_without_reference(self):
+        text, _ = R.build_report(self.local)
+        self.assertIn("| claim | verdict |\n", text)
+        self.assertNotIn("| reference |", text)
+        self.assertIn("| figure | this run |\n", text)
+
+    def test_reference_for(self):
+        self.assertIsNone(R.reference_for(self.ref.dir, self.ref.dir))  # the reference itself
+        self.assertIsNone(R.reference_for(self.local.dir, Path(self.tmp.name) / "nowhere"))
+        ref = R.reference_for(self.local.dir, self.ref.dir)
+        self.assertEqual(ref.dir, self.ref.dir)
+
+    def test_figure_missing_in_reference_is_na(self):
+        ref = D.Run(S.full(Path(self.tmp.name) / "ref2", maxconns=None))
+        text, _ = R.build_report(self.local, ref)
+        self.assertIn("| most connections held by one fiber server thread | 19900 | n/a |", text)
+
+    def test_a_new_claim_gets_the_column_from_its_numbers(self):
+        def verdict_cx(run):
+            v = (run.get("threads") or {}).get("ratio_t2_over_t1_shared")
+            return R.result(R.HOLDS, "synthetic", ["- x"], numbers={"made-up ratio": (v, 1.0)})
+        added = ("CX", "a synthetic claim", "no seed", "n/a", verdict_cx, [])
+        R.CLAIMS.append(added)
+        try:
+            ref = D.Run(S.full(Path(self.tmp.name) / "ref3", threads=S.threads(ratio=1.5)))
+            text, _ = R.build_report(self.local, ref)
+            self.assertIn("| made-up ratio | 1 | 1.5 |", text)
+        finally:
+            R.CLAIMS.remove(added)
+
+    def test_sharpen_section(self):
+        folder = Path(self.tmp.name) / "quick"
+        suite = dict(S.suite(), presets={"sweep": ["--levels", "1,10"]},
+                     full_presets={"sweep": ["--duration", "5"]})
+        text, _ = R.build_report(D.Run(S.full(folder, suite=suite)))
+        self.assertIn("## What a full run may sharpen", text)
+        self.assertIn("| C7 | not run | ? | may reach a verdict where this run did not", text)
+        self.assertIn("| C6 | holds partly | sweep | sweep: `--duration 5` (here `--levels 1,10`)"
+                      ": more samples narrow the noise of its timings |", text)
+        self.assertIn("| C3 | holds | engines | the same: exact counts at the same size |", text)
+        text, _ = R.build_report(self.ref)  # a full run has nothing to sharpen
+        self.assertNotIn("## What a full run may sharpen", text)
+
+
+def quick_levels(args):
+    return [int(x) for x in args[args.index("--levels") + 1].split(",")]
+
+
+class QuickPresetCoverage(unittest.TestCase):
+    """A run of the quick preset's shape reaches a verdict on every claim the report defines:
+    the sweep levels, fiber counts and max-connection levels are taken from harness/suite.py's
+    presets, the rest from the synthetic run."""
+
+    def quick_run(self, folder, sweep_args):
+        levels = quick_levels(sweep_args)
+        fibers = [int(f) for f in re.search(r"fibers:\(([\d|]+)\)",
+                                            SUITE.PRESETS["quick"]["switch"]["filter"]
+                                            ).group(1).split("|")]
+        thread = {c: 40000 if c > 1 else 10000 for c in levels}
+        return D.Run(S.full(folder, sweep=S.sweep(thread=thread, fork=None, levels=levels),
+                            switch=S.switch(fibers=fibers),
+                            maxconns=S.maxconns(held=quick_levels(
+                                SUITE.PRESETS["quick"]["maxconns"])[-1])))
+
+    def test_every_claim_reaches_a_verdict(self):
+        with tempfile.TemporaryDirectory(prefix="report-quick-") as tmp:
+            run = self.quick_run(Path(tmp), SUITE.PRESETS["quick"]["sweep"])
+            results = R.evaluate(run)
+            self.assertEqual(set(results), {c[0] for c in R.CLAIMS})
+            for cid, r in results.items():
+                self.assertNotEqual(r["verdict"], R.NOTRUN, f"{cid}: {r['measured']}")
+
+    def test_the_old_quick_sweep_left_c7_not_run(self):
+        with tempfile.TemporaryDirectory(prefix="report-quick-") as tmp:
+            run = self.quick_run(Path(tmp), ["--levels", "1,10,100,1000"])
+            self.assertEqual(R.verdict_c7(run)["verdict"], R.NOTRUN)
 
 
 if __name__ == "__main__":
