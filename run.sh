@@ -17,9 +17,10 @@ usage() {
 usage: ./run.sh [subcommand] [options]
 
 subcommands:
-  (none)       set up, build, then the quick suite (about 10 minutes): switch and scheduler
-               benchmarks, instruction counts, engine comparison, a reduced server sweep,
-               the max-connections and 1-vs-2-thread runs, charts and REPORT.md
+  (none)       set up, build, then the quick suite (about 3 minutes): switch and scheduler
+               benchmarks, instruction counts, engine comparison, a reduced server sweep
+               (1 to 10000 connections), the max-connections and 1-vs-2-thread runs, charts,
+               CSV files and REPORT.md (a verdict on every claim)
   quick        the same as no subcommand
   full         set up, build, every experiment at full size (under an hour): sweep 1..10000
                connections, all fiber counts, 5 engine rounds; charts and REPORT.md
@@ -29,7 +30,10 @@ subcommands:
                build, and the switch tests under valgrind memcheck
   regress      build, then check instruction counts (callgrind) and switch timing ratios
                against results/baseline/switch.json; `regress --update` rewrites it
-  report       regenerate charts and REPORT.md of a run folder: `report DIR`
+  report       regenerate charts, CSV files and REPORT.md of a run folder: `report DIR`
+  compare      two run folders side by side: `compare A B` (e.g. results/reference and a
+               folder under results/runs/) writes results/compare/<A>-vs-<B>/COMPARE.md
+               with every claim's figures, B/A, the noise reading and verdict changes
   help         this text
 
 options:
@@ -38,6 +42,8 @@ options:
     quick|full --only STEPS  run only these steps (comma list of switch, icount, props,
                              engines, sweep, maxconns, threads, report)
     regress --update         rewrite the baseline
+    compare --out DIR        write the comparison into DIR
+    compare --fail-on-verdict-change   exit 1 when a verdict differs between A and B
 USAGE
 }
 
@@ -146,6 +152,10 @@ cmd_suite() {
     "$PY" "$ROOT/harness/suite.py" "$preset" --build-dir "$ROOT/build" "${extra[@]}"
 }
 
+cmd_compare() {
+    "$PY" "$ROOT/plots/compare.py" "$@"
+}
+
 cmd_report() {
     [[ $# -eq 1 && -d $1 ]] || { echo "run.sh: report: give one run folder, e.g. results/reference" >&2; exit 2; }
     "$PY" "$ROOT/plots/report.py" "$1"
@@ -157,13 +167,14 @@ case $sub in
 --reference | --only) cmd_suite quick "$sub" "$@" ;;
 quick | full) cmd_suite "$sub" "$@" ;;
 report) cmd_report "$@" ;;
+compare) cmd_compare "$@" ;;
 setup) cmd_setup ;;
 build) cmd_build ;;
 test) cmd_test ;;
 regress) cmd_regress "$@" ;;
 help | -h | --help) usage ;;
 *)
-    echo "run.sh: unknown subcommand '$sub' (valid: quick, full, setup, build, test, regress, report, help, or none)" >&2
+    echo "run.sh: unknown subcommand '$sub' (valid: quick, full, setup, build, test, regress, report, compare, help, or none)" >&2
     exit 2
     ;;
 esac

@@ -159,3 +159,18 @@ def full(folder, **override):
             "threads": threads()}
     docs.update(override)
     return write(folder, **docs)
+
+
+def repeated(doc, rel=0.02, n=3):
+    """A switch document whose every median row also has n per-repetition entries spread
+    +-rel around the median (what switch-bench writes without --report_aggregates_only)."""
+    doc = json.loads(json.dumps(doc))
+    reps = []
+    for b in doc["benchmarks"]:
+        for i in range(n):
+            f = 1 + rel * (2 * i / (n - 1) - 1)
+            reps.append(dict(b, name=b["run_name"], run_type="iteration", repetitions=n,
+                             repetition_index=i, real_time=b["real_time"] * f,
+                             cpu_time=b["cpu_time"] * f))
+    doc["benchmarks"] += reps
+    return doc

@@ -1,0 +1,164 @@
+#!/usr/bin/python3
+"""plots/compare.py on synthetic run folders: verdict changes, the noise reading of timings,
+exact counts, the exit status, bad folders, and a claim added to the report."""
+import io
+import os
+import sys
+import tempfile
+import unittest
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+os.environ.setdefault("MPLCONFIGDIR", tempfile.mkdtemp(prefix="mpl-"))
+import compare as C  # noqa: E402
+import figures as F  # noqa: E402
+import report as R  # noqa: E402
+import synth as S  # noqa: E402
+
+
+class Compare(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="compare-test-")
+        self.dir = Path(self.tmp.name)
+        self.n = 0
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def folder(self, **docs):
+        self.n += 1
+        return S.full(self.dir / f"run{self.n}", **docs)
+
+    def main(self, *argv):
+        out, err = io.StringIO(), io.StringIO()
+        with redirect_stdout(out), redirect_stderr(err):
+            rc = C.main([str(a) for a in argv])
+        return rc, out.getvalue(), err.getvalue()
+
+    def rows(self, a, b, cid):
+        ra, rb = R.evaluate(C.load(a)), R.evaluate(C.load(b))
+        return {name: (ratio, note) for name, _, _, ratio, note in
+                C.claim_rows(ra[cid]["figures"], rb[cid]["figures"])}
+
+    def test_same_run_changes_nothing(self):
+        a = self.folder(switch=S.repeated(S.switch()))
+        rc, out, _ = self.main(a, a, "--out", self.dir / "same", "--fail-on-verdict-change",
+                               "--no-charts")
+        self.assertEqual(rc, 0)
+        self.assertIn("0 verdict(s) changed", out)
+        text = (self.dir / "same" / "COMPARE.md").read_text()
+        for cid, *_ in R.CLAIMS:
+            self.assertIn(f"## {cid}\n", text)
+        self.assertEqual(text.count("### A:"), 1)
+        self.assertEqual(text.count("### B:"), 1)
+        self.assertNotIn("beyond noise |", text)
+
+    def test_verdict_change_and_exit_status(self):
+        a = self.folder(engines=S.engines(ratio=1.2))
+        b = self.folder(engines=S.engines(ratio=0.9, cpu_ratio=1.0))
+        rc, out, _ = self.main(a, b, "--out", self.dir / "c", "--no-charts")
+        self.assertEqual(rc, 0)
+        self.assertIn("C2: holds -> does not hold  CHANGED", out)
+        rc, _, _ = self.main(a, b, "--out", self.dir / "c", "--no-charts",
+                             "--fail-on-verdict-change")
+        self.assertEqual(rc, 1)
+        text = (self.dir / "c" / "COMPARE.md").read_text()
+        self.assertIn("| [C2](#c2) | holds | does not hold | **yes** |", text)
+        ratio, _ = self.rows(a, b, "C2")["throughput merged/naive (median of paired rounds)"]
+        self.assertAlmostEqual(ratio, 0.9 / 1.2)
+
+    def test_timings_overlapping_samples_are_within_noise(self):
+        a = self.folder(switch=S.repeated(S.switch(), rel=0.05))
+        near = S.repeated(S.switch({"asm": 5.1, "fcontext": 6.0, "setjmp": 17.0,
+                                    "ucontext": 280.0}), rel=0.05)
+        far = S.repeated(S.switch({"asm": 9.0, "fcontext": 6.0, "setjmp": 17.0,
+                                   "ucontext": 280.0}), rel=0.05)
+        self.assertTrue(self.rows(a, self.folder(switch=near), "C5")["switch/asm"][1]
+                        .startswith("within noise"))
+        self.assertEqual(self.rows(a, self.folder(switch=far), "C5")["switch/asm"][1],
+                         "higher beyond noise")
+        # Without repetitions a timing has no band, and the comparison says so.
+        self.assertIn("noise unknown", self.rows(self.folder(), self.folder(switch=far),
+                                                 "C5")["switch/asm"][1])
+
+    def test_exact_counts_compare_for_equality(self):
+        a = self.folder()
+        b = self.folder(engines=S.engines(naive_ctl=2.2))
+        notes = self.rows(a, b, "C3")
+        self.assertEqual(notes["epoll_ctl per request, naive (engine count)"][1],
+                         "exact: differs by +0.2")
+        self.assertEqual(notes["epoll_ctl per request, merged (engine count)"][1],
+                         "exact: same")
+
+    def test_missing_and_malformed_folders_exit_2(self):
+        good = self.folder()
+        rc, out, err = self.main(good, self.dir / "nowhere")
+        self.assertEqual((rc, out), (2, ""))
+        self.assertEqual(len(err.strip().splitlines()), 1)
+        self.assertIn("no such run folder", err)
+        bad = self.dir / "bad"
+        bad.mkdir()
+        (bad / "switch.json").write_text("{not json")
+        rc, _, err = self.main(bad, good)
+        self.assertEqual(rc, 2)
+        self.assertIn("not valid JSON", err)
+        (bad / "switch.json").write_text("[1, 2]")
+        self.assertEqual(self.main(bad, good)[0], 2)
+        empty = self.dir / "empty"
+        empty.mkdir()
+        rc, _, err = self.main(good, empty)
+        self.assertEqual(rc, 2)
+        self.assertIn("not a run folder", err)
+        self.assertEqual(self.main(good)[0], 2)
+        self.assertEqual(self.main(good, good, "--bogus")[0], 2)
+
+    def test_every_measurement_paired_and_charts(self):
+        a = self.folder()
+        b = self.folder(sweep=S.sweep(levels=(1, 10, 100, 1000, 10000)))
+        rc, _, _ = self.main(a, b, "--out", self.dir / "m")
+        self.assertEqual(rc, 0)
+        rows = (self.dir / "m" / "compare.csv").read_text().splitlines()
+        self.assertEqual(rows[0], "file,record,field,A,B,B/A")
+        point = [r for r in rows if r.startswith(
+            "sweep.json,points[model=fiber mode=pingpong conns=10000]")]
+        self.assertTrue(point)
+        self.assertTrue(all(",," in r for r in point))  # only in B: A's cell is empty
+        same = [r for r in rows if "points[model=fiber mode=pingpong conns=100]" in r
+                and ",load.requests_per_sec," in r]
+        self.assertEqual(same, ["sweep.json,points[model=fiber mode=pingpong conns=100],"
+                                "load.requests_per_sec,100000.0,100000.0,1"])
+        for stem in ("compare_switch_cost", "compare_sweep_throughput", "compare_figures"):
+            self.assertTrue((self.dir / "m" / f"{stem}.png").stat().st_size > 1000, stem)
+
+    def test_a_claim_added_to_the_report_is_compared(self):
+        def verdict_cx(run):
+            v = (run.get("threads") or {}).get("ratio_t2_over_t1_shared")
+            return R.result(R.HOLDS if v and v > 1.2 else R.NOT, "synthetic", [],
+                            numbers={"made-up ratio": (v, 1.0)})
+        added = ("CX", "a synthetic claim", "no seed", "n/a", verdict_cx, [])
+        R.CLAIMS.append(added)
+        try:
+            a, b = self.folder(), self.folder(threads=S.threads(ratio=1.5))
+            rc, out, _ = self.main(a, b, "--out", self.dir / "x", "--no-charts")
+            self.assertIn("CX: does not hold -> holds  CHANGED", out)
+            text = (self.dir / "x" / "COMPARE.md").read_text()
+            self.assertIn("| made-up ratio | 1 | 1.5 | 1.5 |", text)
+        finally:
+            R.CLAIMS.remove(added)
+
+    def test_judge(self):
+        t = F.timing("t", 10, "ns", "switch", samples=[9, 10, 11])
+        self.assertEqual(F.judge(t, F.timing("t", 12, "ns", "switch", samples=[10.5, 12, 13]))[1],
+                         "within noise (samples overlap)")
+        self.assertEqual(F.judge(t, F.timing("t", 8, "ns", "switch", samples=[7, 8, 8.5]))[1],
+                         "lower beyond noise")
+        self.assertEqual(F.judge(t, None), (None, "only in A"))
+        self.assertEqual(F.judge(F.exact("e", 2.0, "", "x"), F.exact("e", 2.0001, "", "x"))[1],
+                         "exact: same")
+
+
+if __name__ == "__main__":
+    unittest.main()
