@@ -801,11 +801,15 @@ def figure_table(figures, ref_figures=None):
 
 
 def preset_text(v):
+    """A step's preset as one table cell: command-line arguments joined, a dict as `key value`
+    pairs (an empty value: every row), with `|` escaped for the Markdown table."""
     if isinstance(v, list):
-        return " ".join(str(x) for x in v)
-    if isinstance(v, dict):
-        return ", ".join(f"{k} {x}" for k, x in v.items())
-    return str(v)
+        text = " ".join(str(x) for x in v)
+    elif isinstance(v, dict):
+        text = ", ".join(f"{k} {x if x != '' else '(all rows)'}" for k, x in v.items())
+    else:
+        text = str(v)
+    return text.replace("|", "\\|")
 
 
 def sharpen_section(run, results):
@@ -834,9 +838,14 @@ def sharpen_section(run, results):
             why = r["measured"][0].lstrip("- ") if r["measured"] else "no data"
             change = f"may reach a verdict where this run did not ({why})"
         elif diffs:
-            change = "; ".join(diffs)
-            change += (": more samples narrow the noise of its timings" if kinds - {F.EXACT}
-                       else ": its figures are exact counts, which the size does not change")
+            why = []
+            if F.TIMING in kinds:
+                why.append("more repetitions narrow the noise bands of its timings")
+            if F.ONCE in kinds:
+                why.append("its single-sample figures come from longer points or more levels")
+            change = "; ".join(diffs) + ": " + ("; ".join(why) or
+                                                "its figures are exact counts, which the size "
+                                                "does not change")
         elif not srcs:
             change = "unknown (its rule names no sources)"
         elif not full:

@@ -225,7 +225,7 @@ class ReferenceColumn(unittest.TestCase):
         self.assertIn("## What a full run may sharpen", text)
         self.assertIn("| C7 | not run | ? | may reach a verdict where this run did not", text)
         self.assertIn("| C6 | holds partly | sweep | sweep: `--duration 5` (here `--levels 1,10`)"
-                      ": more samples narrow the noise of its timings |", text)
+                      ": its single-sample figures come from longer points or more levels |", text)
         self.assertIn("| C3 | holds | engines | the same: exact counts at the same size |", text)
         text, _ = R.build_report(self.ref)  # a full run has nothing to sharpen
         self.assertNotIn("## What a full run may sharpen", text)
