@@ -226,7 +226,7 @@ def draw(ra, rb, out):
         for run, ls, tag in ((ra, "-", "A"), (rb, "--", "B")):
             series = D.sweep_series(run.get("sweep"), mode,
                                     lambda p: p["load"].get("requests_per_sec") or None)
-            for m in D.models(series):
+            for m in run.order("models", series):
                 pts = series[m]
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], ls=ls, marker="o", ms=3,
                         label=f"{m} ({tag})")
