@@ -81,7 +81,7 @@ def machine_block(run, which):
 
 def build(ra, rb):
     """(COMPARE.md text, {claim: (verdict A, verdict B)}, counts)."""
-    res_a, res_b = R.evaluate(ra), R.evaluate(rb)
+    res_a, res_b = R.evaluate(ra, True), R.evaluate(rb, True)
     verdicts = {cid: (res_a[cid]["verdict"], res_b[cid]["verdict"]) for cid in res_a}
     changed = [cid for cid, (va, vb) in verdicts.items() if va != vb]
     counts = {"figures": 0, "beyond noise": 0, "within noise": 0, "exact differs": 0,
@@ -196,8 +196,9 @@ def draw(ra, rb, out):
 
     # Switch cost: every switch-bench row outside the scheduler sweep, A and B bars.
     rows_a, rows_b = D.bench_rows(ra.get("switch")), D.bench_rows(rb.get("switch"))
-    names = [n for n in list(rows_a) + [x for x in rows_b if x not in rows_a]
-             if not n.startswith(("sched/", "create/"))]
+    kinds = ("call/", "syscall/", "switch/", "kernel/")
+    names = sorted((n for n in set(rows_a) | set(rows_b) if n.startswith(kinds)),
+                   key=lambda n: (next(i for i, k in enumerate(kinds) if n.startswith(k)), n))
     if names:
         fig = plt.figure(figsize=(10, 0.32 * len(names) + 2))
         ax = fig.add_subplot(111)
@@ -220,6 +221,9 @@ def draw(ra, rb, out):
     # Sweep throughput: per model, A solid, B dashed, one panel per load mode.
     fig = plt.figure(figsize=(11, 6))
     drawn = False
+    # One colour per model in both runs: A's declared order, then models only B has.
+    models = ra.members("models") + [m for m in rb.members("models")
+                                     if m not in ra.members("models")]
     for i, mode in enumerate(("pingpong", "churn")):
         ax = fig.add_subplot(1, 2, i + 1)
         ax.set_title(mode, fontsize=10)
@@ -228,8 +232,9 @@ def draw(ra, rb, out):
                                     lambda p: p["load"].get("requests_per_sec") or None)
             for m in run.order("models", series):
                 pts = series[m]
+                place = models.index(m) if m in models else len(models)
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], ls=ls, marker="o", ms=3,
-                        label=f"{m} ({tag})")
+                        color=D.PALETTE[place % len(D.PALETTE)], label=f"{m} ({tag})")
                 drawn = True
         ax.set_xscale("log")
         ax.set_yscale("log")
@@ -244,7 +249,7 @@ def draw(ra, rb, out):
         status["compare_sweep_throughput"] = "not run: no sweep in either run"
 
     # Every claim figure's B/A on one axis, coloured by how the difference reads.
-    res_a, res_b = R.evaluate(ra), R.evaluate(rb)
+    res_a, res_b = R.evaluate(ra, True), R.evaluate(rb, True)
     items = []
     for cid in res_a:
         for name, fa, fb, r, note in claim_rows(res_a[cid]["figures"], res_b[cid]["figures"]):
@@ -253,11 +258,14 @@ def draw(ra, rb, out):
     if items:
         fig = plt.figure(figsize=(10, 0.2 * len(items) + 2))
         ax = fig.add_subplot(111)
-        col = {"beyond": "tab:red", "within": "tab:green", "exact: same": "0.6",
+        col = {"beyond noise": "tab:red", "within noise": "tab:green", "exact: same": "0.6",
                "exact: differs": "tab:purple"}
         colors = [next((c for k, c in col.items() if k in note), "tab:blue")
                   for _, _, note in items]
-        ax.barh(range(len(items)), [r for _, r, _ in items], color=colors, left=0)
+        # Bars grow from 1 (no change) to B/A, left for lower, right for higher.
+        ax.barh(range(len(items)), [r - 1 for _, r, _ in items], color=colors, left=1)
+        # A tick at each ratio keeps figures with B/A = 1 (most exact counts) visible.
+        ax.scatter([r for _, r, _ in items], range(len(items)), c=colors, marker="|", s=40)
         ax.axvline(1, color="k", lw=1)
         ax.set_xscale("log")
         ax.set_yticks(range(len(items)))

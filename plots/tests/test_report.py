@@ -217,6 +217,14 @@ class ReferenceColumn(unittest.TestCase):
         finally:
             R.CLAIMS.remove(added)
 
+    def test_an_older_reference_does_not_break_the_report(self):
+        old = D.Run(S.full(Path(self.tmp.name) / "old", engines={"experiment": "engines",
+                                                                 "summary": {"naive": 3}}))
+        text, results = R.build_report(self.local, old)
+        self.assertIn("| [C3](#c3) | holds | not run |", text)
+        with self.assertRaises(AttributeError):
+            R.evaluate(old)  # the run being reported is never excused
+
     def test_sharpen_section(self):
         folder = Path(self.tmp.name) / "quick"
         suite = dict(S.suite(), presets={"sweep": ["--levels", "1,10"]},
