@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "engine.h"
 #include "engine_epoll.h"
+#include "engine_registry.h" /* ENG_ENGINES(X): generated from engines/CMakeLists.txt */
 
 #include <errno.h>
 #include <stdio.h>
@@ -10,23 +11,15 @@
 #include <time.h>
 #include <unistd.h>
 
-extern const eng_ops eng__naive, eng__merged, eng__oneshot, eng__edge, eng__poll, eng__select;
-#ifdef SWITCHYARD_HAVE_LIBEVENT
-extern const eng_ops eng__libevent;
-#endif
-#ifdef SWITCHYARD_HAVE_LIBURING
-extern const eng_ops eng__uring_poll;
-#endif
+/* The registry's order (engines/CMakeLists.txt). */
+#define ENG__DECLARE(id) extern const eng_ops eng__##id;
+ENG_ENGINES(ENG__DECLARE)
+#undef ENG__DECLARE
 
 static const eng_ops *const engines[] = {
-    &eng__naive,      &eng__merged, &eng__oneshot, &eng__edge,
-#ifdef SWITCHYARD_HAVE_LIBEVENT
-    &eng__libevent,
-#endif
-    &eng__poll,       &eng__select,
-#ifdef SWITCHYARD_HAVE_LIBURING
-    &eng__uring_poll,
-#endif
+#define ENG__ENTRY(id) &eng__##id,
+    ENG_ENGINES(ENG__ENTRY)
+#undef ENG__ENTRY
 };
 
 size_t eng_count(void)

@@ -37,8 +37,9 @@ extern "C" {
  *     token must stay valid until it is delivered or cancelled.
  *   - poll delivers each ready waiter's token exactly once and forgets the waiter before it
  *     calls the callback; the callback must not call back into the engine. EPOLLHUP and
- *     EPOLLERR are delivered to every waiter of the fd (ENG_HUP / ENG_ERR in revents; select
- *     cannot tell them from readiness and wakes the waiters as ready, without the bits).
+ *     EPOLLERR are delivered to every waiter of the fd, with ENG_HUP / ENG_ERR in revents where
+ *     the engine declares reports_hup_err (select and libevent cannot tell them from
+ *     readiness and wake the waiters as ready, without the bits; see their files).
  *   - fd_closed(fd) must be called BEFORE close(2): it drops every trace of the fd (cached
  *     interest, ready bits, kernel registration), so a new file that gets the same number
  *     inherits nothing (the libdill #129 bug class). The caller has already cancelled or woken
@@ -93,12 +94,45 @@ static inline uint64_t eng_kernel_calls(const eng_stats *st)
            st->uring_enters;
 }
 
+/* Where an engine keeps the interest of the fds it waits on between two polls (C3, C16). */
+enum eng_interest {
+    ENG_INTEREST_KERNEL,   /* registered in the kernel (epoll, io_uring), changed by calls */
+    ENG_INTEREST_FD_LIST,  /* passed in full on every wait: one entry per waiting fd (poll) */
+    ENG_INTEREST_FD_RANGE, /* passed in full on every wait: every fd number up to the highest
+                              waiting one (select) */
+};
+
+/* An engine's declared behaviour: the conformance tests (engines/tests/) assert exactly what
+ * an engine declares here, so a new engine is tested by what it claims, never by its name. */
+typedef struct eng_props {
+    enum eng_interest interest;
+    /* Interest calls (epoll_ctl of any kind, plus the io_uring SQEs that arm or remove a poll)
+     * of K waits on one fd, each followed by one poll: first_use + K * per_wait. Every poll
+     * of a counting engine is one kernel wait (epoll_wait, a scan or one io_uring_enter), so
+     * a wait in a ping-pong costs per_wait + 1 system calls. ENG_UNDECLARED: the engine does
+     * not decide them (libevent's change list does). */
+    int interest_calls_per_wait;
+    int interest_calls_first_use;
+    /* revents carry ENG_HUP / ENG_ERR when the kernel reports a hang-up or an error; an
+     * engine that cannot tell them from readiness still wakes the waiters, without the bits
+     * (the next read or write then returns the error). */
+    bool reports_hup_err;
+    /* Told of wake-ups (edges) rather than levels: readiness that arrived while nobody waited
+     * is remembered, and the next want() for it returns 1 instead of parking. */
+    bool edge_triggered;
+    /* Completion-based (the kernel performs the IO and reports its result) rather than
+     * readiness-based (the kernel says when IO would not block). */
+    bool completion;
+} eng_props;
+#define ENG_UNDECLARED (-1)
+
 /* Called by poll once per ready waiter. */
 typedef void (*eng_deliver_fn)(void *ctx, void *token, uint32_t revents);
 
 typedef struct eng_ops {
-    const char *name;    /* "naive", "merged", "oneshot", "edge", "libevent", "poll", ... */
+    const char *name;    /* as in its registry line (engines/CMakeLists.txt) */
     const char *summary; /* one line for listings and the README */
+    eng_props props;
     /* fds numbered fd_limit or more are refused by want (ERANGE); 0: no limit. */
     int fd_limit;
     /* Create an engine instance; NULL with errno on failure (io_uring engines: the errno of
@@ -122,12 +156,13 @@ typedef struct eng_ops {
     const char *(*method)(void *st);
 } eng_ops;
 
-/* Compiled-in engines in a fixed order (naive first, the baseline). */
+/* Compiled-in engines in the registry's order (engines/CMakeLists.txt: naive first, the
+ * baseline). */
 size_t eng_count(void);
 const eng_ops *eng_at(size_t i);
 /* Look an engine up by name; NULL when unknown or not compiled in. */
 const eng_ops *eng_find(const char *name);
-/* "naive, merged, oneshot, edge, libevent": the compiled-in names, for error messages. */
+/* The compiled-in names, comma separated, for error messages. */
 const char *eng_names(void);
 
 #ifdef __cplusplus

@@ -104,6 +104,12 @@ static const char *edge_method(void *st)
 const eng_ops eng__edge = {
     .name = "edge",
     .summary = "EPOLLET for in|out|rdhup, one ADD per fd, one DEL at close, nothing per wait",
+    .props = {.interest = ENG_INTEREST_KERNEL,
+              .interest_calls_per_wait = 0,
+              .interest_calls_first_use = 1,
+              .reports_hup_err = true,
+              .edge_triggered = true,
+              .completion = false},
     .init = edge_init,
     .free = edge_free,
     .want = edge_want,

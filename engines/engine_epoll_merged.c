@@ -124,6 +124,12 @@ static const char *merged_method(void *st)
 const eng_ops eng__merged = {
     .name = "merged",
     .summary = "cached interest, epoll_ctl only on a real change, idle interest dropped lazily",
+    .props = {.interest = ENG_INTEREST_KERNEL,
+              .interest_calls_per_wait = 0,
+              .interest_calls_first_use = 1,
+              .reports_hup_err = true,
+              .edge_triggered = false,
+              .completion = false},
     .init = merged_init,
     .free = merged_free,
     .want = merged_want,

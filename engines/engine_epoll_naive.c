@@ -104,6 +104,12 @@ static const char *naive_method(void *st)
 const eng_ops eng__naive = {
     .name = "naive",
     .summary = "EPOLL_CTL_ADD before every wait, EPOLL_CTL_DEL after (2 epoll_ctl per wait)",
+    .props = {.interest = ENG_INTEREST_KERNEL,
+              .interest_calls_per_wait = 2,
+              .interest_calls_first_use = 0,
+              .reports_hup_err = true,
+              .edge_triggered = false,
+              .completion = false},
     .init = naive_init,
     .free = naive_free,
     .want = naive_want,

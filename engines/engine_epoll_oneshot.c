@@ -102,6 +102,12 @@ static const char *oneshot_method(void *st)
 const eng_ops eng__oneshot = {
     .name = "oneshot",
     .summary = "EPOLLONESHOT, ADD once per fd then one EPOLL_CTL_MOD re-arm per wait",
+    .props = {.interest = ENG_INTEREST_KERNEL,
+              .interest_calls_per_wait = 1,
+              .interest_calls_first_use = 0,
+              .reports_hup_err = true,
+              .edge_triggered = false,
+              .completion = false},
     .init = oneshot_init,
     .free = oneshot_free,
     .want = oneshot_want,

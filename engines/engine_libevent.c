@@ -202,9 +202,23 @@ static const char *lev_method(void *st)
     return event_base_get_method(((lev *)st)->base);
 }
 
+/*
+ * No ENG_HUP / ENG_ERR: libevent's epoll backend turns EPOLLHUP and EPOLLERR into EV_READ |
+ * EV_WRITE before any callback runs, so io_cb cannot tell an error or a hang-up from
+ * readiness (EV_CLOSED would report a peer's half-close, but not a hang-up or an error, and
+ * only when neither came with it). Asking the kernel on every wake-up (getsockopt SO_ERROR)
+ * would add a system call per wait to the very counts this engine is measured by. The
+ * waiters wake as ready and their next read or write returns the error.
+ */
 const eng_ops eng__libevent = {
     .name = "libevent",
     .summary = "event_add/event_del per wait on libevent's epoll backend with its change list",
+    .props = {.interest = ENG_INTEREST_KERNEL,
+              .interest_calls_per_wait = ENG_UNDECLARED,
+              .interest_calls_first_use = ENG_UNDECLARED,
+              .reports_hup_err = false,
+              .edge_triggered = false,
+              .completion = false},
     .init = lev_init,
     .free = lev_free,
     .want = lev_want,

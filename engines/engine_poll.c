@@ -191,6 +191,12 @@ static const char *poll_method(void *st)
 const eng_ops eng__poll = {
     .name = "poll",
     .summary = "ppoll over every fd that has a waiter, the whole set passed on every call",
+    .props = {.interest = ENG_INTEREST_FD_LIST,
+              .interest_calls_per_wait = 0,
+              .interest_calls_first_use = 0,
+              .reports_hup_err = true,
+              .edge_triggered = false,
+              .completion = false},
     .init = poll_init,
     .free = poll_free,
     .want = poll_want,

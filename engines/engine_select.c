@@ -158,6 +158,12 @@ static const char *sel_method(void *st)
 const eng_ops eng__select = {
     .name = "select",
     .summary = "pselect over bit sets up to the highest waiting fd; fds >= FD_SETSIZE refused",
+    .props = {.interest = ENG_INTEREST_FD_RANGE,
+              .interest_calls_per_wait = 0,
+              .interest_calls_first_use = 0,
+              .reports_hup_err = false,
+              .edge_triggered = false,
+              .completion = false},
     .fd_limit = FD_SETSIZE,
     .init = sel_init,
     .free = sel_free,

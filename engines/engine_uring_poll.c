@@ -223,6 +223,12 @@ const eng_ops eng__uring_poll = {
     .name = "uring-poll",
     .summary = "io_uring poll requests (multishot), armed once per fd and direction, no "
                "system call per wait",
+    .props = {.interest = ENG_INTEREST_KERNEL,
+              .interest_calls_per_wait = 0,
+              .interest_calls_first_use = 1,
+              .reports_hup_err = true,
+              .edge_triggered = true,
+              .completion = false},
     .init = up_init,
     .free = up_free,
     .want = up_want,

@@ -40,14 +40,13 @@ import meta  # noqa: E402  (the harness's shared meta module, beside this file)
 
 ROOT = Path(__file__).resolve().parent.parent
 CTL_EVENT = "syscalls:sys_enter_epoll_ctl"
-EPOLL_FAMILY = ("naive", "merged", "oneshot", "edge", "libevent")
 
 
 def parse_args(argv):
     ap = argparse.ArgumentParser(prog="engines_bench.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("--build-dir", default=str(ROOT / "build"),
                     help="where bin/echo-server and bin/echo-load are (default: build/)")
-    ap.add_argument("--engines", help="comma-separated engines (default: the epoll family)")
+    ap.add_argument("--engines", help="comma-separated engines (default: those on epoll)")
     ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds (default 5)")
     ap.add_argument("--conns", type=int, default=50)
     ap.add_argument("--size", type=int, default=64)
@@ -76,14 +75,13 @@ def pinned(cmd, cpu):
     return (["taskset", "-c", cpu] + cmd) if cpu and shutil.which("taskset") else cmd
 
 
-def compiled_engines(server):
-    """The engines echo-server knows, from its own error message (one source of truth)."""
-    p = subprocess.run([server, "--model", "fiber", "--engine", "?"], capture_output=True,
+def compiled_engines(build):
+    """The compiled-in engines, in the registry's order, with what engine-info says of each."""
+    p = subprocess.run([build / "bin" / "engine-info", "--list", "--json"], capture_output=True,
                        text=True, timeout=10)
-    m = re.search(r"valid: ([^)]*)\)", p.stderr)
-    if not m:
+    if p.returncode != 0:
         sys.exit(f"engines_bench: cannot list engines: {p.stderr.strip()}")
-    return [e.strip() for e in m.group(1).split(",") if e.strip()]
+    return json.loads(p.stdout)["members"]
 
 
 class Server:
@@ -338,12 +336,13 @@ def main(argv=None):
     for exe in (a.server, a.load):
         if not os.access(exe, os.X_OK):
             sys.exit(f"engines_bench: {exe} missing: build first (./run.sh build)")
-    engines = compiled_engines(a.server)
+    listed = compiled_engines(build)
     # C2 and C3 compare the epoll strategies; the scanning and io_uring engines are measured
     # by the C14/C16 experiment (harness/idle_bench.py). They still run when named.
+    engines = [e["name"] for e in listed]
     if not a.engines:
-        engines = [e for e in engines if e in EPOLL_FAMILY]
-    if a.engines:
+        engines = [e["name"] for e in listed if (e["method"] or "").split(" ")[0] == "epoll"]
+    else:
         bad = [e for e in a.engines.split(",") if e not in engines]
         if bad:
             print(f"engines_bench: unknown engine {', '.join(bad)} (valid: {', '.join(engines)})",

@@ -1,4 +1,5 @@
 /* switch_info.c - lists the compiled-in switch backends, their properties, and a live check. */
+#include "json_print.h"
 #include "switch.h"
 
 #include <stdio.h>
@@ -38,19 +39,6 @@ static int live_check(const sw_backend *b)
     return ok ? 0 : -1;
 }
 
-static void json_string(const char *s)
-{
-    putchar('"');
-    for (; *s; s++)
-        if (*s == '"' || *s == '\\')
-            printf("\\%c", *s);
-        else if ((unsigned char)*s < 0x20)
-            printf("\\u%04x", *s);
-        else
-            putchar(*s);
-    putchar('"');
-}
-
 /* The registry as the harness reads it: every backend with its declared properties, and the
  * stack modes. Nothing is run. */
 static void list_json(void)
@@ -58,24 +46,21 @@ static void list_json(void)
     printf("{\"layer\": \"switch\", \"members\": [");
     for (size_t i = 0; i < sw_backend_count(); i++) {
         const sw_backend *b = sw_backend_at(i);
-        printf("%s\n  {\"name\": ", i ? "," : "");
-        json_string(b->name);
-        printf(", \"summary\": ");
-        json_string(b->summary);
-        printf(", \"props\": {\"keeps_fp_control\": %s, \"switches_sigmask\": %s, "
-               "\"enters_kernel\": %s}}",
-               b->props.keeps_fp_control ? "true" : "false",
-               b->props.switches_sigmask ? "true" : "false",
-               b->props.enters_kernel ? "true" : "false");
+        json_print_str_field(stdout, i ? ",\n  {" : "\n  {", "name", b->name);
+        json_print_str_field(stdout, ", ", "summary", b->summary);
+        json_print_bool_field(stdout, ", \"props\": {", "keeps_fp_control",
+                              b->props.keeps_fp_control);
+        json_print_bool_field(stdout, ", ", "switches_sigmask", b->props.switches_sigmask);
+        json_print_bool_field(stdout, ", ", "enters_kernel", b->props.enters_kernel);
+        printf("}}");
     }
     printf("],\n \"stack_modes\": [");
     for (size_t i = 0; i < sw_stack_mode_count(); i++) {
         const sw_stack_mode *m = sw_stack_mode_at(i);
-        printf("%s\n  {\"name\": ", i ? "," : "");
-        json_string(m->name);
-        printf(", \"summary\": ");
-        json_string(m->summary);
-        printf(", \"shares_stack\": %s}", m->shares_stack ? "true" : "false");
+        json_print_str_field(stdout, i ? ",\n  {" : "\n  {", "name", m->name);
+        json_print_str_field(stdout, ", ", "summary", m->summary);
+        json_print_bool_field(stdout, ", ", "shares_stack", m->shares_stack);
+        printf("}");
     }
     printf("]}\n");
 }
