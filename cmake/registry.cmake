@@ -15,6 +15,7 @@
 #   registry_sources(<layer> <out-var>)          their sources (duplicates dropped)
 #   registry_libs(<layer> <out-var>)             their libraries
 #   registry_header(<layer> <macro> <file>)      writes <file>: `#define <macro>(X) X(id) ...`
+#                                                and `<macro>_LEFT_OUT(X) X(id, "name", "why")`
 #
 # The lists live in global properties, so the layers' tests/ folders and the layers built on
 # top (servers/tests registers one test per switch backend and engine) read the same lists.
@@ -31,6 +32,10 @@ function(registry_member layer name)
         set(M_WHY_NOT "${var} is off")
       endif()
       set_property(GLOBAL APPEND PROPERTY SWITCHYARD_${layer}_LEFT_OUT "${name} (${M_WHY_NOT})")
+      string(REPLACE "-" "_" id "${name}")
+      string(REPLACE "\"" "'" why "${M_WHY_NOT}")
+      set_property(GLOBAL APPEND_STRING PROPERTY SWITCHYARD_${layer}_LEFT_OUT_C
+                   " X(${id}, \"${name}\", \"${why}\")")
       return()
     endif()
   endforeach()
@@ -90,6 +95,9 @@ function(registry_header layer macro file)
     string(APPEND text " X(${id})")
   endforeach()
   string(APPEND text "\n")
+  get_property(left_out_c GLOBAL PROPERTY SWITCHYARD_${layer}_LEFT_OUT_C)
+  string(APPEND text "/* Declared but not built here: X(id, name, why). */\n")
+  string(APPEND text "#define ${macro}_LEFT_OUT(X)${left_out_c}\n")
   file(CONFIGURE OUTPUT ${file} CONTENT "${text}" @ONLY)
   list(JOIN names ", " names_text)
   message(STATUS "switchyard: ${layer}: ${names_text}")

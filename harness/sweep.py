@@ -25,7 +25,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import meta  # noqa: E402  (the harness's shared meta module, beside this file)
 
-MODELS = ["thread", "fork", "fiber", "libevent", "epoll"]
 MODES = ["pingpong", "churn"]
 LEVELS = [1, 2, 4, 10, 50, 100, 200, 500, 1000, 2000, 5000, 10000]
 QUICK_LEVELS = [1, 10, 100, 1000]
@@ -35,9 +34,24 @@ FD_MARGIN = 64        # fds a server keeps besides its connections (listener, ep
 TASK_MARGIN = 512     # pids left free for the rest of the machine
 MAP_MARGIN = 1000     # memory maps a process has besides per-connection stacks
 MEM_FRACTION = 0.8    # share of MemAvailable a point may expect to use
-# Resident memory per connection assumed before a model has been measured (KiB). Deliberately
-# generous; after the first point the measured figure is used instead.
-RSS_GUESS_KB = {"thread": 128, "fork": 1024, "fiber": 128, "libevent": 16, "epoll": 16}
+# Resident memory per connection assumed before a model has been measured (KiB), by the
+# model's declared concurrency. Deliberately generous; after the first point the measured
+# figure is used instead.
+RSS_GUESS_KB = {"thread-per-connection": 128, "process-per-connection": 1024,
+                "process-pool": 1024, "thread-pool": 16, "fiber-per-connection": 128,
+                "event-loop": 16}
+# Kernel tasks per connection, by declared concurrency: these models meet the pid limits.
+TASK_PER_CONN = {"thread-per-connection": "threads", "process-per-connection": "processes"}
+# A guarded stack (two memory maps) per connection.
+STACK_PER_CONN = ("thread-per-connection", "fiber-per-connection")
+
+
+def declared_models(server):
+    """{model: declared properties} in the registry's order, from `echo-server --list --json`."""
+    p = subprocess.run([server, "--list", "--json"], capture_output=True, text=True, timeout=10)
+    if p.returncode != 0:
+        sys.exit(f"sweep: cannot list the models of {server}: {p.stderr.strip() or p.returncode}")
+    return {m["name"]: m["props"] for m in json.loads(p.stdout)["members"]}
 
 
 def csv_list(kind, valid=None):
@@ -45,6 +59,8 @@ def csv_list(kind, valid=None):
         items = [x.strip() for x in text.split(",") if x.strip()]
         if not items:
             raise argparse.ArgumentTypeError(f"empty {kind} list")
+        if valid is True:  # names, checked once the binary is known
+            return items
         if valid:
             bad = [x for x in items if x not in valid]
             if bad:
@@ -80,8 +96,8 @@ def parse_args(argv):
                          "build folder of --load)")
     ap.add_argument("--server", help="echo-server binary (default: BUILD_DIR/bin/echo-server)")
     ap.add_argument("--load", help="echo-load binary (default: BUILD_DIR/bin/echo-load)")
-    ap.add_argument("--models", type=csv_list("model", MODELS), default=None,
-                    help=f"comma list of server models (default: {','.join(MODELS)})")
+    ap.add_argument("--models", type=csv_list("model", valid=True), default=None,
+                    help="comma list of server models (default: every model echo-server lists)")
     ap.add_argument("--modes", type=csv_list("mode", MODES), default=None,
                     help="pingpong (persistent connections) and/or churn (one per request)")
     ap.add_argument("--levels", type=csv_list("levels"), default=None,
@@ -108,7 +124,6 @@ def parse_args(argv):
     ap.add_argument("--dry-run", action="store_true",
                     help="print the plan and the limit verdict of every point; start nothing")
     a = ap.parse_args(argv)
-    a.models = a.models or MODELS
     a.modes = a.modes or MODES
     a.levels = a.levels or (QUICK_LEVELS if a.quick else LEVELS)
     a.duration = a.duration or (1.0 if a.quick else 5.0)
@@ -117,6 +132,14 @@ def parse_args(argv):
         a.build_dir = str(Path(a.load).resolve().parent.parent if a.load
                           else meta.REPO_ROOT / "build")
     a.server = a.server or str(Path(a.build_dir) / "bin" / "echo-server")
+    if not os.access(a.server, os.X_OK):
+        ap.error(f"{a.server} is missing: build first (./run.sh build)")
+    a.declared = declared_models(a.server)
+    bad = [m for m in a.models or [] if m not in a.declared]
+    if bad:
+        ap.error(f"argument --models: unknown model {', '.join(bad)} "
+                 f"(valid: {', '.join(a.declared)})")
+    a.models = a.models or list(a.declared)
     a.load = a.load or str(Path(a.build_dir) / "bin" / "echo-load")
     if a.size < 1:
         ap.error("--size must be at least 1")
@@ -132,19 +155,19 @@ def parse_args(argv):
 
 # ---- limits ------------------------------------------------------------------------------
 
-def limit_verdict(model, conns, limits, rss_per_conn_kb):
+def limit_verdict(concurrency, conns, limits, rss_per_conn_kb):
     """None if the point fits this machine, else the reason it is not run."""
     if conns + FD_MARGIN > limits["nofile_hard"]:
         return (f"fds: {conns} connections + {FD_MARGIN} exceed the server's RLIMIT_NOFILE "
                 f"({limits['nofile_hard']})")
-    if model in ("thread", "fork"):
+    if concurrency in TASK_PER_CONN:
         cap = min(x for x in (limits["pid_max"], limits["threads_max"], limits["nproc"]) if x)
         used = meta.tasks_in_use() or 0
         if conns + used + TASK_MARGIN > cap:
-            return (f"pids: {conns} {'threads' if model == 'thread' else 'processes'} + "
+            return (f"pids: {conns} {TASK_PER_CONN[concurrency]} + "
                     f"{used} tasks alive + {TASK_MARGIN} spare exceed pid_max/threads-max "
                     f"({cap})")
-    if model in ("thread", "fiber"):
+    if concurrency in STACK_PER_CONN:
         # Each guarded stack is two mappings (stack and guard page).
         maps = 2 * conns + MAP_MARGIN
         if limits["max_map_count"] and maps > limits["max_map_count"]:
@@ -265,7 +288,7 @@ def measure_point(a, model, mode, conns, run_dir, tmpdir):
         return {"status": "not run",
                 "reason": f"fds: {conns} connections + {FD_MARGIN} exceed the server's "
                           f"RLIMIT_NOFILE soft limit ({limit})"}
-    with_children = model == "fork"
+    with_children = a.declared[model]["concurrency"] == "process-per-connection"
     base_rss, _ = meta.tree_rss_kb(pid, with_children)
     perf, perf_out = start_perf(a, pid, tmpdir)
     base_pss = meta.tree_pss_kb(pid, with_children)
@@ -352,7 +375,8 @@ def main(argv=None):
     points = plan(a)
     if a.dry_run:
         for i, (model, mode, conns) in enumerate(points, 1):
-            why = limit_verdict(model, conns, limits, RSS_GUESS_KB.get(model, 128))
+            c = a.declared[model]["concurrency"]
+            why = limit_verdict(c, conns, limits, RSS_GUESS_KB.get(c, 128))
             print(f"[plan {i}/{len(points)}] {model:8} {mode:8} conns={conns:<6} "
                   f"{'not run: ' + why if why else 'would run'}")
         return 0
@@ -386,7 +410,8 @@ def main(argv=None):
     with tempfile.TemporaryDirectory(prefix="sweep-") as tmpdir:
         for i, (model, mode, conns) in enumerate(points, 1):
             t0 = time.monotonic()
-            why = limit_verdict(model, conns, limits, rss_seen.get(model, RSS_GUESS_KB[model]))
+            c = a.declared[model]["concurrency"]
+            why = limit_verdict(c, conns, limits, rss_seen.get(model, RSS_GUESS_KB.get(c, 128)))
             if why:
                 point = {"status": "not run", "reason": why}
             else:
@@ -403,8 +428,10 @@ def main(argv=None):
                          seconds=round(time.monotonic() - t0, 3))
             result["points"].append(point)
             write_json(out_path, result)
-            left = sum(1 for m, _, c in points[i:]
-                       if not limit_verdict(m, c, limits, rss_seen.get(m, RSS_GUESS_KB[m])))
+            left = sum(1 for m, _, n in points[i:]
+                       if not limit_verdict(a.declared[m]["concurrency"], n, limits,
+                                            rss_seen.get(m, RSS_GUESS_KB.get(
+                                                a.declared[m]["concurrency"], 128))))
             per_point = a.warmup + a.duration + (sum(overhead) / len(overhead) if overhead else 2)
             print(f"[sweep {i}/{len(points)}] {model:8} {mode:8} conns={conns:<6} "
                   f"{summary(point)}  (elapsed {fmt_secs(time.monotonic() - started)}, "

@@ -8,13 +8,13 @@
 #include <stdint.h>
 
 /*
- * A model (thread, fork, fiber, libevent, epoll) is one ops table in its own file
- * server_<model>.c. The front end (server_main.c) parses the command line, asks the model to
- * check the options, opens the listening sockets and calls run(), which calls srv_ready()
- * (the "listening" line) once it is set up; the front end prints the statistics once run()
- * returns. run() serves until the server is told to
- * stop (srv_stopping() turns true and every stop fd turns readable), then closes every
- * connection it owns and returns. Adding a model is one file plus one line in srv_models[].
+ * A model is one ops table in its own file server_<model>.c, declared by one line in the
+ * registry (servers/CMakeLists.txt). The front end (server_main.c) parses the command line, asks
+ * the model to check the options, opens the listening sockets and calls run(), which calls
+ * srv_ready() (the "listening" line) once it is set up; the front end prints the statistics once
+ * run() returns. run() serves until the server is told to stop (srv_stopping() turns true and every
+ * stop fd turns readable), then closes every connection it owns and returns. Adding a model is one
+ * file plus one registry line.
  */
 
 #define SRV_MAX_THREADS 64    /* upper bound of listeners: --threads x --procs for event loops */
@@ -93,8 +93,22 @@ enum srv_procs_kind {
     SRV_PROCS_SHARED,    /* always P worker processes (even 1) that share one listener */
 };
 
+/* How a model runs its connections at once: declared, so tests and the harness ask for this
+ * instead of for a model's name. */
+enum srv_concurrency {
+    SRV_THREAD_PER_CONN,  /* one kernel thread per connection */
+    SRV_PROCESS_PER_CONN, /* one child process forked per connection */
+    SRV_PROCESS_POOL,     /* pre-started processes, one connection each at a time */
+    SRV_THREAD_POOL,      /* a fixed set of threads taking ready connections in turn */
+    SRV_FIBER_PER_CONN,   /* one fiber per connection on a few scheduler threads */
+    SRV_EVENT_LOOP,       /* callbacks on one event loop per thread */
+};
+const char *srv_concurrency_name(enum srv_concurrency c);
+
 struct srv_model {
     const char *name;
+    const char *summary; /* one line for listings */
+    enum srv_concurrency concurrency;
     /* Non-NULL when the model is not compiled in: the reason, printed before exit 2. */
     const char *missing;
     /* One listener per thread with SO_REUSEPORT (true), or a single listener (false). */
@@ -113,7 +127,8 @@ struct srv_model {
     int (*run)(struct srv_server *srv);
 };
 
-/* The table of models in the order the help text lists them, ended by a NULL name. */
+/* The models in the registry's order, then those declared but not built (`missing` set),
+ * ended by NULL. */
 extern const struct srv_model *const srv_models[];
 const struct srv_model *srv_model_find(const char *name);
 

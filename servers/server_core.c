@@ -1,5 +1,6 @@
 /* server_core.c - the model table, stopping on signals, and the listening sockets. */
 #include "server.h"
+#include "srv_registry.h" /* SRV_MODELS(X): generated from servers/CMakeLists.txt */
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -13,35 +14,44 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-extern const struct srv_model srv_model_thread, srv_model_fork, srv_model_prefork,
-    srv_model_threadpool, srv_model_epoll;
+#define SRV__DECLARE(id) extern const struct srv_model srv_model_##id;
+SRV_MODELS(SRV__DECLARE)
+#undef SRV__DECLARE
 
-#ifdef SRV_HAVE_LIBEVENT
-extern const struct srv_model srv_model_libevent;
-#else
-static const struct srv_model srv_model_libevent = {
-    .name = "libevent",
-    .missing = "not compiled in: libevent_core was not found (install "
-               "libevent-dev and reconfigure)"};
-#endif
-
-/*
- * The fiber model lives in server_fiber.c and needs the fiber runtime and event engines of
- * engines/; servers/CMakeLists.txt compiles it in (and defines SRV_HAVE_FIBER) once both
- * exist. Until then the name is known but refused with the reason.
- */
-#ifdef SRV_HAVE_FIBER
-extern const struct srv_model srv_model_fiber;
-#else
-static const struct srv_model srv_model_fiber = {
-    .name = "fiber",
-    .missing = "not compiled in: the fiber runtime and IO (engines/) are not "
-               "built yet"};
-#endif
+/* A model this build left out is still known by name, and refused with the reason. */
+#define SRV__LEFT_OUT(id, name_, why)                                                              \
+    static const struct srv_model srv_model_##id = {                                               \
+        .name = name_, .missing = "not compiled in (" why " and reconfigure)"};
+SRV_MODELS_LEFT_OUT(SRV__LEFT_OUT)
+#undef SRV__LEFT_OUT
 
 const struct srv_model *const srv_models[] = {
-    &srv_model_thread, &srv_model_fork,     &srv_model_prefork, &srv_model_threadpool,
-    &srv_model_fiber,  &srv_model_libevent, &srv_model_epoll,   NULL};
+#define SRV__ENTRY(id) &srv_model_##id,
+    SRV_MODELS(SRV__ENTRY)
+#undef SRV__ENTRY
+#define SRV__ENTRY(id, name, why) &srv_model_##id,
+        SRV_MODELS_LEFT_OUT(SRV__ENTRY)
+#undef SRV__ENTRY
+            NULL};
+
+const char *srv_concurrency_name(enum srv_concurrency c)
+{
+    switch (c) {
+    case SRV_THREAD_PER_CONN:
+        return "thread-per-connection";
+    case SRV_PROCESS_PER_CONN:
+        return "process-per-connection";
+    case SRV_PROCESS_POOL:
+        return "process-pool";
+    case SRV_THREAD_POOL:
+        return "thread-pool";
+    case SRV_FIBER_PER_CONN:
+        return "fiber-per-connection";
+    case SRV_EVENT_LOOP:
+        return "event-loop";
+    }
+    return "?";
+}
 
 const struct srv_model *srv_model_find(const char *name)
 {

@@ -340,5 +340,10 @@ static int epoll_run(struct srv_server *srv)
     return rc;
 }
 
-const struct srv_model srv_model_epoll = {
-    .name = "epoll", .per_thread_listener = true, .check = srv_check_event_loop, .run = epoll_run};
+const struct srv_model srv_model_epoll = {.name = "epoll",
+                                          .summary =
+                                              "raw epoll callbacks, one event loop per thread",
+                                          .concurrency = SRV_EVENT_LOOP,
+                                          .per_thread_listener = true,
+                                          .check = srv_check_event_loop,
+                                          .run = epoll_run};

@@ -313,8 +313,11 @@ static int fiber_check(const struct srv_options *o, char *why, size_t len)
     return 0;
 }
 
-const struct srv_model srv_model_fiber = {.name = "fiber",
-                                          .per_thread_listener = true,
-                                          .procs_kind = SRV_PROCS_REUSEPORT,
-                                          .check = fiber_check,
-                                          .run = fiber_run};
+const struct srv_model srv_model_fiber = {
+    .name = "fiber",
+    .summary = "one fiber per connection over an event engine, blocking-style code",
+    .concurrency = SRV_FIBER_PER_CONN,
+    .per_thread_listener = true,
+    .procs_kind = SRV_PROCS_REUSEPORT,
+    .check = fiber_check,
+    .run = fiber_run};

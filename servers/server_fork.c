@@ -187,4 +187,9 @@ static int fork_check(const struct srv_options *o, char *why, size_t len)
     return srv_check_no_stack_size(o, why, len);
 }
 
-const struct srv_model srv_model_fork = {.name = "fork", .check = fork_check, .run = fork_run};
+const struct srv_model srv_model_fork = {
+    .name = "fork",
+    .summary = "one child process forked per connection, blocking read and write",
+    .concurrency = SRV_PROCESS_PER_CONN,
+    .check = fork_check,
+    .run = fork_run};

@@ -211,6 +211,9 @@ static int libevent_run(struct srv_server *srv)
 }
 
 const struct srv_model srv_model_libevent = {.name = "libevent",
+                                             .summary =
+                                                 "libevent callbacks, one event loop per thread",
+                                             .concurrency = SRV_EVENT_LOOP,
                                              .per_thread_listener = true,
                                              .check = srv_check_event_loop,
                                              .run = libevent_run};

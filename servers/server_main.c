@@ -1,4 +1,5 @@
 /* server_main.c - echo-server's command line, start-up, and the statistics line at exit. */
+#include "json_print.h"
 #include "server.h"
 
 #include <arpa/inet.h>
@@ -36,6 +37,7 @@ static void usage(FILE *f)
             "usage: echo-server --model MODEL [--switch NAME] [--sched star|ring]\n"
             "       [--engine NAME] [--bind 127.0.0.1] [--port 0] [--threads N] [--procs P]\n"
             "       [--max-conns N] [--stack-size BYTES]\n"
+            "       echo-server --list [--json]   (the compiled-in models)\n"
             "models: %s\n"
             "--procs P: P worker processes (fiber: each with its own SO_REUSEPORT listeners;\n"
             "prefork: all blocking in accept on one listener, one connection each)\n",
@@ -154,20 +156,11 @@ static const struct srv_model *choose_model(struct srv_options *o)
 static void json_str(FILE *f, const char *key, const char *v)
 {
     fprintf(f, "\"%s\":", key);
-    if (!v) {
-        fputs("null,", f);
-        return;
-    }
-    fputc('"', f);
-    for (; *v; v++) {
-        if (*v == '"' || *v == '\\')
-            fprintf(f, "\\%c", *v);
-        else if ((unsigned char)*v < 0x20)
-            fprintf(f, "\\u%04x", *v);
-        else
-            fputc(*v, f);
-    }
-    fputs("\",", f);
+    if (v)
+        json_print_string(f, v);
+    else
+        fputs("null", f);
+    fputc(',', f);
 }
 
 static void json_u64(FILE *f, const char *key, srv_counter *c)
@@ -222,6 +215,7 @@ static void print_stats(FILE *f, const struct srv_options *o, struct srv_stats *
 {
     fputc('{', f);
     json_str(f, "model", o->model);
+    json_str(f, "concurrency", srv_concurrency_name(srv_model_find(o->model)->concurrency));
     json_str(f, "switch", st->switch_name);
     json_str(f, "sched", st->sched);
     json_str(f, "engine", st->engine);
@@ -264,8 +258,55 @@ static void print_stats(FILE *f, const struct srv_options *o, struct srv_stats *
     fflush(f);
 }
 
+static const char *procs_kind_name(enum srv_procs_kind k)
+{
+    return k == SRV_PROCS_REUSEPORT ? "reuseport" : k == SRV_PROCS_SHARED ? "shared" : "none";
+}
+
+/* echo-server --list [--json]: the registry as the harness reads it (nothing is started). */
+static int list_models(int argc, char **argv)
+{
+    bool json = argc == 3 && strcmp(argv[2], "--json") == 0;
+    if (argc > 3 || (argc == 3 && !json)) bad("usage: echo-server --list [--json]");
+    if (!json) {
+        for (int i = 0; srv_models[i]; i++)
+            if (!srv_models[i]->missing) printf("%s\n", srv_models[i]->name);
+        return 0;
+    }
+    printf("{\"layer\": \"servers\", \"members\": [");
+    const char *sep = "\n  {";
+    for (int i = 0; srv_models[i]; i++) {
+        const struct srv_model *m = srv_models[i];
+        if (m->missing) continue;
+        json_print_str_field(stdout, sep, "name", m->name);
+        json_print_str_field(stdout, ", ", "summary", m->summary);
+        json_print_str_field(stdout, ", \"props\": {", "concurrency",
+                             srv_concurrency_name(m->concurrency));
+        json_print_bool_field(stdout, ", ", "per_thread_listener", m->per_thread_listener);
+        json_print_str_field(stdout, ", ", "procs", procs_kind_name(m->procs_kind));
+        json_print_int_field(stdout, ", ", "default_threads",
+                             m->default_threads ? m->default_threads : 1);
+        json_print_int_field(stdout, ", ", "default_procs",
+                             m->default_procs ? m->default_procs : 1);
+        printf("}}");
+        sep = ",\n  {";
+    }
+    printf("],\n \"left_out\": [");
+    sep = "{";
+    for (int i = 0; srv_models[i]; i++) {
+        if (!srv_models[i]->missing) continue;
+        json_print_str_field(stdout, sep, "name", srv_models[i]->name);
+        json_print_str_field(stdout, ", ", "why", srv_models[i]->missing);
+        printf("}");
+        sep = ", {";
+    }
+    printf("]}\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 2 && strcmp(argv[1], "--list") == 0) return list_models(argc, argv);
     struct srv_options opt;
     char why[256];
     parse(argc, argv, &opt);

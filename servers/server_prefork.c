@@ -58,9 +58,12 @@ static int prefork_check(const struct srv_options *o, char *why, size_t len)
     return srv_check_no_stack_size(o, why, len);
 }
 
-const struct srv_model srv_model_prefork = {.name = "prefork",
-                                            .procs_kind = SRV_PROCS_SHARED,
-                                            .term_kills_worker = true,
-                                            .default_procs = DEFAULT_PROCS,
-                                            .check = prefork_check,
-                                            .run = prefork_run};
+const struct srv_model srv_model_prefork = {
+    .name = "prefork",
+    .summary = "pre-forked processes blocking in accept, one connection each at a time",
+    .concurrency = SRV_PROCESS_POOL,
+    .procs_kind = SRV_PROCS_SHARED,
+    .term_kills_worker = true,
+    .default_procs = DEFAULT_PROCS,
+    .check = prefork_check,
+    .run = prefork_run};

@@ -162,5 +162,9 @@ static int thread_check(const struct srv_options *o, char *why, size_t len)
     return 0;
 }
 
-const struct srv_model srv_model_thread = {
-    .name = "thread", .check = thread_check, .run = thread_run};
+const struct srv_model srv_model_thread = {.name = "thread",
+                                           .summary =
+                                               "one thread per connection, blocking read and write",
+                                           .concurrency = SRV_THREAD_PER_CONN,
+                                           .check = thread_check,
+                                           .run = thread_run};

@@ -281,7 +281,10 @@ static int threadpool_check(const struct srv_options *o, char *why, size_t len)
     return 0;
 }
 
-const struct srv_model srv_model_threadpool = {.name = "threadpool",
-                                               .default_threads = DEFAULT_WORKERS,
-                                               .check = threadpool_check,
-                                               .run = threadpool_run};
+const struct srv_model srv_model_threadpool = {
+    .name = "threadpool",
+    .summary = "an epoll dispatcher handing readable connections to blocking worker threads",
+    .concurrency = SRV_THREAD_POOL,
+    .default_threads = DEFAULT_WORKERS,
+    .check = threadpool_check,
+    .run = threadpool_run};

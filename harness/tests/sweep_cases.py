@@ -32,7 +32,8 @@ def sweep(*args, timeout=60):
 
 
 def case_dry_run_limits(a):
-    rc, out, err = sweep("--dry-run", "--models", "thread,fork,epoll", "--modes", "pingpong",
+    rc, out, err = sweep("--dry-run", "--load", a.load, "--models", "thread,fork,epoll",
+                         "--modes", "pingpong",
                          "--levels", "1,100,30000")
     print(out, end="")
     check(rc == 0, "dry run exits 0", err)
@@ -46,11 +47,15 @@ def case_dry_run_limits(a):
 
 
 def case_bad_args(a):
-    for args, needle in ((["--models", "bogus"], "valid: thread, fork, fiber, libevent, epoll"),
+    server = Path(a.load).parent / "echo-server"
+    listed = json.loads(subprocess.run([server, "--list", "--json"], capture_output=True,
+                                       check=True).stdout)["members"]
+    valid = ", ".join(m["name"] for m in listed)
+    for args, needle in ((["--models", "bogus"], f"valid: {valid}"),
                          (["--modes", "burst"], "valid: pingpong, churn"),
                          (["--levels", "1,x"], "whole numbers"),
                          (["--duration", "0"], "must be positive")):
-        rc, out, err = sweep("--dry-run", *args)
+        rc, out, err = sweep("--dry-run", "--load", a.load, *args)
         print(f"  {args} -> exit {rc}: {err.strip().splitlines()[-1]}")
         check(rc == 2, "exit status 2", rc)
         check(needle in err, f"message names the valid choices ({needle})", err)
@@ -60,7 +65,7 @@ def case_bad_args(a):
 
 def case_stand_in(a):
     out_root = Path(a.out)
-    args = ["--server", a.server, "--load", a.load, "--models", "epoll", "--modes",
+    args = ["--server", a.server, "--load", a.load, "--models", "test", "--modes",
             "pingpong,churn", "--levels", "1,8,30000", "--duration", 0.3, "--warmup", 0.1,
             "--out", out_root]
     dirs = []

@@ -303,6 +303,13 @@ int main(int argc, char **argv)
     static struct server s = {.at = 5000, .stall_ms = 1000, .model = "test"};
     const char *bind_addr = "127.0.0.1";
     int port = 0;
+    /* Standing in for echo-server towards the sweep, it declares one model of its own. */
+    if (argc == 3 && strcmp(argv[1], "--list") == 0 && strcmp(argv[2], "--json") == 0) {
+        printf("{\"layer\": \"servers\", \"members\": [{\"name\": \"%s\", \"props\": "
+               "{\"concurrency\": \"event-loop\"}}]}\n",
+               s.model);
+        return 0;
+    }
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v) usage_error(argv[i]);

@@ -16,11 +16,6 @@
 
 static char **server_argv;
 
-static bool is_model(struct tc_server *s, const char *name)
-{
-    return s->model && strcmp(s->model, name) == 0;
-}
-
 /* Start the server of this test run, with up to two extra flags (NULL: none). */
 static void start_with(struct tc_server *s, const struct tc_limits *lim, const char *flag,
                        const char *value)
@@ -360,7 +355,11 @@ static void t_sigterm(void)
     }
     for (int i = 0; i < nkids && i < 16; i++)
         CHECK(kill(kids[i], 0) < 0 && errno == ESRCH, "child %d outlived the server", (int)kids[i]);
-    if (is_model(&s, "fork")) CHECK(nkids == 4, "expected 4 children, saw %d", nkids);
+    /* A model that declares a process per connection had one child per connection. */
+    const char *conc = tc_json_find(s.json, "concurrency");
+    CHECK(conc, "no concurrency in %s", s.json);
+    if (strncmp(conc, "\"process-per-connection\"", 24) == 0)
+        CHECK(nkids == 4, "expected 4 children, saw %d", nkids);
     start(&s);
     close(fresh(&s, 1, 10));
     tc_server_stop(&s, SIGINT);
@@ -547,28 +546,15 @@ static void t_badflags(void)
     CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0 && strstr(out, "usage:"), "--help: %#x", st);
 }
 
-/* Until engines/ provides the fiber runtime, --model fiber is refused with the reason. */
-static void t_fiber_missing(void)
-{
-    char out[4096], err[4096];
-    char *args[] = {server_argv[0], "--model", "fiber", NULL};
-    int st = run_cli(args, out, err, sizeof out);
-    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 2, "status %#x", st);
-    CHECK(count_lines(err) == 1 && strstr(err, "not compiled in"), "stderr '%s'", err);
-    tc_note("%s", err);
-}
-
 static const struct {
     const char *name;
     void (*fn)(void);
 } scenarios[] = {
-    {"echo", t_echo},           {"halfclose", t_halfclose},
-    {"reset", t_reset},         {"emfile", t_emfile},
-    {"maxconns", t_maxconns},   {"fdleak", t_fdleak},
-    {"idle", t_idle},           {"sigterm", t_sigterm},
-    {"zombies", t_zombies},     {"respawn", t_respawn},
-    {"spawnfail", t_spawnfail}, {"smoke", t_smoke},
-    {"badflags", t_badflags},   {"fiber-missing", t_fiber_missing},
+    {"echo", t_echo},         {"halfclose", t_halfclose}, {"reset", t_reset},
+    {"emfile", t_emfile},     {"maxconns", t_maxconns},   {"fdleak", t_fdleak},
+    {"idle", t_idle},         {"sigterm", t_sigterm},     {"zombies", t_zombies},
+    {"respawn", t_respawn},   {"spawnfail", t_spawnfail}, {"smoke", t_smoke},
+    {"badflags", t_badflags},
 };
 
 int main(int argc, char **argv)
