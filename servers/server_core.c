@@ -73,7 +73,7 @@ int srv_check_single_thread(const struct srv_options *opt, char *why, size_t len
 {
     if (opt->threads != 1) {
         snprintf(why, len,
-                 "--threads applies only to --model threadpool, fiber, libevent or epoll");
+                 "--threads applies only to --model threadpool, fiber, libevent, epoll or uring");
         return -1;
     }
     return 0;
