@@ -12,6 +12,7 @@ Steps (each writes one JSON file with a `meta` block into the run folder):
   props     syscalls per switch and the guard-page overflow check per backend, the copy-stack
             question (claims C4, C12)                               -> props.json
   engines   naive/merged/oneshot/edge/libevent (harness/engines_bench.py) -> engines.json
+  scale     idle connections, churn, readiness vs completion (engines_scale.py) -> scale.json
   sweep     echo servers x load modes x concurrency (harness/sweep.py) -> sweep.json
   maxconns  the most connections one fiber server process holds (harness/maxconns.py, C10)
   threads   fiber server with 1 vs 2 scheduler threads (harness/threads_scale.py, C11)
@@ -40,7 +41,8 @@ import meta  # noqa: E402  (the harness's shared meta module, beside this file)
 
 ROOT = meta.REPO_ROOT
 PY = "/usr/bin/python3"
-STEPS = ["switch", "icount", "props", "engines", "sweep", "maxconns", "threads", "report"]
+STEPS = ["switch", "icount", "props", "engines", "scale", "sweep", "maxconns", "threads",
+         "report"]
 
 # Every size knob per preset, in one place, so the report can quote what was run.
 PRESETS = {
@@ -48,20 +50,24 @@ PRESETS = {
         "switch": {"filter": r"^(call|syscall|switch|create|kernel)/|^sched/.*/fibers:(2|16|256)$",
                    "min_time": 0.05, "repetitions": 3},
         "engines": ["--rounds", "1", "--duration", "1", "--warmup", "0.3"],
+        "scale": ["--quick"],
         "sweep": ["--levels", "1,10,100,1000,10000", "--duration", "1", "--warmup", "0.5"],
         "maxconns": ["--levels", "19900", "--duration", "3", "--rate", "1000"],
         "threads": ["--rounds", "1", "--duration", "2"],
-        "estimate_s": {"switch": 20, "icount": 10, "props": 5, "engines": 25, "sweep": 120,
+        "estimate_s": {"switch": 20, "icount": 10, "props": 5, "engines": 25, "scale": 40,
+                       "sweep": 120,
                        "maxconns": 10, "threads": 10, "report": 20},
     },
     "full": {
         "switch": {"filter": "", "min_time": 0.1, "repetitions": 5},
         "engines": ["--rounds", "5", "--duration", "3", "--sat-conns", "300"],
+        "scale": ["--rounds", "3", "--duration", "1.5"],
         "sweep": ["--duration", "5", "--warmup", "1"],
         "maxconns": ["--levels", "1000,5000,10000,15000,19900", "--duration", "5",
                      "--rate", "2000"],
         "threads": ["--rounds", "3", "--duration", "4"],
-        "estimate_s": {"switch": 80, "icount": 10, "props": 5, "engines": 240, "sweep": 840,
+        "estimate_s": {"switch": 80, "icount": 10, "props": 5, "engines": 240, "scale": 750,
+                       "sweep": 840,
                        "maxconns": 60, "threads": 60, "report": 30},
     },
 }
@@ -240,6 +246,7 @@ def fail(ctx, name, reason):
 STEP_FUNCS = {
     "switch": step_switch, "icount": step_icount, "props": step_props,
     "engines": step_driver("engines_bench.py", "engines", "--out"),
+    "scale": step_driver("engines_scale.py", "scale", "--out"),
     "sweep": step_driver("sweep.py", "sweep", "--run-dir"),
     "maxconns": step_driver("maxconns.py", "maxconns", "--out-file"),
     "threads": step_driver("threads_scale.py", "threads", "--out-file"),

@@ -359,6 +359,110 @@ def epoll_ctl_share(run, fig):
     return "perf record -g -e cpu-clock on the server; a sample counts when any frame names it"
 
 
+# ---- 9-11: idle connections, registered fds, readiness vs completion ---------------------------
+
+SCALE_STYLE = {"select": ("tab:brown", "s"), "poll": ("tab:red", "o"),
+               "naive": ("tab:pink", "v"), "merged": ("tab:blue", "^"),
+               "oneshot": ("tab:purple", "<"), "edge": ("tab:green", ">"),
+               "libevent": ("tab:orange", "D"), "uring-poll": ("tab:cyan", "P"),
+               "epoll (model)": ("0.3", "x"), "uring (model)": ("k", "*")}
+
+
+def scale_lines(ax, series):
+    for cfg, pts in series.items():
+        color, marker = SCALE_STYLE.get(cfg, ("0.5", "."))
+        # Idle level 0 is drawn at 1 so that it fits on the log axis (labelled below).
+        ax.plot([max(n, 1) for n, _ in pts], [v for _, v in pts], marker=marker, color=color,
+                label=cfg, linewidth=1.4, markersize=5)
+
+
+@chart("idle_scaling", "Server CPU per request of a fixed load against idle connections (C16)")
+def idle_scaling(run, fig):
+    ax = fig.add_subplot(111)
+    idle = (run.get("scale") or {}).get("idle")
+    series = D.scale_series(idle)
+    if not series:
+        not_run(ax, run.why("scale") if not run.get("scale") else "no idle-scaling run")
+        return ""
+    scale_lines(ax, series)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("idle connections held open (log scale; 0 drawn at 1)")
+    ax.set_ylabel("server CPU time per request (us, log scale)")
+    ax.legend(fontsize=8, loc="upper left")
+    grid(ax)
+    return (f"{idle.get('active_conns')} ping-pong connections of 64 B; select stops at "
+            "FD_SETSIZE (1024 fds); CPU from /proc/PID/task/*/schedstat; medians of rounds")
+
+
+@chart("epoll_ctl_scaling", "epoll_ctl ADD+DEL against registered fds, and churn with idle "
+       "connections held (C14)")
+def epoll_ctl_scaling(run, fig):
+    left, right = fig.add_subplot(121), fig.add_subplot(122)
+    pts = D.epoll_ctl_rows(D.bench_rows(run.get("switch")))
+    if pts:
+        left.plot([n for n, _ in pts], [t for _, t in pts], marker="o", color="tab:blue",
+                  label="one ADD + one DEL")
+        left.set_xscale("log")
+        left.set_ylim(0, max(t for _, t in pts) * 1.25)
+        left.set_xlabel("fds registered in the epoll instance (log scale)")
+        left.set_ylabel("CPU time per ADD+DEL pair (ns)")
+        left.legend(fontsize=8, loc="lower right")
+        grid(left)
+    else:
+        not_run(left, run.why("switch") if not run.get("switch") else "no epoll_ctl rows")
+    churn = (run.get("scale") or {}).get("churn")
+    series = D.scale_series(churn)
+    if series:
+        scale_lines(right, series)
+        right.set_xscale("log")
+        right.set_xlabel("idle connections held open (log scale; 0 drawn at 1)")
+        right.set_ylabel("churned connections per second")
+        right.legend(fontsize=8, loc="lower left")
+        grid(right)
+    else:
+        not_run(right, run.why("scale") if not run.get("scale") else "no churn run")
+    return "left: switch-bench (CPU time, median); right: connect, one 64 B request, close"
+
+
+@chart("completion", "Readiness against completion: throughput and kernel entries per request")
+def completion(run, fig):
+    left, right = fig.add_subplot(121), fig.add_subplot(122)
+    comp = (run.get("scale") or {}).get("completion")
+    series = D.scale_series(comp)
+    if not series:
+        why = run.why("scale") if not run.get("scale") else "no readiness/completion run"
+        not_run(left, why)
+        not_run(right, why)
+        return ""
+    scale_lines(left, series)
+    left.set_xscale("log")
+    left.set_xlabel("ping-pong connections (log scale)")
+    left.set_ylabel("requests per second")
+    left.legend(fontsize=8, loc="upper left")
+    grid(left)
+    counts = [c for c in comp.get("counts", []) if c.get("kernel_entries_per_request")]
+    conns = sorted({c["conns"] for c in counts})
+    cfgs = [c for c in comp.get("configs", []) if any(x["config"] == c for x in counts)]
+    if counts:
+        width = 0.8 / max(len(cfgs), 1)
+        for i, cfg in enumerate(cfgs):
+            vals = {c["conns"]: c["kernel_entries_per_request"] for c in counts
+                    if c["config"] == cfg}
+            right.bar([j + i * width for j in range(len(conns))],
+                      [vals.get(n, 0) for n in conns], width,
+                      color=SCALE_STYLE.get(cfg, ("0.5", "."))[0], label=cfg)
+        right.set_xticks([j + 0.4 - width / 2 for j in range(len(conns))])
+        right.set_xticklabels([str(n) for n in conns])
+        right.set_xlabel("ping-pong connections")
+        right.set_ylabel("system calls of the server per request")
+        right.legend(fontsize=8)
+        right.grid(True, axis="y", alpha=0.35)
+    else:
+        not_run(right, "no perf syscall count")
+    return "kernel entries: perf stat -e raw_syscalls:sys_enter on the server, a separate run"
+
+
 def draw_all(run_dir, only=None):
     """Draws every chart into run_dir; returns {stem: "ok" | "not run" | "failed: ..."}."""
     run = D.Run(run_dir)

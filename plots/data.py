@@ -4,7 +4,8 @@ report share. It reads only files inside the run folder (results/...), never the
 import json
 from pathlib import Path
 
-EXPERIMENTS = ["suite", "switch", "icount", "props", "engines", "sweep", "maxconns", "threads"]
+EXPERIMENTS = ["suite", "switch", "icount", "props", "engines", "scale", "sweep", "maxconns",
+               "threads"]
 
 # A member's colour and marker follow from its place in its layer's declared order (below), so
 # a new backend, engine or model gets its own without touching the charts.
@@ -206,3 +207,43 @@ def point_errors(p):
     load = p.get("load") or {}
     return sum((load.get("errors") or {}).values()) + (load.get("mismatches") or 0)
 
+
+# ---- scale.json (harness/engines_scale.py): idle scaling, churn, readiness vs completion ---
+
+SCALE_ORDER = ["select", "poll", "naive", "merged", "oneshot", "edge", "libevent", "uring-poll",
+               "epoll (model)", "uring (model)"]
+EPOLL_ENGINES = ["naive", "merged", "oneshot", "edge", "libevent"]
+
+
+def scale_series(part, field="median"):
+    """{config: [(level, value), ...]} of a scale.json part's summary, levels ascending; only
+    levels that ran."""
+    out = {}
+    for cfg, levels in ((part or {}).get("summary") or {}).items():
+        pts = sorted((int(k), v.get(field)) for k, v in levels.items()
+                     if v.get("status") == "ok" and v.get(field) is not None)
+        if pts:
+            out[cfg] = pts
+    return {c: out[c] for c in SCALE_ORDER if c in out} | \
+        {c: v for c, v in out.items() if c not in SCALE_ORDER}
+
+
+def scale_at(part, cfg, level, field="median"):
+    v = (((part or {}).get("summary") or {}).get(cfg) or {}).get(str(level)) or {}
+    return v.get(field) if v.get("status") == "ok" else None
+
+
+def scale_status(part, cfg, level):
+    v = (((part or {}).get("summary") or {}).get(cfg) or {}).get(str(level))
+    return v.get("status") if v else "not run: not in this run"
+
+
+def epoll_ctl_rows(rows):
+    """[(registered fds, ns per ADD+DEL pair)] from switch-bench's syscall/epoll_ctl rows."""
+    pts = []
+    for name, e in rows.items():
+        parts = name.split("/")
+        if len(parts) == 3 and parts[:2] == ["syscall", "epoll_ctl_add_del"] and \
+                parts[2].startswith("registered:"):
+            pts.append((int(parts[2].split(":")[1]), ns(e)))
+    return sorted(pts)

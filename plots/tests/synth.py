@@ -17,7 +17,8 @@ def bench(name, ns, **counters):
                  "time_unit": "ns"}, **counters)
 
 
-def switch(switch_ns=None, call=1.4, syscall=200.0, ring_factor=0.5, fibers=(2, 16)):
+def switch(switch_ns=None, call=1.4, syscall=200.0, ring_factor=0.5, fibers=(2, 16),
+           ctl_growth=1.2):
     switch_ns = switch_ns or {"asm": 5.0, "fcontext": 6.0, "setjmp": 17.0, "ucontext": 280.0}
     rows = [bench("call/noinline", call), bench("syscall/getppid", syscall)]
     rows += [bench(f"switch/{b}", t) for b, t in switch_ns.items()]
@@ -30,6 +31,9 @@ def switch(switch_ns=None, call=1.4, syscall=200.0, ring_factor=0.5, fibers=(2, 
     for k in ("thread", "process"):
         rows.append(bench(f"kernel/{k}_pingpong/same_cpu", 2500.0))
         rows.append(bench(f"kernel/{k}_pingpong/cross_cpu", 25000.0))
+    for n in (10, 1000, 19000):
+        rows.append(bench(f"syscall/epoll_ctl_add_del/registered:{n}",
+                          500.0 * (1 + (ctl_growth - 1) * (n - 10) / 18990), registered=n))
     return {"experiment": "switch", "meta": META, "benchmarks": rows,
             "context": {"mhz_per_cpu": 2000, "spectre_v2": "none"}}
 
@@ -137,6 +141,51 @@ def threads(ratio=1.0, load_cores=1.0, server_cores=1.0, cpu2=6.0):
             "runs": [{"variant": "t2-shared", "status": "ok", "load_cores_used": load_cores}]}
 
 
+def scale_part(values, levels, extra=None):
+    """A scale.json part: values {config: {level: median or "not run: ..."}}."""
+    summary = {}
+    for cfg, per in values.items():
+        summary[cfg] = {}
+        for n, v in per.items():
+            if isinstance(v, str):
+                summary[cfg][str(n)] = {"status": v}
+            else:
+                summary[cfg][str(n)] = {"status": "ok", "median": v, "rounds": [v]}
+                if extra:
+                    summary[cfg][str(n)][extra] = extra_value(cfg, n, v)
+    return {"levels": list(levels), "configs": list(values), "summary": summary, "runs": []}
+
+
+def extra_value(cfg, n, v):
+    return v.get("cpu") if isinstance(v, dict) else 20.0
+
+
+def scale(poll_growth=100.0, epoll_growth=1.0, churn_growth=1.2):
+    levels = (0, 1000, 10000)
+    idle = {"select": {0: 4.0, 1000: 30.0, 10000: "not run: FD_SETSIZE (synthetic)"},
+            "poll": {0: 4.0, 1000: 4.0 * poll_growth / 10, 10000: 4.0 * poll_growth}}
+    for e in ("naive", "merged", "oneshot", "edge", "libevent", "uring-poll", "epoll (model)",
+              "uring (model)"):
+        idle[e] = {0: 4.0, 1000: 4.0, 10000: 4.0 * epoll_growth}
+    idle_part = scale_part(idle, levels)
+    idle_part.update({"active_conns": 10, "not_built": {"uring": "not run: synthetic"}})
+    churn = scale_part({"merged": {0: 5000.0, 10000: 4500.0},
+                        "edge": {0: 5000.0, 10000: 4800.0}}, (0, 10000),
+                       extra="server_cpu_us_per_request")
+    churn["summary"]["merged"]["0"]["server_cpu_us_per_request"] = 20.0
+    churn["summary"]["merged"]["10000"]["server_cpu_us_per_request"] = 20.0 * churn_growth
+    comp = scale_part({c: {10: 20000.0, 1000: 40000.0} for c in
+                       ("merged", "uring-poll", "epoll (model)", "uring (model)")},
+                      (10, 1000), extra="server_cpu_us_per_request")
+    comp["conns"] = [10, 1000]
+    comp["counts"] = [{"config": c, "conns": n, "status": "ok",
+                       "kernel_entries_per_request": 3.0 if "uring" not in c else 0.5,
+                       "event_loop_calls_per_request": 0.5}
+                      for c in comp["configs"] for n in (10, 1000)]
+    return {"experiment": "scale", "meta": META, "config": {"rounds": 1, "duration": 0.4},
+            "idle": idle_part, "churn": churn, "completion": comp}
+
+
 def suite():
     return {"experiment": "suite", "meta": META, "preset": "quick", "seconds": 60,
             "loadavg_start": [0.5, 0.5, 0.5], "loadavg_end": [1.0, 0.8, 0.6],
@@ -155,7 +204,7 @@ def write(folder, **docs):
 
 def full(folder, **override):
     docs = {"suite": suite(), "switch": switch(), "icount": icount(), "props": props(),
-            "engines": engines(), "sweep": sweep(), "maxconns": maxconns(),
+            "engines": engines(), "scale": scale(), "sweep": sweep(), "maxconns": maxconns(),
             "threads": threads()}
     docs.update(override)
     return write(folder, **docs)

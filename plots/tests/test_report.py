@@ -33,6 +33,31 @@ class Verdicts(unittest.TestCase):
     def verdict(self, fn, **docs):
         return fn(self.run_with(**docs))["verdict"]
 
+    def test_c14(self):
+        self.assertEqual(self.verdict(R.verdict_c14), R.HOLDS)
+        # The pair grows logarithmically but churn does not pay for it: only one shows.
+        self.assertEqual(self.verdict(R.verdict_c14, scale=S.scale(churn_growth=1.0)), R.PARTLY)
+        self.assertEqual(self.verdict(R.verdict_c14, switch=S.switch(ctl_growth=1.0),
+                                      scale=S.scale(churn_growth=1.0)), R.NOT)
+        # Faster than logarithmic growth (here linear-like, 50x) contradicts the tree.
+        self.assertEqual(self.verdict(R.verdict_c14, switch=S.switch(ctl_growth=50.0)), R.NOT)
+        self.assertEqual(self.verdict(R.verdict_c14, switch=None), R.NOTRUN)
+
+    def test_c16(self):
+        self.assertEqual(self.verdict(R.verdict_c16), R.HOLDS)
+        self.assertEqual(self.verdict(R.verdict_c16, scale=S.scale(poll_growth=2.0)), R.PARTLY)
+        self.assertEqual(self.verdict(R.verdict_c16, scale=S.scale(epoll_growth=2.0)), R.PARTLY)
+        self.assertEqual(self.verdict(R.verdict_c16, scale=S.scale(poll_growth=1.1)), R.NOT)
+        self.assertEqual(self.verdict(R.verdict_c16, scale=None), R.NOTRUN)
+        text = "\n".join(R.verdict_c16(self.run_with())["measured"])
+        self.assertIn("| select | 4 | 30 | FD_SETSIZE |", text)
+
+    def test_completion_section(self):
+        text = "\n".join(R.completion_section(self.run_with()))
+        self.assertIn("| uring (model) | 1000 | 40000 | 20 | 0.5 | 0.5 |", text)
+        self.assertIn("not run: synthetic", "\n".join(R.verdict_c16(self.run_with())["measured"]))
+        self.assertIn("not run", "\n".join(R.completion_section(self.run_with(scale=None))))
+
     def test_c1(self):
         self.assertEqual(self.verdict(R.verdict_c1), R.HOLDS)
         self.assertEqual(self.verdict(R.verdict_c1, switch=S.switch(ring_factor=1.2)), R.NOT)
