@@ -1,7 +1,7 @@
 /* test-engine.c - each event engine alone (no fibers): delivery, counts, no spin, fd reuse. */
 #define _GNU_SOURCE
 #include "engine.h"
-#include "check.h"
+#include "asserts.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -99,7 +99,7 @@ static void t_deliver(void)
     ASSERT_EQ(poll_for(20), 0);
     put(sv[1], 1);
     ASSERT_EQ(poll_for(1000), 1);
-    ASSERT_TRUE(got_tok[0] == &tok1);
+    ASSERT_PTR_EQ(got_tok[0], &tok1);
     ASSERT_TRUE(got_ev[0] & ENG_IN);
     ASSERT_EQ(poll_for(20), 0); /* consumed: not delivered again although still readable */
     ASSERT_EQ(stats().delivered, 1);
@@ -117,10 +117,12 @@ static void t_busy(void)
     ASSERT_EQ(errno, EBUSY);
     ASSERT_EQ(ops->want(eng, sv[0], ENG_OUT, &tok2), 0);
     ASSERT_EQ(poll_for(1000), 1); /* writable at once, not readable */
-    ASSERT_TRUE(got_tok[0] == &tok2 && (got_ev[0] & ENG_OUT));
+    ASSERT_PTR_EQ(got_tok[0], &tok2);
+    ASSERT_TRUE(got_ev[0] & ENG_OUT);
     put(sv[1], 1);
     ASSERT_EQ(poll_for(1000), 1);
-    ASSERT_TRUE(got_tok[0] == &tok1 && (got_ev[0] & ENG_IN));
+    ASSERT_PTR_EQ(got_tok[0], &tok1);
+    ASSERT_TRUE(got_ev[0] & ENG_IN);
     forget(sv[0]);
     forget(sv[1]);
 }
@@ -140,7 +142,7 @@ static void t_cancel(void)
     ASSERT_EQ(ops->want(eng, sv[0], ENG_IN, &tok2), remembers);
     if (!remembers) {
         ASSERT_EQ(poll_for(1000), 1);
-        ASSERT_TRUE(got_tok[0] == &tok2);
+        ASSERT_PTR_EQ(got_tok[0], &tok2);
     }
     forget(sv[0]);
     forget(sv[1]);
@@ -272,7 +274,7 @@ static void t_err(void)
     }
     ASSERT_EQ(ops->want(eng, s, ENG_OUT, &tok1), 0);
     ASSERT_EQ(poll_for(1000), 1);
-    ASSERT_TRUE(got_tok[0] == &tok1);
+    ASSERT_PTR_EQ(got_tok[0], &tok1);
     /* As declared: the error bits, or readiness alone. */
     ASSERT_EQ(!!(got_ev[0] & (ENG_ERR | ENG_HUP)), ops->props.reports_hup_err);
     int early = 0;
@@ -310,7 +312,7 @@ static void t_reuse(void)
     ASSERT_EQ(poll_for(30), 0); /* no inherited waiter */
     ASSERT_EQ(ops->want(eng, fd, ENG_IN, &tok2), 0);
     ASSERT_EQ(poll_for(1000), 1); /* a registration really made for the new file */
-    ASSERT_TRUE(got_tok[0] == &tok2);
+    ASSERT_PTR_EQ(got_tok[0], &tok2);
     forget(nv[0]);
     forget(nv[1]);
 }
@@ -337,7 +339,7 @@ static void t_late_close(void)
     put(peer, 1);
     ASSERT_EQ(ops->want(eng, fd, ENG_IN, &tok2), 0);
     ASSERT_EQ(poll_for(1000), 1);
-    ASSERT_TRUE(got_tok[0] == &tok2);
+    ASSERT_PTR_EQ(got_tok[0], &tok2);
     forget(nv[0]);
     forget(nv[1]);
 }
@@ -359,7 +361,7 @@ static void t_lost_edge(void)
     ASSERT_TRUE(rc == 0 || rc == 1);
     if (rc == 0) {
         ASSERT_EQ(poll_for(1000), 1);
-        ASSERT_TRUE(got_tok[0] == &tok2);
+        ASSERT_PTR_EQ(got_tok[0], &tok2);
     }
     forget(sv[0]);
     forget(sv[1]);
@@ -398,7 +400,7 @@ static void t_high_fd(void)
         ASSERT_EQ(rc, 0);
         put(sv[1], 1);
         ASSERT_EQ(poll_for(1000), 1);
-        ASSERT_TRUE(got_tok[0] == &tok1);
+        ASSERT_PTR_EQ(got_tok[0], &tok1);
     }
     forget(high);
     forget(sv[1]);

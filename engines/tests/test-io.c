@@ -1,7 +1,7 @@
 /* test-io.c - the fiber IO conformance matrix: every case for every engine and scheduler. */
 #define _GNU_SOURCE
 #include "io.h"
-#include "check.h"
+#include "asserts.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -470,7 +470,7 @@ static void t_sleepers(void)
     ASSERT_EQ(sl_woken, SL_N);
     ASSERT_EQ(sl_early, 0);
     for (int k = 1; k < SL_N; k++)
-        ASSERT_TRUE(sl_deadline[sl_order[k - 1]] < sl_deadline[sl_order[k]]);
+        ASSERT_LT(sl_deadline[sl_order[k - 1]], sl_deadline[sl_order[k]]);
     fb_io_stats st;
     fb_io_get_stats(io, &st);
     ASSERT_EQ(st.timers_fired, SL_N);
@@ -746,7 +746,8 @@ static void t_kernel_calls(void)
         snprintf(events + strlen(events), sizeof events - strlen(events), "%s%s", i ? "," : "",
                  kevents[i].event);
     int pf = mkstemp(perf_out), wf = mkstemp(work_out);
-    ASSERT_TRUE(pf >= 0 && wf >= 0);
+    ASSERT_GE(pf, 0);
+    ASSERT_GE(wf, 0);
     close(pf);
     pid_t pid = fork();
     if (pid == 0) {

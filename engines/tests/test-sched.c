@@ -1,7 +1,7 @@
 /* test-sched.c - the fiber scheduler's tests: order, join, exit, switches per hop, churn, poller.
  */
 #include "fiber.h"
-#include "check.h"
+#include "asserts.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -283,9 +283,9 @@ static int fake_poll(void *state, int64_t timeout_ns)
     struct fake_poller *p = state;
     int runnable = p->alive - p->nparked;
     fb_stats st = stats_of(fb_current_runtime());
-    ASSERT_TRUE(fb_self() == NULL); /* called from the scheduler context */
+    ASSERT_PTR_EQ(fb_self(), NULL); /* called from the scheduler context */
     if (timeout_ns == 0) {
-        ASSERT_TRUE(runnable > 0);
+        ASSERT_GT(runnable, 0);
         ASSERT_LE(st.hops - p->last_hops, TOTAL); /* at least one poll per pass */
         p->nonblocking++;
     } else {
@@ -297,7 +297,7 @@ static int fake_poll(void *state, int64_t timeout_ns)
     if (p->nparked == 0) return 0;
     fiber *f = p->parked[0];
     memmove(p->parked, p->parked + 1, (size_t)--p->nparked * sizeof p->parked[0]);
-    ASSERT_TRUE(*fb_wait_slot(f) == &fp);
+    ASSERT_PTR_EQ(*fb_wait_slot(f), &fp);
     *fb_wait_slot(f) = NULL;
     fb_wake(f);
     return 1;
@@ -313,7 +313,7 @@ static void park_on_fake_poller(void)
     *fb_wait_slot(fb_self()) = &fp;
     fp.parked[fp.nparked++] = fb_self();
     fb_park();
-    ASSERT_TRUE(*fb_wait_slot(fb_self()) == NULL);
+    ASSERT_PTR_EQ(*fb_wait_slot(fb_self()), NULL);
 }
 
 static void worker(void *arg)
@@ -362,7 +362,7 @@ static void test_poller(void)
            fp.nonblocking, fp.blocking, fp.workers_done_while_busy);
     ASSERT_EQ(fp.workers_done, WORKERS);
     ASSERT_EQ(fp.workers_done_while_busy, WORKERS);
-    ASSERT_TRUE(fp.nonblocking > 0);
+    ASSERT_GT(fp.nonblocking, 0);
     ASSERT_LE(WORK_ROUNDS, fp.blocking); /* the late worker alone: every wake-up blocked */
     ASSERT_EQ(st.polls, fp.nonblocking + fp.blocking);
     ASSERT_EQ(st.live, 0);
@@ -397,12 +397,12 @@ static void test_config(void)
     ASSERT_TRUE(fb_runtime_new(&bad) == NULL && errno == EINVAL);
     fb_runtime *rt = new_runtime();
     ASSERT_TRUE(fb_runtime_new(&config) == NULL && errno == EBUSY);
-    ASSERT_TRUE(fb_current_runtime() == rt);
+    ASSERT_PTR_EQ(fb_current_runtime(), rt);
     ASSERT_TRUE(fb_spawn(rt, nested_run, rt));
     ASSERT_EQ(fb_run(rt), 0);
     ASSERT_EQ(stats_of(rt).finished, 1);
     fb_runtime_free(rt);
-    ASSERT_TRUE(fb_current_runtime() == NULL);
+    ASSERT_PTR_EQ(fb_current_runtime(), NULL);
 }
 
 static const struct {

@@ -1,6 +1,6 @@
 /* Histogram tests: bucket geometry, and percentiles within 1% of sorted samples for many shapes. */
 #include "../histogram.h"
-#include "check.h"
+#include "asserts.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -76,16 +76,16 @@ static void check_geometry(void)
 {
     for (unsigned i = 0; i + 1 < LD_HIST_BUCKETS; i++) {
         uint64_t lo = ld_hist_bucket_low(i), w = ld_hist_bucket_width(i);
-        CHECK_EQ_U(ld_hist_bucket_low(i + 1), lo + w); /* contiguous, no gaps or overlaps */
-        CHECK_EQ_U(ld_hist_index(lo), i);
-        CHECK_EQ_U(ld_hist_index(lo + w - 1), i);
-        CHECK(w == 1 || (double)w / (double)lo <= 1.0 / LD_HIST_SUB); /* bounded bucket width */
+        ASSERT_EQ(ld_hist_bucket_low(i + 1), lo + w); /* contiguous, no gaps or overlaps */
+        ASSERT_EQ(ld_hist_index(lo), i);
+        ASSERT_EQ(ld_hist_index(lo + w - 1), i);
+        ASSERT(w == 1 || (double)w / (double)lo <= 1.0 / LD_HIST_SUB); /* bounded bucket width */
     }
-    CHECK(ld_hist_index((uint64_t)100e9) < LD_HIST_BUCKETS); /* 100 s fits below the top */
-    CHECK_EQ_U(ld_hist_index(UINT64_MAX), LD_HIST_BUCKETS - 1);
+    ASSERT_LT(ld_hist_index((uint64_t)100e9), LD_HIST_BUCKETS); /* 100 s fits below the top */
+    ASSERT_EQ(ld_hist_index(UINT64_MAX), LD_HIST_BUCKETS - 1);
     struct ld_hist h;
     ld_hist_init(&h);
-    CHECK_EQ_U(ld_hist_percentile(&h, 99), 0);
+    ASSERT_EQ(ld_hist_percentile(&h, 99), 0);
 }
 
 static double check_shape(const char *name, uint64_t (*gen)(void), uint64_t *samples)
@@ -101,18 +101,18 @@ static double check_shape(const char *name, uint64_t (*gen)(void), uint64_t *sam
     }
     for (int k = 1; k < 4; k++)
         ld_hist_merge(&part[0], &part[k]);
-    CHECK(memcmp(part[0].buckets, whole.buckets, sizeof(whole.buckets)) == 0);
-    CHECK_EQ_U(part[0].count, whole.count);
+    ASSERT_MEM_EQ(part[0].buckets, whole.buckets, sizeof(whole.buckets));
+    ASSERT_EQ(part[0].count, whole.count);
     qsort(samples, N, sizeof(*samples), cmp_u64);
-    CHECK_EQ_U(whole.min, samples[0]);
-    CHECK_EQ_U(whole.max, samples[N - 1]);
+    ASSERT_EQ(whole.min, samples[0]);
+    ASSERT_EQ(whole.max, samples[N - 1]);
     static const double ps[] = {0.1, 1, 10, 25, 50, 75, 90, 99, 99.9, 99.99, 100};
     double worst = 0;
     for (size_t j = 0; j < sizeof(ps) / sizeof(*ps); j++) {
         size_t rank = (size_t)ceil(ps[j] / 100.0 * N);
         uint64_t exact = samples[rank ? rank - 1 : 0];
         uint64_t got = ld_hist_percentile(&whole, ps[j]);
-        CHECK_EQ_U(ld_hist_percentile(&part[0], ps[j]), got);
+        ASSERT_EQ(ld_hist_percentile(&part[0], ps[j]), got);
         double err = exact ? fabs((double)got - (double)exact) / (double)exact : (double)got;
         if (err > 0.01) {
             fprintf(stderr, "%s: p%g exact %llu ns, histogram %llu ns: error %.3f%% > 1%%\n", name,
@@ -131,7 +131,7 @@ int main(void)
 {
     check_geometry();
     uint64_t *samples = malloc(N * sizeof(*samples));
-    CHECK(samples != NULL);
+    ASSERT_PTR_NE(samples, NULL);
     struct {
         const char *name;
         uint64_t (*gen)(void);

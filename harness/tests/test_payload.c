@@ -1,6 +1,6 @@
 /* Payload tests: the stream is random-access and seed-specific; mismatches are named correctly. */
 #include "../payload.h"
-#include "check.h"
+#include "asserts.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -17,23 +17,23 @@ static void check_random_access(void)
     for (size_t off = 0; off < 64; off++)
         for (size_t len = 1; len < 40; len++) {
             ld_payload_fill(seed, off, part, len);
-            CHECK(memcmp(part, whole + off, len) == 0);
+            ASSERT_MEM_EQ(part, whole + off, len);
         }
     ld_payload_fill(seed, 1000, part, LEN - 1000);
-    CHECK(memcmp(part, whole + 1000, LEN - 1000) == 0);
+    ASSERT_MEM_EQ(part, whole + 1000, LEN - 1000);
     /* Another slot, connection or run seed gives another stream. */
     uint64_t others[] = {ld_payload_seed(42, 8, 1), ld_payload_seed(42, 7, 2),
                          ld_payload_seed(43, 7, 1)};
     for (size_t i = 0; i < 3; i++) {
-        CHECK(others[i] != seed);
+        ASSERT_NE(others[i], seed);
         ld_payload_fill(others[i], 0, part, LEN);
-        CHECK(memcmp(part, whole, LEN) != 0);
+        ASSERT_NE(memcmp(part, whole, LEN), 0);
     }
     /* Bytes look random enough that a shifted stream cannot match itself for long. */
     size_t same = 0;
     for (size_t i = 0; i + 1 < LEN; i++)
         same += whole[i] == whole[i + 1];
-    CHECK(same < LEN / 64);
+    ASSERT_LT(same, LEN / 64);
 }
 
 static enum ld_mismatch_kind classify_after(void (*damage)(uint8_t *, size_t *, size_t), size_t at)
@@ -46,7 +46,7 @@ static enum ld_mismatch_kind classify_after(void (*damage)(uint8_t *, size_t *, 
     size_t first = 0;
     while (got[first] == exp[first])
         first++;
-    CHECK(first == at || first == at + 1); /* a swap or insert may equal by chance at `at` */
+    ASSERT(first == at || first == at + 1); /* a swap or insert may equal by chance at `at` */
     return ld_mismatch_classify(got, exp, n, first);
 }
 
@@ -81,16 +81,16 @@ static void check_classifier(void)
     size_t positions[] = {0, 1, 17, 100, 180};
     for (size_t i = 0; i < sizeof(positions) / sizeof(*positions); i++) {
         size_t at = positions[i];
-        CHECK_EQ_U(classify_after(flip, at), LD_MM_FLIPPED);
-        CHECK_EQ_U(classify_after(drop, at), LD_MM_MISSING);
-        CHECK_EQ_U(classify_after(insert, at), LD_MM_EXTRA);
-        CHECK_EQ_U(classify_after(swap, at), LD_MM_REORDERED);
-        CHECK_EQ_U(classify_after(garble, at), LD_MM_CORRUPT);
+        ASSERT_EQ(classify_after(flip, at), LD_MM_FLIPPED);
+        ASSERT_EQ(classify_after(drop, at), LD_MM_MISSING);
+        ASSERT_EQ(classify_after(insert, at), LD_MM_EXTRA);
+        ASSERT_EQ(classify_after(swap, at), LD_MM_REORDERED);
+        ASSERT_EQ(classify_after(garble, at), LD_MM_CORRUPT);
     }
     /* A bad last byte has nothing after it to judge by. */
     uint8_t exp[3] = {1, 2, 3}, got[2] = {1, 9};
-    CHECK_EQ_U(ld_mismatch_classify(got, exp, 2, 1), LD_MM_CORRUPT);
-    CHECK(strcmp(ld_mismatch_names[LD_MM_MISSING], "missing") == 0);
+    ASSERT_EQ(ld_mismatch_classify(got, exp, 2, 1), LD_MM_CORRUPT);
+    ASSERT_STR_EQ(ld_mismatch_names[LD_MM_MISSING], "missing");
 }
 
 int main(void)

@@ -42,8 +42,8 @@ static void load(struct tc_server *s, int conns, size_t size, int rounds, bool h
     struct tc_load cfg = {conns, size, rounds, halfclose, 60000};
     char why[256];
     int rc = tc_echo_many(s->port, &cfg, why, sizeof why);
-    CHECK(rc == TC_OK, "%d x %zu B x %d%s: %s", conns, size, rounds,
-          halfclose ? " half-closed" : "", why);
+    ASSERT_MSG(rc == TC_OK, "%d x %zu B x %d%s: %s", conns, size, rounds,
+               halfclose ? " half-closed" : "", why);
     tc_note("%3d connections x %7zu B x %2d rounds%s: exact", conns, size, rounds,
             halfclose ? ", half-closed" : "");
 }
@@ -53,9 +53,9 @@ static int fresh(struct tc_server *s, uint32_t seed, size_t size)
 {
     uint64_t off = 0;
     int fd = tc_connect(s->port);
-    CHECK(fd >= 0, "connect: %s", strerror(errno));
+    ASSERT_MSG(fd >= 0, "connect: %s", strerror(errno));
     int rc = tc_echo(fd, seed, &off, size, 10000);
-    CHECK(rc == TC_OK, "echo on a new connection: %s", tc_rc_name(rc));
+    ASSERT_MSG(rc == TC_OK, "echo on a new connection: %s", tc_rc_name(rc));
     return fd;
 }
 
@@ -76,10 +76,10 @@ static void t_echo(void)
         total += (uint64_t)sets[i].conns * sets[i].size * (uint64_t)sets[i].rounds;
         conns += (uint64_t)sets[i].conns;
     }
-    CHECK(tc_wait_quiet(&s, base, 10000), "server still holds connections");
+    ASSERT_MSG(tc_wait_quiet(&s, base, 10000), "server still holds connections");
     tc_server_stop(&s, SIGTERM);
-    CHECK_EQ(tc_stat(&s, "bytes"), total);
-    CHECK_EQ(tc_stat(&s, "connections"), conns);
+    ASSERT_EQ(tc_stat(&s, "bytes"), total);
+    ASSERT_EQ(tc_stat(&s, "connections"), conns);
 }
 
 /* Half-close: everything sent comes back, then the server closes. */
@@ -93,16 +93,16 @@ static void t_halfclose(void)
     load(&s, 2, 2 << 20, 1, true);
     /* A client that half-closes and only then starts reading must still get it all. */
     int fd = tc_connect(s.port);
-    CHECK(fd >= 0, "connect");
+    ASSERT_MSG(fd >= 0, "connect");
     uint64_t off = 0;
-    CHECK_EQ(tc_echo(fd, 5, &off, 100, 10000), TC_OK);
-    CHECK(send(fd, "late", 4, MSG_NOSIGNAL) == 4, "send");
+    ASSERT_EQ(tc_echo(fd, 5, &off, 100, 10000), TC_OK);
+    ASSERT_MSG(send(fd, "late", 4, MSG_NOSIGNAL) == 4, "send");
     shutdown(fd, SHUT_WR);
     tc_sleep_ms(200);
     char buf[8] = {0};
-    CHECK(recv(fd, buf, sizeof buf, MSG_WAITALL) == 4 && memcmp(buf, "late", 4) == 0,
-          "late bytes not echoed");
-    CHECK_EQ(tc_wait_closed(fd, 10000), TC_CLOSED);
+    ASSERT_MSG(recv(fd, buf, sizeof buf, MSG_WAITALL) == 4 && memcmp(buf, "late", 4) == 0,
+               "late bytes not echoed");
+    ASSERT_EQ(tc_wait_closed(fd, 10000), TC_CLOSED);
     close(fd);
     tc_server_stop(&s, SIGTERM);
 }
@@ -117,7 +117,7 @@ static void t_reset(void)
     static char junk[1 << 20];
     for (int i = 0; i < 20; i++) {
         int fd = tc_connect(s.port);
-        CHECK(fd >= 0, "connect");
+        ASSERT_MSG(fd >= 0, "connect");
         /* Fill both directions, so the server is blocked writing when the RST lands. */
         size_t sent = 0;
         for (int k = 0; k < 50 && sent < sizeof junk; k++) {
@@ -129,15 +129,15 @@ static void t_reset(void)
         }
         tc_reset_close(fd);
         fd = tc_connect(s.port);
-        CHECK(fd >= 0, "connect");
-        CHECK(send(fd, junk, 100, MSG_NOSIGNAL) == 100, "send");
+        ASSERT_MSG(fd >= 0, "connect");
+        ASSERT_MSG(send(fd, junk, 100, MSG_NOSIGNAL) == 100, "send");
         tc_reset_close(fd);
     }
     uint64_t off = 1000;
-    CHECK_EQ(tc_echo(keep, 1, &off, 5000, 10000), TC_OK);
+    ASSERT_EQ(tc_echo(keep, 1, &off, 5000, 10000), TC_OK);
     close(fresh(&s, 2, 100));
     close(keep);
-    CHECK(tc_wait_quiet(&s, base, 10000), "fds of reset connections not released");
+    ASSERT_MSG(tc_wait_quiet(&s, base, 10000), "fds of reset connections not released");
     tc_note("40 resets; the other connection and new ones still echo");
     tc_server_stop(&s, SIGTERM);
 }
@@ -149,7 +149,7 @@ static int fill_up(struct tc_server *s, int *ok, int *nok)
 {
     for (int i = 0; i < NOFILE + 16; i++) {
         int fd = tc_connect(s->port);
-        CHECK(fd >= 0, "connect %d: %s", i, strerror(errno));
+        ASSERT_MSG(fd >= 0, "connect %d: %s", i, strerror(errno));
         uint64_t off = 0;
         int rc = tc_echo(fd, (uint32_t)i, &off, 32, 2000);
         if (rc != TC_OK) {
@@ -176,7 +176,7 @@ static void check_cpu_idle(struct tc_server *s, const char *what)
     tc_sleep_ms(1000);
     long long used = tc_proc_cpu_ticks(s->pid) - t0;
     tc_note("%s: server CPU over 1 s: %lld ticks (limit %d)", what, used, MAX_IDLE_TICKS);
-    CHECK(used <= MAX_IDLE_TICKS, "the server spins (%s): %lld ticks in 1 s", what, used);
+    ASSERT_MSG(used <= MAX_IDLE_TICKS, "the server spins (%s): %lld ticks in 1 s", what, used);
 }
 
 /* Out of fds: existing connections go on, no spinning, logged once, recovery afterwards. */
@@ -190,19 +190,19 @@ static void t_emfile(void)
     if (first >= 0)
         extra[nextra++] = first;
     else /* only a server whose connections live in child processes may never run out */
-        CHECK(wait_own_fds(s.pid, own, 2000),
-              "%d connections, the server never ran out of fds, and holds %d fds itself "
-              "(%d at start)",
-              nok, tc_proc_fds(s.pid), own);
+        ASSERT_MSG(wait_own_fds(s.pid, own, 2000),
+                   "%d connections, the server never ran out of fds, and holds %d fds itself "
+                   "(%d at start)",
+                   nok, tc_proc_fds(s.pid), own);
     for (int i = 0; i < 10; i++) {
         extra[nextra] = tc_connect(s.port);
-        CHECK(extra[nextra] >= 0, "connect");
+        ASSERT_MSG(extra[nextra] >= 0, "connect");
         send(extra[nextra++], "waiting", 7, MSG_NOSIGNAL);
     }
     for (int i = 0; i < nok; i++) {
         uint64_t off = 32;
         int rc = tc_echo(ok[i], (uint32_t)i, &off, 100, 10000);
-        CHECK(rc == TC_OK, "connection %d of %d stopped echoing: %s", i, nok, tc_rc_name(rc));
+        ASSERT_MSG(rc == TC_OK, "connection %d of %d stopped echoing: %s", i, nok, tc_rc_name(rc));
     }
     tc_note("%d connections open before the limit still echo", nok);
     check_cpu_idle(&s, "out of fds");
@@ -214,14 +214,14 @@ static void t_emfile(void)
     tc_note("%d of %d connections beyond the limit were closed at once", shut, nextra);
     for (int i = 0; i < nok; i++)
         close(ok[i]);
-    CHECK(tc_wait_quiet(&s, base, 10000), "fds not released");
+    ASSERT_MSG(tc_wait_quiet(&s, base, 10000), "fds not released");
     for (int i = 0; i < 5; i++)
         close(fresh(&s, 100 + (uint32_t)i, 1000));
     tc_note("accepting again once fds were free");
     tc_server_stop(&s, SIGTERM);
     if (first >= 0) {
-        CHECK(tc_stat(&s, "fd_exhausted") >= 1, "EMFILE not counted");
-        CHECK_EQ(tc_server_log_count(&s, "out of file descriptors"), 1);
+        ASSERT_MSG(tc_stat(&s, "fd_exhausted") >= 1, "EMFILE not counted");
+        ASSERT_EQ(tc_server_log_count(&s, "out of file descriptors"), 1);
     } else {
         tc_note("every connection is held by a child process, one each; the accepting "
                 "process never ran out");
@@ -238,14 +238,14 @@ static void t_maxconns(void)
         fds[i] = fresh(&s, (uint32_t)i, 100);
     for (int i = 0; i < 3; i++) {
         int fd = tc_connect(s.port);
-        CHECK(fd >= 0, "connect");
+        ASSERT_MSG(fd >= 0, "connect");
         int rc = tc_wait_closed(fd, 5000);
-        CHECK(rc == TC_CLOSED || rc == TC_RESET, "over the limit but %s", tc_rc_name(rc));
+        ASSERT_MSG(rc == TC_CLOSED || rc == TC_RESET, "over the limit but %s", tc_rc_name(rc));
         close(fd);
     }
     for (int i = 0; i < 5; i++) {
         uint64_t off = 100;
-        CHECK_EQ(tc_echo(fds[i], (uint32_t)i, &off, 100, 10000), TC_OK);
+        ASSERT_EQ(tc_echo(fds[i], (uint32_t)i, &off, 100, 10000), TC_OK);
     }
     close(fds[0]);
     bool served = false;
@@ -256,12 +256,12 @@ static void t_maxconns(void)
         close(fd);
         if (!served) tc_sleep_ms(20);
     }
-    CHECK(served, "no room after a connection closed");
+    ASSERT_MSG(served, "no room after a connection closed");
     for (int i = 1; i < 5; i++)
         close(fds[i]);
     tc_server_stop(&s, SIGTERM);
-    CHECK(tc_stat(&s, "refused") >= 3, "refusals not counted");
-    CHECK_EQ(tc_stat(&s, "max_concurrent"), 5);
+    ASSERT_MSG(tc_stat(&s, "refused") >= 3, "refusals not counted");
+    ASSERT_EQ(tc_stat(&s, "max_concurrent"), 5);
 }
 
 /* 1000 connections come and go: fds, threads and children return to where they were. */
@@ -272,17 +272,19 @@ static void t_fdleak(void)
     int base = tc_tree_fds(s.pid);
     for (int i = 0; i < 20; i++)
         close(fresh(&s, (uint32_t)i, 64));
-    CHECK(tc_wait_quiet(&s, base, 10000), "warm-up connections not released");
+    ASSERT_MSG(tc_wait_quiet(&s, base, 10000), "warm-up connections not released");
     long threads0 = tc_proc_threads(s.pid), rss0 = tc_proc_rss_kb(s.pid);
     for (int batch = 0; batch < 20; batch++) {
         struct tc_load cfg = {50, 64, 2, false, 60000};
         char why[256];
-        CHECK(tc_echo_many(s.port, &cfg, why, sizeof why) == TC_OK, "batch %d: %s", batch, why);
+        ASSERT_MSG(tc_echo_many(s.port, &cfg, why, sizeof why) == TC_OK, "batch %d: %s", batch,
+                   why);
     }
-    CHECK(tc_wait_quiet(&s, base, 10000), "fds %d, expected %d (or children left)",
-          tc_tree_fds(s.pid), base);
+    ASSERT_MSG(tc_wait_quiet(&s, base, 10000), "fds %d, expected %d (or children left)",
+               tc_tree_fds(s.pid), base);
     for (long long end = tc_now_ms() + 5000; tc_proc_threads(s.pid) > threads0;) {
-        CHECK(tc_now_ms() < end, "threads %ld, expected %ld", tc_proc_threads(s.pid), threads0);
+        ASSERT_MSG(tc_now_ms() < end, "threads %ld, expected %ld", tc_proc_threads(s.pid),
+                   threads0);
         tc_sleep_ms(10);
     }
     long rss1 = tc_proc_rss_kb(s.pid);
@@ -292,10 +294,10 @@ static void t_fdleak(void)
     tc_note("RSS growth not checked under ASan (its quarantine keeps freed memory); "
             "LeakSanitizer checks the heap when the server exits");
 #else
-    CHECK(rss1 - rss0 < 8192, "RSS grew by %ld KiB over 1000 connections", rss1 - rss0);
+    ASSERT_MSG(rss1 - rss0 < 8192, "RSS grew by %ld KiB over 1000 connections", rss1 - rss0);
 #endif
     tc_server_stop(&s, SIGTERM);
-    CHECK_EQ(tc_stat(&s, "connections"), 1020);
+    ASSERT_EQ(tc_stat(&s, "connections"), 1020);
 }
 
 /* Idle connections and a slow trickler cost no CPU and do not hold up a new client. */
@@ -311,7 +313,7 @@ static void t_idle(void)
     tc_sleep_ms(200); /* let the start-up of 100 sessions settle */
     long long t0 = tc_proc_cpu_ticks(s.pid);
     for (int i = 0; i < 20; i++) {
-        CHECK_EQ(tc_echo(slow, 999, &off, 1, 5000), TC_OK);
+        ASSERT_EQ(tc_echo(slow, 999, &off, 1, 5000), TC_OK);
         if (i % 5 == 0) {
             long long begin = tc_now_ms();
             close(fresh(&s, 1000 + (uint32_t)i, 100));
@@ -323,8 +325,8 @@ static void t_idle(void)
     long long used = tc_proc_cpu_ticks(s.pid) - t0;
     tc_note("100 idle + 1 slow client for ~1 s: %lld CPU ticks; new client served in <= %d ms",
             used, worst);
-    CHECK(used <= MAX_IDLE_TICKS, "%lld ticks with idle clients", used);
-    CHECK(worst < 2000, "a new client waited %d ms", worst);
+    ASSERT_MSG(used <= MAX_IDLE_TICKS, "%lld ticks with idle clients", used);
+    ASSERT_MSG(worst < 2000, "a new client waited %d ms", worst);
     for (int i = 0; i < 100; i++)
         close(idle[i]);
     close(slow);
@@ -342,24 +344,25 @@ static void t_sigterm(void)
     for (int i = 0; i < 3; i++)
         fds[i] = fresh(&s, (uint32_t)i, 10);
     fds[3] = tc_connect(s.port);
-    CHECK(fds[3] >= 0, "connect");
+    ASSERT_MSG(fds[3] >= 0, "connect");
     for (int k = 0; k < 20; k++)
         if (send(fds[3], junk, sizeof junk, MSG_NOSIGNAL) < 0) tc_sleep_ms(5);
     int nkids = tc_proc_children(s.pid, kids, 16, &z);
     tc_server_stop(&s, SIGTERM);
     for (int i = 0; i < 4; i++) {
         int rc = tc_wait_closed(fds[i], 5000);
-        CHECK(rc == TC_CLOSED || rc == TC_RESET, "connection %d after SIGTERM: %s", i,
-              tc_rc_name(rc));
+        ASSERT_MSG(rc == TC_CLOSED || rc == TC_RESET, "connection %d after SIGTERM: %s", i,
+                   tc_rc_name(rc));
         close(fds[i]);
     }
     for (int i = 0; i < nkids && i < 16; i++)
-        CHECK(kill(kids[i], 0) < 0 && errno == ESRCH, "child %d outlived the server", (int)kids[i]);
+        ASSERT_MSG(kill(kids[i], 0) < 0 && errno == ESRCH, "child %d outlived the server",
+                   (int)kids[i]);
     /* A model that declares a process per connection had one child per connection. */
     const char *conc = tc_json_find(s.json, "concurrency");
-    CHECK(conc, "no concurrency in %s", s.json);
+    ASSERT_MSG(conc, "no concurrency in %s", s.json);
     if (strncmp(conc, "\"process-per-connection\"", 24) == 0)
-        CHECK(nkids == 4, "expected 4 children, saw %d", nkids);
+        ASSERT_MSG(nkids == 4, "expected 4 children, saw %d", nkids);
     start(&s);
     close(fresh(&s, 1, 10));
     tc_server_stop(&s, SIGINT);
@@ -377,11 +380,11 @@ static void t_zombies(void)
         close(fresh(&s, (uint32_t)i, 64));
     if (!tc_wait_quiet(&s, base, 10000)) {
         int left = tc_proc_children(s.pid, none, 1, &z);
-        CHECK(false, "children left: %d (%d zombies)", left, z);
+        ASSERT_MSG(false, "children left: %d (%d zombies)", left, z);
     }
     tc_note("300 connections, every child reaped");
     tc_server_stop(&s, SIGTERM);
-    CHECK_EQ(tc_stat(&s, "connections"), 300);
+    ASSERT_EQ(tc_stat(&s, "connections"), 300);
 }
 
 /* Worker processes: one killed with SIGKILL is started again, and the server goes on. */
@@ -392,9 +395,9 @@ static void t_respawn(void)
     int z;
     start(&s);
     int n = tc_proc_children(s.pid, kids, 256, &z);
-    CHECK(n >= 2, "expected worker processes, saw %d children", n);
+    ASSERT_MSG(n >= 2, "expected worker processes, saw %d children", n);
     close(fresh(&s, 1, 100));
-    CHECK(kill(kids[0], SIGKILL) == 0, "kill worker: %s", strerror(errno));
+    ASSERT_MSG(kill(kids[0], SIGKILL) == 0, "kill worker: %s", strerror(errno));
     bool back = false;
     for (long long end = tc_now_ms() + 5000; !back && tc_now_ms() < end; tc_sleep_ms(10)) {
         pid_t now[256];
@@ -403,14 +406,14 @@ static void t_respawn(void)
         for (int i = 0; back && i < k && i < 256; i++)
             back = now[i] != kids[0];
     }
-    CHECK(back, "the killed worker %d was not replaced", (int)kids[0]);
+    ASSERT_MSG(back, "the killed worker %d was not replaced", (int)kids[0]);
     /* Connections the kernel gives the new worker's listener wait for it, never fail. */
     for (int i = 0; i < 40; i++)
         close(fresh(&s, 10 + (uint32_t)i, 100));
     tc_note("worker %d killed, replaced; 40 new connections echo", (int)kids[0]);
     tc_server_stop(&s, SIGTERM);
-    CHECK_EQ(tc_stat(&s, "respawned"), 1);
-    CHECK_EQ(tc_server_log_count(&s, "ended early"), 1);
+    ASSERT_EQ(tc_stat(&s, "respawned"), 1);
+    ASSERT_EQ(tc_server_log_count(&s, "ended early"), 1);
 }
 
 static void slurp(int fd, char *buf, size_t cap)
@@ -428,9 +431,9 @@ static void slurp(int fd, char *buf, size_t cap)
 static int run_cli(char *const args[], char *out, char *err, size_t cap)
 {
     int po[2], pe[2], status = 0;
-    CHECK(pipe2(po, O_CLOEXEC) == 0 && pipe2(pe, O_CLOEXEC) == 0, "pipe");
+    ASSERT_MSG(pipe2(po, O_CLOEXEC) == 0 && pipe2(pe, O_CLOEXEC) == 0, "pipe");
     pid_t pid = fork();
-    CHECK(pid >= 0, "fork");
+    ASSERT_MSG(pid >= 0, "fork");
     if (pid == 0) {
         dup2(po[1], STDOUT_FILENO);
         dup2(pe[1], STDERR_FILENO);
@@ -444,7 +447,7 @@ static int run_cli(char *const args[], char *out, char *err, size_t cap)
         if (tc_now_ms() > deadline) {
             kill(pid, SIGKILL);
             waitpid(pid, &status, 0);
-            CHECK(false, "'%s ...' did not exit (it accepted the flags?)", args[1]);
+            ASSERT_MSG(false, "'%s ...' did not exit (it accepted the flags?)", args[1]);
         }
         tc_sleep_ms(5);
     }
@@ -472,15 +475,15 @@ static void t_spawnfail(void)
     start_with(&s, &lim, "--stack-size", "1073741824");
     for (int i = 0; i < 5; i++) {
         int fd = tc_connect(s.port);
-        CHECK(fd >= 0, "connect");
-        CHECK(send(fd, "x", 1, MSG_NOSIGNAL) == 1, "send");
+        ASSERT_MSG(fd >= 0, "connect");
+        ASSERT_MSG(send(fd, "x", 1, MSG_NOSIGNAL) == 1, "send");
         int rc = tc_wait_closed(fd, 5000);
-        CHECK(rc == TC_CLOSED || rc == TC_RESET, "no thread, yet %s", tc_rc_name(rc));
+        ASSERT_MSG(rc == TC_CLOSED || rc == TC_RESET, "no thread, yet %s", tc_rc_name(rc));
         close(fd);
     }
     tc_server_stop(&s, SIGTERM);
-    CHECK_EQ(tc_stat(&s, "spawn_failed"), 5);
-    CHECK_EQ(tc_server_log_count(&s, "cannot start a thread"), 1);
+    ASSERT_EQ(tc_stat(&s, "spawn_failed"), 5);
+    ASSERT_EQ(tc_server_log_count(&s, "cannot start a thread"), 1);
     tc_note("5 connections without a thread: each closed at once, counted, logged once");
 }
 
@@ -494,9 +497,9 @@ static void t_smoke(void)
     load(&s, 4, 65536, 2, false);
     load(&s, 2, 1 << 20, 1, false);
     load(&s, 2, 1000, 1, true);
-    CHECK(tc_wait_quiet(&s, base, 10000), "server still holds connections");
+    ASSERT_MSG(tc_wait_quiet(&s, base, 10000), "server still holds connections");
     tc_server_stop(&s, SIGTERM);
-    CHECK_EQ(tc_stat(&s, "bytes"), 8 * 10 + 4 * 65536 * 2 + 2 * (1 << 20) + 2 * 1000);
+    ASSERT_EQ(tc_stat(&s, "bytes"), 8 * 10 + 4 * 65536 * 2 + 2 * (1 << 20) + 2 * 1000);
 }
 
 /* Every bad flag or value: exit 2, one line on stderr naming the valid choices, no stdout. */
@@ -534,16 +537,16 @@ static void t_badflags(void)
         for (int k = 0; k < 6 && cases[i][k]; k++)
             args[k + 1] = (char *)cases[i][k];
         int st = run_cli(args, out, err, sizeof out);
-        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 2, "case %zu: status %#x, stderr '%s'", i, st,
-              err);
-        CHECK(out[0] == '\0', "case %zu wrote to stdout: '%s'", i, out);
-        CHECK(count_lines(err) == 1, "case %zu: want one line, got '%s'", i, err);
+        ASSERT_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 2, "case %zu: status %#x, stderr '%s'", i,
+                   st, err);
+        ASSERT_MSG(out[0] == '\0', "case %zu wrote to stdout: '%s'", i, out);
+        ASSERT_MSG(count_lines(err) == 1, "case %zu: want one line, got '%s'", i, err);
         err[strcspn(err, "\n")] = '\0';
         tc_note("exit 2: %s", err);
     }
     char *help[] = {server_argv[0], "--help", NULL};
     int st = run_cli(help, out, err, sizeof out);
-    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0 && strstr(out, "usage:"), "--help: %#x", st);
+    ASSERT_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0 && strstr(out, "usage:"), "--help: %#x", st);
 }
 
 static const struct {

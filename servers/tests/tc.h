@@ -2,23 +2,14 @@
 #ifndef SWITCHYARD_TC_H
 #define SWITCHYARD_TC_H
 
+#include "asserts.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
-/* ---- checks: print what failed (both values for _EQ), stop the server, exit 1 ---------- */
-void tc_fail(const char *file, int line, const char *what, const char *fmt, ...)
-    __attribute__((noreturn, format(printf, 4, 5)));
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) tc_fail(__FILE__, __LINE__, #cond, __VA_ARGS__);                              \
-    } while (0)
-#define CHECK_EQ(a, b)                                                                             \
-    do {                                                                                           \
-        long long a_ = (long long)(a), b_ = (long long)(b);                                        \
-        if (a_ != b_) tc_fail(__FILE__, __LINE__, #a " == " #b, "%lld != %lld", a_, b_);           \
-    } while (0)
+/* Assertions: common/asserts.h; a failure also stops the server under test (tc_server.c). */
 void tc_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 long long tc_now_ms(void);
 void tc_sleep_ms(int ms);

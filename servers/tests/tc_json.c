@@ -138,6 +138,6 @@ bool tc_json_u64(const char *s, const char *path, uint64_t *out)
 uint64_t tc_stat(struct tc_server *s, const char *path)
 {
     uint64_t v = 0;
-    CHECK(tc_json_u64(s->json, path, &v), "no number at '%s' in %s", path, s->json);
+    ASSERT_MSG(tc_json_u64(s->json, path, &v), "no number at '%s' in %s", path, s->json);
     return v;
 }

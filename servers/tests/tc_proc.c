@@ -13,7 +13,7 @@ int tc_proc_fds(pid_t pid)
     snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
     DIR *d = opendir(path);
     int n = 0;
-    CHECK(d, "cannot open %s", path);
+    ASSERT_MSG(d, "cannot open %s", path);
     for (struct dirent *e; (e = readdir(d));)
         n += e->d_name[0] != '.';
     closedir(d);
@@ -93,7 +93,7 @@ long long tc_proc_cpu_ticks(pid_t pid)
     long long total = 0, t = 0;
     pid_t kids[4096];
     int z;
-    CHECK(stat_of(pid, &state, &total) == 0, "cannot read /proc/%d/stat", (int)pid);
+    ASSERT_MSG(stat_of(pid, &state, &total) == 0, "cannot read /proc/%d/stat", (int)pid);
     int n = tc_proc_children(pid, kids, 4096, &z);
     for (int i = 0; i < n && i < 4096; i++)
         if (stat_of(kids[i], &state, &t) == 0) total += t;

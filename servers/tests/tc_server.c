@@ -42,21 +42,15 @@ static void dump_log(struct tc_server *s)
     if (f) fclose(f);
 }
 
-void tc_fail(const char *file, int line, const char *what, const char *fmt, ...)
+/* Run by a failed assertion: no test leaves a server behind, and its stderr is shown. */
+static void kill_running(void)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "FAIL %s:%d: CHECK(%s): ", file, line, what);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
     if (running) {
         kill(running->pid, SIGKILL);
         waitpid(running->pid, NULL, 0);
         dump_log(running);
         unlink(running->errpath);
     }
-    exit(1);
 }
 
 void tc_note(const char *fmt, ...)
@@ -125,19 +119,20 @@ void tc_server_start(struct tc_server *s, char *const argv[], const struct tc_li
     args[argc] = NULL;
     snprintf(s->errpath, sizeof s->errpath, "/tmp/srv-test-err.XXXXXX");
     int err = mkostemp(s->errpath, O_CLOEXEC);
-    CHECK(err >= 0 && pipe2(pfd, O_CLOEXEC) == 0, "%s", strerror(errno));
+    ASSERT_MSG(err >= 0 && pipe2(pfd, O_CLOEXEC) == 0, "%s", strerror(errno));
     s->pid = fork();
-    CHECK(s->pid >= 0, "fork: %s", strerror(errno));
+    ASSERT_MSG(s->pid >= 0, "fork: %s", strerror(errno));
     if (s->pid == 0) exec_server(args, pfd[1], err, lim);
     close(pfd[1]);
     close(err);
     s->out_fd = pfd[0];
     running = s;
+    check_on_fail(kill_running);
     char line[256];
-    CHECK(read_line(s->out_fd, line, sizeof line, tc_now_ms() + START_MS) > 0,
-          "no 'listening' line from the server");
-    CHECK(sscanf(line, "listening 127.0.0.1:%d", &s->port) == 1 && s->port > 0,
-          "unexpected first line '%s'", line);
+    ASSERT_MSG(read_line(s->out_fd, line, sizeof line, tc_now_ms() + START_MS) > 0,
+               "no 'listening' line from the server");
+    ASSERT_MSG(sscanf(line, "listening 127.0.0.1:%d", &s->port) == 1 && s->port > 0,
+               "unexpected first line '%s'", line);
     pid_t none[1];
     int z;
     s->kids0 = tc_proc_children(s->pid, none, 1, &z);
@@ -151,13 +146,13 @@ void tc_server_stop(struct tc_server *s, int sig)
 {
     long long deadline = tc_now_ms() + STOP_MS;
     int status = 0;
-    CHECK(kill(s->pid, sig) == 0, "server already gone: %s", strerror(errno));
+    ASSERT_MSG(kill(s->pid, sig) == 0, "server already gone: %s", strerror(errno));
     int n = read_line(s->out_fd, s->json, sizeof s->json, deadline);
     char extra[64];
-    CHECK(n > 0, "no statistics line after signal %d", sig);
-    CHECK(read_line(s->out_fd, extra, sizeof extra, deadline) < 0, "more output: '%s'", extra);
+    ASSERT_MSG(n > 0, "no statistics line after signal %d", sig);
+    ASSERT_MSG(read_line(s->out_fd, extra, sizeof extra, deadline) < 0, "more output: '%s'", extra);
     while (waitpid(s->pid, &status, WNOHANG) == 0) {
-        CHECK(tc_now_ms() < deadline, "server did not exit after signal %d", sig);
+        ASSERT_MSG(tc_now_ms() < deadline, "server did not exit after signal %d", sig);
         tc_sleep_ms(5);
     }
     running = NULL;
@@ -169,11 +164,11 @@ void tc_server_stop(struct tc_server *s, int sig)
     if (f) fclose(f);
     unlink(s->errpath);
     s->stopped = true;
-    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "exit status %#x", status);
-    CHECK(tc_json_valid(s->json), "invalid JSON: %s", s->json);
+    ASSERT_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "exit status %#x", status);
+    ASSERT_MSG(tc_json_valid(s->json), "invalid JSON: %s", s->json);
     for (int i = 0; required_keys[i]; i++)
-        CHECK(tc_json_find(s->json, required_keys[i]), "no key '%s' in %s", required_keys[i],
-              s->json);
+        ASSERT_MSG(tc_json_find(s->json, required_keys[i]), "no key '%s' in %s", required_keys[i],
+                   s->json);
     tc_note("stats: %s", s->json);
 }
 

@@ -12,18 +12,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-void check__fail(const char *file, int line, const char *fmt, ...)
-{
-    va_list ap;
-    fflush(stdout);
-    fprintf(stderr, "FAIL %s:%d: ", file, line);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    exit(EXIT_FAILURE);
-}
-
 void check_pair_init(check_pair *p, const sw_backend *b, size_t stack_size, sw_entry_fn entry,
                      void *arg)
 {

@@ -1,7 +1,9 @@
-/* check.h - assertion macros, the test table and child-process helpers of the switch tests. */
+/* check.h - the test table and child-process helpers of the switch tests (assertions:
+ * common/asserts.h). */
 #ifndef SWITCHYARD_SWITCH_TESTS_CHECK_H
 #define SWITCHYARD_SWITCH_TESTS_CHECK_H
 
+#include "asserts.h"
 #include "switch.h"
 
 #include <inttypes.h>
@@ -12,64 +14,6 @@
 
 /* CTest's SKIP_RETURN_CODE for every test: printed as "not run: <why>", never a silent pass. */
 #define CHECK_SKIP 77
-
-/*
- * A failed assertion prints where it failed and both operands, then exits 1. Exiting (rather
- * than returning) works from inside any context, on any stack.
- */
-void check__fail(const char *file, int line, const char *fmt, ...)
-    __attribute__((noreturn, format(printf, 3, 4)));
-
-#define ASSERT(expr)                                                                               \
-    do {                                                                                           \
-        if (!(expr)) check__fail(__FILE__, __LINE__, "ASSERT(%s)", #expr);                         \
-    } while (0)
-
-#define CHECK__INT_OP(a, op, b)                                                                    \
-    do {                                                                                           \
-        intmax_t check_a_ = (intmax_t)(a), check_b_ = (intmax_t)(b);                               \
-        if (!(check_a_ op check_b_))                                                               \
-            check__fail(__FILE__, __LINE__, "%s %s %s: %jd vs %jd", #a, #op, #b, check_a_,         \
-                        check_b_);                                                                 \
-    } while (0)
-
-#define ASSERT_EQ(a, b) CHECK__INT_OP(a, ==, b)
-#define ASSERT_NE(a, b) CHECK__INT_OP(a, !=, b)
-#define ASSERT_GE(a, b) CHECK__INT_OP(a, >=, b)
-#define ASSERT_LE(a, b) CHECK__INT_OP(a, <=, b)
-#define ASSERT_LT(a, b) CHECK__INT_OP(a, <, b)
-
-#define ASSERT_HEX_EQ(a, b)                                                                        \
-    do {                                                                                           \
-        uint64_t check_a_ = (uint64_t)(a), check_b_ = (uint64_t)(b);                               \
-        if (check_a_ != check_b_)                                                                  \
-            check__fail(__FILE__, __LINE__, "%s == %s: 0x%" PRIx64 " vs 0x%" PRIx64, #a, #b,       \
-                        check_a_, check_b_);                                                       \
-    } while (0)
-
-#define ASSERT_PTR_EQ(a, b)                                                                        \
-    do {                                                                                           \
-        const void *check_a_ = (a), *check_b_ = (b);                                               \
-        if (check_a_ != check_b_)                                                                  \
-            check__fail(__FILE__, __LINE__, "%s == %s: %p vs %p", #a, #b, check_a_, check_b_);     \
-    } while (0)
-
-#define ASSERT_STR_EQ(a, b)                                                                        \
-    do {                                                                                           \
-        const char *check_a_ = (a), *check_b_ = (b);                                               \
-        if (!check_a_ || !check_b_ || strcmp(check_a_, check_b_) != 0)                             \
-            check__fail(__FILE__, __LINE__, "%s == %s: \"%s\" vs \"%s\"", #a, #b,                  \
-                        check_a_ ? check_a_ : "(null)", check_b_ ? check_b_ : "(null)");           \
-    } while (0)
-
-/* The haystack is printed in full: it is usually a child's captured stderr. */
-#define ASSERT_CONTAINS(haystack, needle)                                                          \
-    do {                                                                                           \
-        const char *check_h_ = (haystack), *check_n_ = (needle);                                   \
-        if (!strstr(check_h_, check_n_))                                                           \
-            check__fail(__FILE__, __LINE__, "%s contains \"%s\"; it was:\n%s", #haystack,          \
-                        check_n_, check_h_);                                                       \
-    } while (0)
 
 /* ---- the test table ----------------------------------------------------------------------- */
 

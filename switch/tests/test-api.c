@@ -35,14 +35,14 @@ int test_backends(const sw_backend *unused, int argc, char **argv)
         memcpy(name, p, len);
         name[len] = '\0';
         if (!sw_backend_find(name))
-            check__fail(__FILE__, __LINE__, "backend %s is expected but not compiled in", name);
+            check_fail(__FILE__, __LINE__, "backend %s is expected but not compiled in", name);
         expected++;
         p += len + (p[len] == ',');
     }
     for (size_t i = 0; i < sw_backend_count(); i++)
         if (!in_list(argv[0], sw_backend_at(i)->name))
-            check__fail(__FILE__, __LINE__, "backend %s is compiled in but has no tests",
-                        sw_backend_at(i)->name);
+            check_fail(__FILE__, __LINE__, "backend %s is compiled in but has no tests",
+                       sw_backend_at(i)->name);
     ASSERT_EQ(expected, sw_backend_count());
     return 0;
 }
@@ -55,18 +55,18 @@ static void check_registry(void)
     char joined[256] = "";
     for (size_t i = 0; i < n; i++) {
         const sw_backend *b = sw_backend_at(i);
-        ASSERT(b != NULL);
+        ASSERT_PTR_NE(b, NULL);
         ASSERT(b->name && b->name[0]);
         ASSERT(b->summary && b->summary[0]);
         ASSERT(b->init_self && b->make && b->jump);
         ASSERT_PTR_EQ(sw_backend_find(b->name), b);
         for (size_t j = 0; j < i; j++)
-            ASSERT(strcmp(sw_backend_at(j)->name, b->name) != 0);
+            ASSERT_STR_NE(sw_backend_at(j)->name, b->name);
         if (i) strcat(joined, ", ");
         strcat(joined, b->name);
     }
     ASSERT_STR_EQ(sw_backend_names(), joined);
-    ASSERT(sw_backend_find("ucontext") != NULL);
+    ASSERT_PTR_NE(sw_backend_find("ucontext"), NULL);
     ASSERT_PTR_EQ(sw_backend_find("nope"), NULL);
     ASSERT_PTR_EQ(sw_backend_find(""), NULL);
     ASSERT_PTR_EQ(sw_backend_find(NULL), NULL);
@@ -76,7 +76,7 @@ static void check_registry(void)
 static bool mapped_as(const void *addr, const char *perms)
 {
     FILE *f = fopen("/proc/self/maps", "r");
-    ASSERT(f != NULL);
+    ASSERT_PTR_NE(f, NULL);
     char line[512];
     bool found = false;
     while (!found && fgets(line, sizeof line, f)) {
@@ -129,7 +129,7 @@ int test_api(const sw_backend *unused, int argc, char **argv)
 static void never_runs(void *arg)
 {
     (void)arg;
-    check__fail(__FILE__, __LINE__, "a context refused by sw_make ran");
+    check_fail(__FILE__, __LINE__, "a context refused by sw_make ran");
 }
 
 #define ASSERT_EINVAL(call)                                                                        \

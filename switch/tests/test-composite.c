@@ -21,7 +21,7 @@ int test_fortify(const sw_backend *b, int argc, char **argv)
 {
     (void)argc, (void)argv;
 #if !defined(_FORTIFY_SOURCE) || _FORTIFY_SOURCE < 2
-    check__fail(__FILE__, __LINE__, "this binary was not built with _FORTIFY_SOURCE=2");
+    check_fail(__FILE__, __LINE__, "this binary was not built with _FORTIFY_SOURCE=2");
 #endif
     check_pingpong(b, 100000);
     check_regs(b, 64);

@@ -74,8 +74,8 @@ static int verdict(const char *what, struct fp_state seen, struct fp_state own,
            (unsigned)seen.round, seen.mxcsr, seen.x87, own.mxcsr, own.x87, other.mxcsr, other.x87);
     if (same(seen, own)) return 1;
     if (same(seen, other)) return 0;
-    check__fail(__FILE__, __LINE__, "%s: the state is neither its own nor the other context's",
-                what);
+    check_fail(__FILE__, __LINE__, "%s: the state is neither its own nor the other context's",
+               what);
 }
 
 struct fpu {

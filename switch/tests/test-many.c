@@ -48,7 +48,7 @@ int test_many(const sw_backend *b, int argc, char **argv)
     size_t bytes = MANY * sizeof(struct many_slot);
     struct many_slot *slots =
         mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    ASSERT(slots != MAP_FAILED);
+    ASSERT_PTR_NE(slots, MAP_FAILED);
     for (int i = 0; i < MANY; i++) {
         struct many_slot *s = &slots[i];
         s->main = &main;

@@ -34,10 +34,10 @@ static void switch_and_check(struct regs *r, int who, int round, sw_ctx *from, s
     check_regs_switch(r->jumps[round % r->njumps], from, to, in, out);
     for (int i = 0; i < 6; i++)
         if (out[i] != in[i])
-            check__fail(__FILE__, __LINE__,
-                        "%s: %s lost its value across round %d's switch: 0x%016llx vs 0x%016llx",
-                        who ? "peer" : "main", reg_names[i], round, (unsigned long long)out[i],
-                        (unsigned long long)in[i]);
+            check_fail(__FILE__, __LINE__,
+                       "%s: %s lost its value across round %d's switch: 0x%016llx vs 0x%016llx",
+                       who ? "peer" : "main", reg_names[i], round, (unsigned long long)out[i],
+                       (unsigned long long)in[i]);
 }
 
 /* The peer loads its own patterns (clobbering main's) before every switch back to main. */

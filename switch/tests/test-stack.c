@@ -107,7 +107,7 @@ int test_overflow(const sw_backend *b, int argc, char **argv)
     ASSERT_CONTAINS(child.err, "fiber stack overflow");
     /* One line: the message ends with a newline and nothing else about the overflow follows. */
     const char *msg = strstr(child.err, "fiber stack overflow");
-    ASSERT(strchr(msg, '\n') != NULL);
-    ASSERT(strstr(strchr(msg, '\n'), "fiber stack overflow") == NULL);
+    ASSERT_PTR_NE(strchr(msg, '\n'), NULL);
+    ASSERT_PTR_EQ(strstr(strchr(msg, '\n'), "fiber stack overflow"), NULL);
     return 0;
 }

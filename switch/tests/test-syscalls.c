@@ -53,7 +53,7 @@ static enum perf_outcome perf_count(const char *backend, long n, long *count, ch
 {
     char self[4096], stats[] = "/tmp/switch-tests-perf-XXXXXX", arg[32], out[256] = "";
     ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-    ASSERT(len > 0);
+    ASSERT_GT(len, 0);
     self[len] = '\0';
     int statfd = mkstemp(stats);
     ASSERT_NE(statfd, -1);
@@ -100,7 +100,7 @@ static enum perf_outcome perf_count(const char *backend, long n, long *count, ch
     ASSERT_CONTAINS(out, expect);
     ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     char *line = strstr(text, "raw_syscalls:sys_enter");
-    ASSERT(line != NULL);
+    ASSERT_PTR_NE(line, NULL);
     while (line > text && line[-1] != '\n')
         line--;
     if (line[0] == '<') { /* "<not supported>" or "<not counted>" */
@@ -132,9 +132,9 @@ int test_syscalls(const sw_backend *b, int argc, char **argv)
     ASSERT_EQ(per_switch >= 0.5, b->props.enters_kernel);
     if (b->props.enters_kernel) {
         /* ucontext: one rt_sigprocmask per swapcontext, nothing more. */
-        ASSERT(per_switch >= 0.95 && per_switch <= 1.05);
+        ASSERT_MSG(per_switch >= 0.95 && per_switch <= 1.05, "%.4f per switch", per_switch);
     } else {
-        ASSERT(per_switch < 0.001);
+        ASSERT_MSG(per_switch < 0.001, "%.4f per switch", per_switch);
     }
     return 0;
 }
