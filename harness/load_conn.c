@@ -647,9 +647,16 @@ int ld_run_process(const struct ld_config *cfg, const struct ld_share *sh, struc
         quota_given = upto;
         first += n;
     }
+    /* Only a thread that really started is joined: a failed pthread_create leaves its
+     * pthread_t undefined. The ones already running finish their share; the run then fails. */
     unsigned started = 0;
-    for (; rc == 0 && started < nt; started++)
-        if (pthread_create(&ws[started].thread, NULL, worker_main, &ws[started]) != 0) rc = -1;
+    while (rc == 0 && started < nt) {
+        if (pthread_create(&ws[started].thread, NULL, worker_main, &ws[started]) != 0) {
+            rc = -1;
+            break;
+        }
+        started++;
+    }
     for (unsigned i = 0; i < started; i++)
         pthread_join(ws[i].thread, NULL);
     ld_result_init(out);

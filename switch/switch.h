@@ -83,7 +83,8 @@ typedef struct sw_backend {
     /* Turn the calling thread's current execution into a context other contexts can return
      * to. Returns 0, or -1 with errno set. */
     int (*init_self)(sw_ctx *self);
-    /* Prepare ctx to run entry(arg) on the stack [lo, lo + size). Returns 0 or -1/errno. */
+    /* Prepare ctx to run entry(arg) on the stack [lo, lo + size). Returns 0 or -1/errno.
+     * Called only by sw_make, which has checked the stack (at least SW_STACK_MIN bytes). */
     int (*make)(sw_ctx *ctx, void *lo, size_t size);
     /* Save the running context into `from` and resume `to`. Returns when someone jumps back
      * to `from`. */

@@ -3,7 +3,6 @@
 #include "switch_asm_frame.h"
 #include "switch_backends.h"
 
-#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -38,10 +37,6 @@ static int asm_init_self(sw_ctx *self)
 static int fresh(sw_ctx *ctx, void *lo, size_t size)
 {
     uintptr_t top = ((uintptr_t)lo + size) & ~(uintptr_t)15;
-    if (size < 64) {
-        errno = EINVAL;
-        return -1;
-    }
     void **ret_slot = (void **)(top - 8);
     *ret_slot = NULL;
     ctx->sp = ret_slot;

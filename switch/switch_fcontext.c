@@ -3,7 +3,6 @@
 #include "switch_backends.h"
 #include "switch_fcontext.h"
 
-#include <errno.h>
 
 /*
  * libboost_context exports make_fcontext and jump_fcontext as plain C symbols (they are
@@ -34,10 +33,6 @@ static int fcontext_init_self(sw_ctx *self)
 
 static int fcontext_make(sw_ctx *ctx, void *lo, size_t size)
 {
-    if (size < 4096) {
-        errno = EINVAL;
-        return -1;
-    }
     /* make_fcontext takes the top of the stack and aligns it itself. Boost's frame starts
      * with the creator's MXCSR and x87 control word, as the asm backend's does. */
     ctx->sp = make_fcontext((char *)lo + size, size, fcontext_entry);

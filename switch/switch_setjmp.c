@@ -12,7 +12,6 @@
 #include "switch.h"
 #include "switch_backends.h"
 
-#include <errno.h>
 #include <setjmp.h>
 #include <stdint.h>
 
@@ -95,10 +94,6 @@ static int setjmp_make(sw_ctx *ctx, void *lo, size_t size)
 {
     struct bootstrap_args args = {.ctx = ctx};
     uintptr_t top = ((uintptr_t)lo + size) & ~(uintptr_t)15;
-    if (size < 4096) {
-        errno = EINVAL;
-        return -1;
-    }
     if (_setjmp(args.back) == 0) {
 #ifdef SWITCHYARD_ASAN
         __sanitizer_start_switch_fiber(&args.creator_fake_stack, lo, size);
