@@ -308,8 +308,8 @@ def prepare_run_dir(a):
 def main(argv=None):
     a = parse_args(argv)
     build = Path(a.build_dir)
-    for exe in ("switch-bench", "switch-icount", "switch-tests", "switch-info", "echo-server",
-                "echo-load"):
+    for exe in ("switch-bench", "switch-icount", "switch-tests", "switch-info", "engine-info",
+                "echo-server", "echo-load"):
         if not os.access(build / "bin" / exe, os.X_OK):
             print(f"suite: {build / 'bin' / exe} is missing: build first (./run.sh build)",
                   file=sys.stderr)
