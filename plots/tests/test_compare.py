@@ -3,6 +3,7 @@
 exact counts, the exit status, bad folders, and a claim added to the report."""
 import io
 import os
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -148,6 +149,19 @@ class Compare(unittest.TestCase):
             self.assertIn("| made-up ratio | 1 | 1.5 | 1.5 |", text)
         finally:
             R.CLAIMS.remove(added)
+
+    def test_run_sh_compare(self):
+        a = self.folder()
+        root = HERE.parent.parent
+        r = subprocess.run([str(root / "run.sh"), "compare", str(a), str(self.dir / "none")],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual((r.returncode, r.stdout), (2, ""))
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        r = subprocess.run([str(root / "run.sh"), "compare", str(a), str(a), "--no-charts",
+                            "--out", str(self.dir / "sh")], capture_output=True, text=True,
+                           timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue((self.dir / "sh" / "COMPARE.md").exists())
 
     def test_judge(self):
         t = F.timing("t", 10, "ns", "switch", samples=[9, 10, 11])
