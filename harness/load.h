@@ -4,6 +4,7 @@
 #define SWITCHYARD_HARNESS_LOAD_H
 
 #include <netinet/in.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -11,7 +12,8 @@
 #include "histogram.h"
 #include "payload.h"
 
-enum ld_mode { LD_PINGPONG, LD_CHURN };
+/* pingpong and slow keep their connections for the whole run; churn opens one per request. */
+enum ld_mode { LD_PINGPONG, LD_CHURN, LD_SLOW };
 
 /* Error kinds, counted per run. The ones marked fatal make echo-load exit non-zero. */
 enum ld_error {
@@ -50,6 +52,24 @@ struct ld_config {
     uint64_t seed;          /* run seed for the payload streams */
     bool json;
     bool spread; /* spread source addresses over 127.0.0.2-254 (IPv4 only) */
+    /* Ramp-up (persistent modes): seconds allowed to connect and echo once on every connection
+     * before the warm-up and window start; 0 = no ramp-up. */
+    double ramp_timeout;
+    /* Slow mode: each request goes out in chunks of `chunk` bytes, `chunk_delay` seconds apart, and
+     * a connection waits `think` seconds after an echo before its next request. */
+    uint64_t chunk;
+    double chunk_delay, think;
+};
+
+/*
+ * The ramp-up is over for every worker of every process at one instant: the workers count
+ * themselves done here (shared memory, set up before the processes fork), and the first one to see
+ * all of them done, or the ramp-up deadline, fixes done_ns with a compare-and-swap.
+ */
+struct ld_sync {
+    _Atomic unsigned ramped; /* workers whose every connection has echoed once */
+    _Atomic int64_t done_ns; /* 0 until the ramp-up is over */
+    unsigned workers;        /* how many workers take part */
 };
 
 /* The first mismatch seen, for the report. */
@@ -59,6 +79,22 @@ struct ld_mismatch_info {
     uint64_t slot;
     uint64_t offset; /* stream offset of the first bad byte on that connection */
     uint8_t expected, got;
+};
+
+/* The ramp-up, apart from the steady state (persistent modes with --ramp-timeout > 0). */
+struct ld_ramp {
+    bool ran;
+    uint64_t connects;    /* connections established during the ramp-up, retries
+                             included */
+    uint64_t ready;       /* connections that completed their first verified echo */
+    uint64_t unfinished;  /* connections without a first echo when the ramp-up ended */
+    int64_t last_connect; /* when the last connection was established (monotonic
+                             ns) */
+    int64_t last_ready;   /* when the last first echo completed */
+    int64_t t0, done;     /* start of the run; when the ramp-up ended for every worker */
+    uint64_t errors[LD_ERR_KINDS];
+    struct ld_hist connect;    /* connect() to established */
+    struct ld_hist first_echo; /* the first request on a connection: send to verified echo */
 };
 
 /*
@@ -81,6 +117,7 @@ struct ld_result {
     struct ld_hist lat;     /* latency: from the due time in rate mode, from the send otherwise */
     struct ld_hist lat_unc; /* rate mode only: from the moment the request was sent */
     struct ld_hist lag;     /* rate mode only: how late each request left, against its due time */
+    struct ld_ramp ramp;    /* errors[] above count only what happened after the ramp-up */
 };
 
 /* Monotonic clock in nanoseconds; CLOCK_MONOTONIC is shared by all processes of the machine. */
@@ -101,9 +138,14 @@ struct ld_share {
     double rate;
     uint64_t slot_base;
     int64_t t0;
+    struct ld_sync *sync; /* shared by every worker of the run */
 };
 int ld_run_process(const struct ld_config *cfg, const struct ld_share *share,
                    struct ld_result *out);
+
+/* Ramp-up: does this run have one, and the merge of its figures (load_report.c). */
+bool ld_ramp_applies(const struct ld_config *cfg);
+void ld_ramp_merge(struct ld_ramp *dst, const struct ld_ramp *src);
 
 /* Reporting (load_report.c). */
 void ld_report_human(const struct ld_config *cfg, const struct ld_result *r);

@@ -35,7 +35,11 @@ enum slot_state {
     S_DONE,       /* nothing more to do in this run */
 };
 
-enum phase { PH_WARMUP, PH_MEASURE, PH_DRAIN, PH_STOP };
+/* PH_RAMP: connecting, and one verified echo per connection, before anything is measured. */
+enum phase { PH_RAMP, PH_WARMUP, PH_MEASURE, PH_DRAIN, PH_STOP };
+
+/* What a slow-mode connection is waiting for on a timer, if anything. */
+enum slot_wait { W_NONE, W_CHUNK, W_THINK };
 
 struct slot {
     int fd;
@@ -43,11 +47,34 @@ struct slot {
     bool busy;    /* a request is in flight (churn: from its connect on) */
     bool counted; /* that request belongs to the measured window */
     bool in_idle; /* listed in the worker's idle stack (rate mode) */
+    bool ramped;  /* completed its first echo during the ramp-up */
+    uint8_t wait; /* enum slot_wait */
+    uint32_t wait_seq;
     uint32_t serial;
     uint64_t id; /* global slot number */
     uint64_t seed;
     uint64_t tx, rx, req_end; /* stream offsets on the current connection */
+    uint64_t chunk_end;       /* sending stops here until the next chunk is due (slow
+                                 mode) */
     int64_t t_start, t_due, deadline;
+    int64_t t_connect, wake_at;
+};
+
+/*
+ * Slow mode's timers. Every wait in one queue lasts the same time (the chunk delay, or the think
+ * time), so appending keeps a queue in due order and a ring buffer is the whole timer structure. An
+ * entry whose slot has moved on since (failed, reconnected) no longer matches the slot's wait_seq
+ * and is dropped when it comes up.
+ */
+struct timed {
+    unsigned slot;
+    uint32_t seq;
+};
+struct fifo {
+    struct timed *e;
+    unsigned head, n, cap;
+    int64_t delay;
+    uint8_t kind; /* enum slot_wait */
 };
 
 struct worker {
@@ -63,6 +90,12 @@ struct worker {
     unsigned connecting; /* slots in S_CONNECTING */
     unsigned next_open;  /* pingpong: slots below this one have been opened once */
     enum phase phase;
+    unsigned idx, nthreads; /* this worker among its process's workers */
+    unsigned ramp_left;     /* connections still owing their first echo */
+    bool ramp_reported, restart;
+    int64_t ramp_deadline;
+    struct ld_sync *sync;
+    struct fifo chunkq, thinkq;
     int64_t t_measure, t_end, t_drain_end, t_cap, next_tick, last_done, stop_time;
     double interval; /* rate mode: ns between this worker's requests */
     int64_t t0;      /* common start of the run */
@@ -96,6 +129,7 @@ static bool rate_mode(const struct worker *w)
 
 static bool may_start(const struct worker *w)
 {
+    if (w->phase == PH_RAMP) return false; /* only first echoes, started on connect */
     if (w->phase == PH_WARMUP) return true;
     return w->phase == PH_MEASURE && (w->cfg->requests == 0 || w->issued < w->quota);
 }
@@ -106,7 +140,7 @@ static bool may_start(const struct worker *w)
  */
 static bool may_dispatch(const struct worker *w, int64_t due)
 {
-    if (w->phase == PH_STOP) return false;
+    if (w->phase == PH_STOP || w->phase == PH_RAMP) return false;
     if (due < w->t_measure) return true;
     if (w->cfg->requests) return w->issued < w->quota;
     return due < w->t_end;
@@ -136,7 +170,11 @@ static void make_available(struct worker *w, struct slot *s)
 
 static void slot_fail(struct worker *w, struct slot *s, enum ld_error kind, int64_t now)
 {
-    w->res.errors[kind]++;
+    if (w->phase == PH_RAMP)
+        w->res.ramp.errors[kind]++;
+    else
+        w->res.errors[kind]++;
+    s->wait = W_NONE;
     if (s->state == S_CONNECTING) w->connecting--;
     end_request(w, s);
     close_slot(s);
@@ -194,12 +232,20 @@ static void connected(struct worker *w, struct slot *s, int64_t now)
     w->connecting--;
     if (w->cfg->mode == LD_CHURN) {
         s->state = S_ACTIVE;
-        s->req_end = w->cfg->size;
+        s->req_end = s->chunk_end = w->cfg->size;
         s->deadline = s->t_start + secs_ns(w->cfg->timeout);
         send_some(w, s, now);
         return;
     }
     s->state = S_READY;
+    if (w->phase == PH_RAMP) {
+        struct ld_ramp *r = &w->res.ramp;
+        r->connects++;
+        r->last_connect = now;
+        ld_hist_record(&r->connect, (uint64_t)(now - s->t_connect));
+        begin_request(w, s, now, now); /* the first echo, never counted as a request */
+        return;
+    }
     if (rate_mode(w))
         make_available(w, s);
     else if (may_start(w))
@@ -213,6 +259,7 @@ static void slot_open(struct worker *w, struct slot *s, int64_t now)
     s->serial++;
     s->seed = ld_payload_seed(cfg->seed, s->id, s->serial);
     s->tx = s->rx = 0;
+    s->t_connect = now;
     int fd = socket(cfg->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         bool exhausted = connect_errno_kind(errno) == LD_ERR_FD_EXHAUSTED;
@@ -261,12 +308,16 @@ static void finish_connect(struct worker *w, struct slot *s, uint32_t ev, int64_
 
 static void mark_request(struct worker *w, struct slot *s, int64_t now, int64_t due)
 {
-    if (rate_mode(w) && due >= w->t_measure) ld_hist_record(&w->res.lag, (uint64_t)(now - due));
+    bool ramp = w->phase == PH_RAMP;
+    if (rate_mode(w) && !ramp && due >= w->t_measure)
+        ld_hist_record(&w->res.lag, (uint64_t)(now - due));
     s->busy = true;
     w->inflight++;
     s->t_start = now;
     s->t_due = due;
-    if (rate_mode(w))
+    if (ramp)
+        s->counted = false;
+    else if (rate_mode(w))
         s->counted = due >= w->t_measure;
     else
         s->counted = w->phase == PH_MEASURE;
@@ -283,13 +334,160 @@ static void begin_request(struct worker *w, struct slot *s, int64_t now, int64_t
     }
     s->state = S_ACTIVE;
     s->req_end = s->tx + w->cfg->size;
+    /* Slow mode sends the first chunk now and the rest on timers; a ramp-up echo goes whole. */
+    bool chunked = w->cfg->mode == LD_SLOW && w->phase != PH_RAMP;
+    s->chunk_end = chunked && w->cfg->chunk < w->cfg->size ? s->tx + w->cfg->chunk : s->req_end;
     s->deadline = now + secs_ns(w->cfg->timeout);
     send_some(w, s, now);
+}
+
+/* ---- slow mode: timed waits ----------------------------------------------------------------- */
+
+static int fifo_push(struct fifo *q, unsigned slot, uint32_t seq)
+{
+    if (q->n == q->cap) {
+        unsigned cap = q->cap ? 2 * q->cap : 64;
+        struct timed *e = malloc(cap * sizeof(*e));
+        if (!e) return -1;
+        for (unsigned i = 0; i < q->n; i++)
+            e[i] = q->e[(q->head + i) % q->cap];
+        free(q->e);
+        q->e = e;
+        q->cap = cap;
+        q->head = 0;
+    }
+    q->e[(q->head + q->n++) % q->cap] = (struct timed){slot, seq};
+    return 0;
+}
+
+static void start_wait(struct worker *w, struct slot *s, struct fifo *q, int64_t now)
+{
+    s->wait = q->kind;
+    s->wait_seq++;
+    s->wake_at = now + q->delay;
+    if (fifo_push(q, (unsigned)(s - w->slots), s->wait_seq) < 0) slot_fail(w, s, LD_ERR_IO, now);
+}
+
+/* The entry at the head of q, dropping those whose slot has moved on; NULL when empty. */
+static struct slot *fifo_head(struct worker *w, struct fifo *q)
+{
+    while (q->n > 0) {
+        struct timed t = q->e[q->head];
+        struct slot *s = &w->slots[t.slot];
+        if (s->wait == q->kind && s->wait_seq == t.seq) return s;
+        q->head = (q->head + 1) % q->cap;
+        q->n--;
+    }
+    return NULL;
+}
+
+static void fifo_pop(struct fifo *q)
+{
+    q->head = (q->head + 1) % q->cap;
+    q->n--;
+}
+
+/* Send the next chunk of every connection whose chunk delay is over; start the next request of
+ * every connection whose think time is over. */
+static void run_timers(struct worker *w, int64_t now)
+{
+    struct slot *s;
+    while ((s = fifo_head(w, &w->chunkq)) && s->wake_at <= now) {
+        fifo_pop(&w->chunkq);
+        s->wait = W_NONE;
+        s->chunk_end = s->tx + w->cfg->chunk < s->req_end ? s->tx + w->cfg->chunk : s->req_end;
+        send_some(w, s, now);
+    }
+    while ((s = fifo_head(w, &w->thinkq)) && s->wake_at <= now) {
+        fifo_pop(&w->thinkq);
+        s->wait = W_NONE;
+        if (s->state == S_READY && may_start(w)) begin_request(w, s, now, now);
+    }
+}
+
+static int64_t timers_due(struct worker *w, int64_t t)
+{
+    struct slot *c = fifo_head(w, &w->chunkq), *k = fifo_head(w, &w->thinkq);
+    if (c && c->wake_at < t) t = c->wake_at;
+    if (k && k->wake_at < t) t = k->wake_at;
+    return t;
+}
+
+/* ---- ramp-up -------------------------------------------------------------------------------- */
+
+/* The measured part of the run starts at `start`: the end of the ramp-up, or the start. */
+static void set_window(struct worker *w, int64_t start)
+{
+    const struct ld_config *cfg = w->cfg;
+    w->t_measure = start + secs_ns(cfg->warmup);
+    w->t_cap = start + secs_ns(cfg->max_time);
+    w->t_end = cfg->requests ? w->t_cap : w->t_measure + secs_ns(cfg->duration);
+    if (cfg->rate > 0) {
+        /* Workers start their schedules spread over one interval, not all at one instant. */
+        w->sched0 = start + (int64_t)(w->interval * w->idx / w->nthreads);
+        w->next_due = w->sched0;
+        w->due_k = 0;
+    }
+}
+
+static void first_echo_done(struct worker *w, struct slot *s, int64_t now)
+{
+    struct ld_ramp *r = &w->res.ramp;
+    if (!s->ramped) {
+        s->ramped = true;
+        w->ramp_left--;
+        r->ready++;
+        r->last_ready = now;
+        ld_hist_record(&r->first_echo, (uint64_t)(now - s->t_start));
+    }
+    s->state = S_READY;
+}
+
+/* Is the ramp-up over for the whole run? It is once every worker of every process has its
+ * connections echoed once, or at the common deadline; then the window is set from then. */
+static bool ramp_over(struct worker *w, int64_t now)
+{
+    struct ld_sync *sy = w->sync;
+    int64_t none = 0;
+    if (w->ramp_left == 0 && !w->ramp_reported) {
+        w->ramp_reported = true;
+        if (atomic_fetch_add(&sy->ramped, 1) + 1 == sy->workers)
+            atomic_compare_exchange_strong(&sy->done_ns, &none, now);
+    }
+    none = 0;
+    if (now >= w->ramp_deadline)
+        atomic_compare_exchange_strong(&sy->done_ns, &none, w->ramp_deadline);
+    int64_t done = atomic_load(&sy->done_ns);
+    if (!done) return false;
+    w->res.ramp.done = done;
+    w->res.ramp.unfinished = w->ramp_left;
+    set_window(w, done);
+    w->phase = PH_WARMUP;
+    w->restart = true;
+    return true;
+}
+
+/* After the ramp-up: every connection that is ready starts its requests (closed loop) or joins the
+ * idle list (rate mode). */
+static void start_after_ramp(struct worker *w, int64_t now)
+{
+    for (unsigned i = 0; i < w->nslots; i++) {
+        struct slot *s = &w->slots[i];
+        if (s->state != S_READY) continue;
+        if (rate_mode(w))
+            make_available(w, s);
+        else if (may_start(w))
+            begin_request(w, s, now, now);
+    }
 }
 
 static void complete(struct worker *w, struct slot *s, int64_t now)
 {
     end_request(w, s);
+    if (w->phase == PH_RAMP) {
+        first_echo_done(w, s, now);
+        return;
+    }
     if (s->counted) {
         w->res.requests++;
         w->res.bytes += w->cfg->size;
@@ -305,14 +503,16 @@ static void complete(struct worker *w, struct slot *s, int64_t now)
     }
     if (rate_mode(w))
         make_available(w, s);
+    else if (w->cfg->mode == LD_SLOW && w->cfg->think > 0)
+        start_wait(w, s, &w->thinkq, now);
     else if (may_start(w))
         begin_request(w, s, now, now);
 }
 
 static void send_some(struct worker *w, struct slot *s, int64_t now)
 {
-    while (s->tx < s->req_end) {
-        size_t n = s->req_end - s->tx < BUF_SIZE ? (size_t)(s->req_end - s->tx) : BUF_SIZE;
+    while (s->tx < s->chunk_end) {
+        size_t n = s->chunk_end - s->tx < BUF_SIZE ? (size_t)(s->chunk_end - s->tx) : BUF_SIZE;
         ld_payload_fill(s->seed, s->tx, w->sbuf, n);
         ssize_t k = send(s->fd, w->sbuf, n, MSG_NOSIGNAL);
         if (k > 0) {
@@ -325,6 +525,7 @@ static void send_some(struct worker *w, struct slot *s, int64_t now)
         slot_fail(w, s, errno == EPIPE || errno == ECONNRESET ? LD_ERR_RESET : LD_ERR_IO, now);
         return;
     }
+    if (s->tx < s->req_end) start_wait(w, s, &w->chunkq, now); /* slow mode: the next chunk */
 }
 
 static void record_mismatch(struct worker *w, struct slot *s, size_t n, size_t owed, int64_t now)
@@ -395,7 +596,7 @@ static void on_event(struct worker *w, struct slot *s, uint32_t ev, int64_t now)
         return;
     }
     if (ev & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) recv_some(w, s, now);
-    if (s->fd >= 0 && s->state == S_ACTIVE && (ev & EPOLLOUT) && s->tx < s->req_end)
+    if (s->fd >= 0 && s->state == S_ACTIVE && (ev & EPOLLOUT) && s->tx < s->chunk_end)
         send_some(w, s, now);
 }
 
@@ -432,9 +633,9 @@ static void scan(struct worker *w, int64_t now)
             slot_fail(w, s, LD_ERR_TIMEOUT, now);
         } else if (s->state == S_RETRY && now >= s->deadline) {
             /* In rate mode the drain may still need connections for the backlog. */
-            bool go = w->phase == PH_WARMUP || w->phase == PH_MEASURE ||
+            bool go = w->phase == PH_RAMP || w->phase == PH_WARMUP || w->phase == PH_MEASURE ||
                       (w->phase == PH_DRAIN && rate_mode(w));
-            if (go && w->cfg->mode == LD_PINGPONG) {
+            if (go && w->cfg->mode != LD_CHURN) {
                 slot_open(w, s, now);
             } else if (go && may_start(w)) {
                 s->state = S_IDLE;
@@ -454,6 +655,7 @@ static void take_cpu_start(struct worker *w, int64_t now)
 
 static void update_phase(struct worker *w, int64_t now)
 {
+    if (w->phase == PH_RAMP && !ramp_over(w, now)) return;
     if (now >= w->t_cap) {
         w->res.capped = w->phase != PH_DRAIN || w->inflight > 0;
         w->phase = PH_STOP;
@@ -477,9 +679,14 @@ static void update_phase(struct worker *w, int64_t now)
     }
 }
 
-static int64_t next_wakeup(const struct worker *w, int64_t now)
+static int64_t next_wakeup(struct worker *w, int64_t now)
 {
-    int64_t t = w->next_tick;
+    int64_t t = timers_due(w, w->next_tick);
+    if (w->phase == PH_RAMP) {
+        /* Done here: look at the other workers every millisecond until all are. */
+        int64_t until = w->ramp_left == 0 ? now + 1000000 : w->ramp_deadline;
+        return until < t ? until : t;
+    }
     if (w->phase == PH_WARMUP && w->t_measure < t) t = w->t_measure;
     if (w->phase == PH_MEASURE && !w->cfg->requests && w->t_end < t) t = w->t_end;
     if (w->phase == PH_DRAIN && w->t_drain_end < t) t = w->t_drain_end;
@@ -505,7 +712,7 @@ static void open_pending(struct worker *w, int64_t now)
 
 static void start_slots(struct worker *w, int64_t now)
 {
-    if (w->cfg->mode == LD_PINGPONG) {
+    if (w->cfg->mode != LD_CHURN) {
         open_pending(w, now);
         return;
     }
@@ -570,6 +777,11 @@ static void *worker_main(void *arg)
         now = ld_now_ns();
         update_phase(w, now);
         if (w->phase == PH_STOP) break;
+        if (w->restart) {
+            w->restart = false;
+            start_after_ramp(w, now);
+        }
+        run_timers(w, now);
         dispatch_due(w, now);
         if (now >= w->next_tick) {
             scan(w, now);
@@ -579,8 +791,7 @@ static void *worker_main(void *arg)
         now = ld_now_ns();
         for (int i = 0; i < n; i++)
             on_event(w, evs[i].data.ptr, evs[i].events, now);
-        if (w->next_open < w->nslots && (w->phase == PH_WARMUP || w->phase == PH_MEASURE))
-            open_pending(w, now);
+        if (w->next_open < w->nslots && w->phase <= PH_MEASURE) open_pending(w, now);
     }
     finish(w, now);
     return NULL;
@@ -594,6 +805,8 @@ static void worker_free(struct worker *w)
     free(w->sbuf);
     free(w->rbuf);
     free(w->ebuf);
+    free(w->chunkq.e);
+    free(w->thinkq.e);
 }
 
 static int worker_setup(struct worker *w, const struct ld_config *cfg, const struct ld_share *sh,
@@ -615,16 +828,22 @@ static int worker_setup(struct worker *w, const struct ld_config *cfg, const str
     }
     ld_result_init(&w->res);
     w->t0 = sh->t0;
-    w->t_measure = sh->t0 + secs_ns(cfg->warmup);
-    w->t_cap = sh->t0 + secs_ns(cfg->max_time);
-    w->t_end = cfg->requests ? w->t_cap : w->t_measure + secs_ns(cfg->duration);
+    w->idx = idx;
+    w->nthreads = sh->threads;
+    w->sync = sh->sync;
     w->quota = quota;
-    if (cfg->rate > 0) {
-        double my_rate = sh->rate * n / sh->conns;
-        w->interval = NS_PER_S / my_rate;
-        /* Workers start their schedules spread over one interval, not all at the same instant. */
-        w->sched0 = sh->t0 + (int64_t)(w->interval * idx / sh->threads);
-        w->next_due = w->sched0;
+    w->chunkq = (struct fifo){.delay = secs_ns(cfg->chunk_delay), .kind = W_CHUNK};
+    w->thinkq = (struct fifo){.delay = secs_ns(cfg->think), .kind = W_THINK};
+    if (cfg->rate > 0) w->interval = NS_PER_S / (sh->rate * n / sh->conns);
+    set_window(w, sh->t0);
+    if (ld_ramp_applies(cfg)) {
+        w->phase = PH_RAMP;
+        w->ramp_left = n;
+        w->ramp_deadline = sh->t0 + secs_ns(cfg->ramp_timeout);
+        w->res.ramp.ran = true;
+        w->res.ramp.t0 = sh->t0;
+    } else {
+        w->phase = PH_WARMUP;
     }
     return 0;
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,37 +20,70 @@
 #define MAX_PROCS 64
 
 static const char *const valid_options =
-    "--port --host --conns --size --duration --requests --mode --rate --threads --procs "
-    "--warmup --timeout --connect-timeout --max-time --seed --json --no-spread --help";
+    "--port --host --conns --size --duration --requests --mode --rate "
+    "--threads --procs "
+    "--warmup --timeout --connect-timeout --max-time --ramp-timeout --chunk "
+    "--chunk-delay "
+    "--think --seed --json --no-spread --help";
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: echo-load --port P [--host 127.0.0.1] --conns N --size BYTES\n"
-               "                 (--duration S | --requests N) [--mode pingpong|churn] [--rate R]\n"
-               "                 [--threads T] [--procs P] [--warmup S] [--timeout S]\n"
-               "                 [--connect-timeout S] [--max-time S] [--seed N] [--json] "
-               "[--no-spread]\n"
-               "Sends echo requests over loopback TCP and checks every byte that comes back.\n"
-               "  --mode pingpong  persistent connections, one request in flight each (default)\n"
-               "  --mode churn     connect, one request, close; --conns of them at a time\n"
-               "  --rate R         open loop: R requests/s in total on a fixed schedule; latency\n"
-               "                   is measured from each request's due time (and, beside it,\n"
+               "                 (--duration S | --requests N) [--mode "
+               "pingpong|churn|slow]\n"
+               "                 [--rate R] [--threads T] [--procs P] [--warmup S] "
+               "[--timeout S]\n"
+               "                 [--connect-timeout S] [--max-time S] [--ramp-timeout "
+               "S]\n"
+               "                 [--chunk BYTES] [--chunk-delay S] [--think S] [--seed "
+               "N]\n"
+               "                 [--json] [--no-spread]\n"
+               "Sends echo requests over loopback TCP and checks every byte that comes "
+               "back.\n"
+               "  --mode pingpong  persistent connections, one request in flight each "
+               "(default)\n"
+               "  --mode churn     connect, one request, close; --conns of them at a "
+               "time\n"
+               "  --mode slow      persistent connections whose requests go out in "
+               "--chunk\n"
+               "                   bytes (default 16) every --chunk-delay s (default "
+               "0.02),\n"
+               "                   --think s (default 0.5) between requests: slow "
+               "clients made\n"
+               "                   by the sender, not by the network\n"
+               "  --ramp-timeout S persistent modes: first connect every connection and "
+               "echo\n"
+               "                   once on each (the ramp-up, reported on its own), "
+               "then warm\n"
+               "                   up and measure; S caps the ramp-up (default 60, 0: "
+               "none)\n"
+               "  --rate R         open loop: R requests/s in total on a fixed "
+               "schedule; latency\n"
+               "                   is measured from each request's due time (and, "
+               "beside it,\n"
                "                   from when it was sent: the 'uncorrected' figure)\n"
                "  --threads T      worker threads per process (default 1)\n"
-               "  --procs P        worker processes (default: as many as the fd limit needs)\n"
-               "  --warmup S       seconds run first and left out of the figures (default 0.5)\n"
+               "  --procs P        worker processes (default: as many as the fd limit "
+               "needs)\n"
+               "  --warmup S       seconds run first and left out of the figures "
+               "(default 0.5)\n"
                "  --timeout S      seconds a request may take (default 5)\n"
-               "  --max-time S     hard cap on the whole run (default: warm-up + duration +\n"
-               "                   timeout + 5, or 300 with --requests)\n"
+               "  --max-time S     hard cap on the run after the ramp-up (default: "
+               "warm-up +\n"
+               "                   duration + timeout + 5, or 300 with --requests)\n"
                "  --connect-timeout S  seconds a connect may take (default 5)\n"
-               "  --seed N         payload stream seed (default: from the clock; in --json)\n"
+               "  --seed N         payload stream seed (default: from the clock; in "
+               "--json)\n"
                "  --json           print one JSON object instead of the summary\n"
                "  --no-spread      let the kernel pick the source address instead of\n"
                "                   spreading connections over 127.0.0.2-254\n"
-               "  --host accepts loopback addresses only (127.0.0.0/8, ::1, localhost);\n"
+               "  --host accepts loopback addresses only (127.0.0.0/8, ::1, "
+               "localhost);\n"
                "  --size accepts K, M and G suffixes (powers of 1024).\n"
-               "Exit status: 0 ok, 1 a byte came back wrong or a connection closed or reset\n"
-               "early, 2 bad usage, 3 nothing measured, the run could not be set up, or the\n"
+               "Exit status: 0 ok, 1 a byte came back wrong or a connection closed or "
+               "reset\n"
+               "early, 2 bad usage, 3 nothing measured, the run could not be set up, or "
+               "the\n"
                "hard time cap stopped it first.\n");
 }
 
@@ -142,6 +176,10 @@ static const struct option long_opts[] = {{"port", required_argument, 0, 'p'},
                                           {"connect-timeout", required_argument, 0, 'C'},
                                           {"max-time", required_argument, 0, 'M'},
                                           {"seed", required_argument, 0, 'S'},
+                                          {"ramp-timeout", required_argument, 0, 'R'},
+                                          {"chunk", required_argument, 0, 'k'},
+                                          {"chunk-delay", required_argument, 0, 'D'},
+                                          {"think", required_argument, 0, 'K'},
                                           {"json", no_argument, 0, 'j'},
                                           {"no-spread", no_argument, 0, 'N'},
                                           {"help", no_argument, 0, 'h'},
@@ -192,6 +230,18 @@ static void apply_option(struct ld_config *c, int opt, const char *v)
     case 'S':
         c->seed = parse_u64("--seed", v, 0, UINT64_MAX, false);
         break;
+    case 'R':
+        c->ramp_timeout = parse_double("--ramp-timeout", v, 0, 3600);
+        break;
+    case 'k':
+        c->chunk = parse_u64("--chunk", v, 1, UINT64_C(1) << 30, true);
+        break;
+    case 'D':
+        c->chunk_delay = parse_double("--chunk-delay", v, 0, 60);
+        break;
+    case 'K':
+        c->think = parse_double("--think", v, 0, 3600);
+        break;
     case 'j':
         c->json = true;
         break;
@@ -203,9 +253,37 @@ static void apply_option(struct ld_config *c, int opt, const char *v)
             c->mode = LD_PINGPONG;
         else if (strcmp(v, "churn") == 0)
             c->mode = LD_CHURN;
+        else if (strcmp(v, "slow") == 0)
+            c->mode = LD_SLOW;
         else
-            bad("--mode must be one of: pingpong, churn (got '%s')%s", v, "");
+            bad("--mode must be one of: pingpong, churn, slow (got '%s')%s", v, "");
         break;
+    }
+}
+
+/* Slow mode's flags: only with --mode slow, never with --rate, and a request must be able to finish
+ * sending within --timeout. Defaults are filled in here (-1 / 0 mean "not given"). */
+static void check_slow(struct ld_config *c)
+{
+    bool given = c->chunk || c->chunk_delay >= 0 || c->think >= 0;
+    if (c->mode != LD_SLOW) {
+        if (given) bad("--chunk, --chunk-delay and --think apply only to --mode slow%s%s", "", "");
+        c->chunk_delay = c->think = 0;
+        return;
+    }
+    if (c->rate > 0)
+        bad("--rate does not combine with --mode slow (--think paces its "
+            "requests)%s%s",
+            "", "");
+    if (!c->chunk) c->chunk = 16;
+    if (c->chunk_delay < 0) c->chunk_delay = 0.02;
+    if (c->think < 0) c->think = 0.5;
+    double chunks = ceil((double)c->size / (double)c->chunk);
+    if ((chunks - 1) * c->chunk_delay >= c->timeout) {
+        char why[160];
+        snprintf(why, sizeof(why), "sending one request takes %.3g s (%.0f chunks, %.3g s apart)",
+                 (chunks - 1) * c->chunk_delay, chunks, c->chunk_delay);
+        bad("--timeout must exceed the time a slow request takes to send: %s%s", why, "");
     }
 }
 
@@ -216,6 +294,9 @@ static void parse_args(struct ld_config *c, int argc, char **argv)
                             .timeout = 5,
                             .connect_timeout = 5,
                             .spread = true,
+                            .ramp_timeout = 60,
+                            .chunk_delay = -1,
+                            .think = -1,
                             .mode = LD_PINGPONG};
     parse_host(c, "127.0.0.1");
     c->seed = (uint64_t)ld_now_ns() ^ ((uint64_t)getpid() << 32);
@@ -238,6 +319,7 @@ static void parse_args(struct ld_config *c, int argc, char **argv)
         bad("--port, --conns and --size are required (see --help)%s%s", "", "");
     if ((c->duration > 0) == (c->requests > 0))
         bad("give exactly one of --duration S or --requests N%s%s", "", "");
+    check_slow(c);
     set_port(c);
     if (c->max_time == 0)
         c->max_time = c->duration > 0 ? c->warmup + c->duration + c->timeout + 5 : 300;
@@ -258,7 +340,8 @@ static void plan_processes(struct ld_config *c)
     if (need > MAX_PROCS || c->procs < need) {
         char why[200];
         snprintf(why, sizeof(why),
-                 "%u connections need at least %u processes of %llu fds each (RLIMIT_NOFILE %llu), "
+                 "%u connections need at least %u processes of %llu fds each "
+                 "(RLIMIT_NOFILE %llu), "
                  "and --procs must be from that to %d",
                  c->conns, need, (unsigned long long)budget, (unsigned long long)rl.rlim_cur,
                  MAX_PROCS);
@@ -269,11 +352,13 @@ static void plan_processes(struct ld_config *c)
         c->threads = (c->conns + c->procs - 1) / c->procs;
 }
 
+static struct ld_sync *run_sync;
+
 static struct ld_share share_of(const struct ld_config *c, unsigned p, int64_t t0)
 {
     unsigned first = (unsigned)((uint64_t)c->conns * p / c->procs);
     unsigned upto = (unsigned)((uint64_t)c->conns * (p + 1) / c->procs);
-    struct ld_share s = {.conns = upto - first, .slot_base = first, .t0 = t0};
+    struct ld_share s = {.conns = upto - first, .slot_base = first, .t0 = t0, .sync = run_sync};
     s.threads = c->threads < s.conns ? c->threads : s.conns;
     s.requests = c->requests * upto / c->conns - c->requests * first / c->conns;
     s.rate = c->rate * s.conns / c->conns;
@@ -294,7 +379,7 @@ static void arm_watchdog(const struct ld_config *c)
 {
     struct sigaction sa = {.sa_handler = on_alarm};
     sigaction(SIGALRM, &sa, NULL);
-    alarm((unsigned)ceil(c->max_time) + 10);
+    alarm((unsigned)ceil(c->max_time + c->ramp_timeout) + 10);
 }
 
 static int write_all(int fd, const void *buf, size_t n)
@@ -374,6 +459,15 @@ int main(int argc, char **argv)
     plan_processes(&cfg);
     signal(SIGPIPE, SIG_IGN);
     arm_watchdog(&cfg);
+    /* Shared before the worker processes fork: the ramp-up ends for all of them at once. */
+    run_sync =
+        mmap(NULL, sizeof(*run_sync), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (run_sync == MAP_FAILED) {
+        perror("echo-load: mmap");
+        return 3;
+    }
+    for (unsigned p = 0; p < cfg.procs; p++)
+        run_sync->workers += share_of(&cfg, p, 0).threads;
     int rc;
     if (cfg.procs == 1) {
         struct ld_share s = share_of(&cfg, 0, ld_now_ns());

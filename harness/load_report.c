@@ -33,6 +33,34 @@ void ld_result_init(struct ld_result *r)
     ld_hist_init(&r->lat);
     ld_hist_init(&r->lat_unc);
     ld_hist_init(&r->lag);
+    ld_hist_init(&r->ramp.connect);
+    ld_hist_init(&r->ramp.first_echo);
+}
+
+bool ld_ramp_applies(const struct ld_config *cfg)
+{
+    return cfg->mode != LD_CHURN && cfg->ramp_timeout > 0;
+}
+
+static int64_t later(int64_t a, int64_t b)
+{
+    return a > b ? a : b;
+}
+
+void ld_ramp_merge(struct ld_ramp *d, const struct ld_ramp *s)
+{
+    d->ran |= s->ran;
+    d->connects += s->connects;
+    d->ready += s->ready;
+    d->unfinished += s->unfinished;
+    d->last_connect = later(d->last_connect, s->last_connect);
+    d->last_ready = later(d->last_ready, s->last_ready);
+    d->done = later(d->done, s->done);
+    if (!d->t0) d->t0 = s->t0;
+    for (int i = 0; i < LD_ERR_KINDS; i++)
+        d->errors[i] += s->errors[i];
+    ld_hist_merge(&d->connect, &s->connect);
+    ld_hist_merge(&d->first_echo, &s->first_echo);
 }
 
 void ld_result_merge(struct ld_result *d, const struct ld_result *s)
@@ -55,12 +83,13 @@ void ld_result_merge(struct ld_result *d, const struct ld_result *s)
     ld_hist_merge(&d->lat, &s->lat);
     ld_hist_merge(&d->lat_unc, &s->lat_unc);
     ld_hist_merge(&d->lag, &s->lag);
+    ld_ramp_merge(&d->ramp, &s->ramp);
 }
 
 int ld_exit_status(const struct ld_result *r)
 {
     for (int i = 0; i < LD_ERR_KINDS; i++)
-        if (r->errors[i] && ld_error_is_fatal((enum ld_error)i)) return 1;
+        if ((r->errors[i] || r->ramp.errors[i]) && ld_error_is_fatal((enum ld_error)i)) return 1;
     return r->requests == 0 || r->capped ? 3 : 0;
 }
 
@@ -150,7 +179,21 @@ static void collect_meta(struct meta *m)
 
 static const char *mode_name(const struct ld_config *c)
 {
-    return c->mode == LD_CHURN ? "churn" : "pingpong";
+    return c->mode == LD_CHURN ? "churn" : c->mode == LD_SLOW ? "slow" : "pingpong";
+}
+
+static uint64_t sum_errors(const uint64_t *e)
+{
+    uint64_t n = 0;
+    for (int i = 0; i < LD_ERR_KINDS; i++)
+        n += e[i];
+    return n;
+}
+
+/* Seconds from the start of the run to t (0 when t never happened). */
+static double since_start(const struct ld_ramp *rp, int64_t t)
+{
+    return t > rp->t0 ? (double)(t - rp->t0) / 1e9 : 0;
 }
 
 static double rps(const struct ld_result *r)
@@ -165,10 +208,7 @@ static double cores_used(const struct ld_result *r)
 
 static uint64_t total_errors(const struct ld_result *r)
 {
-    uint64_t n = 0;
-    for (int i = 0; i < LD_ERR_KINDS; i++)
-        n += r->errors[i];
-    return n;
+    return sum_errors(r->errors);
 }
 
 /*
@@ -190,21 +230,30 @@ static int warnings(const struct ld_config *c, const struct ld_result *r, char w
     int n = 0;
     if (saturated(r))
         snprintf(w[n++], 256,
-                 "echo-load saturated its CPU (%.2f cores used, busiest worker %.2f of a core): "
+                 "echo-load saturated its CPU (%.2f cores used, busiest worker "
+                 "%.2f of a core): "
                  "these figures may measure the load generator, not the server",
                  cores_used(r), r->max_thread_core);
     if (c->rate > 0 && c->duration > 0 && rps(r) < 0.95 * c->rate)
         snprintf(w[n++], 256,
-                 "achieved %.0f of the %.0f requests/s asked: the schedule fell behind, and "
+                 "achieved %.0f of the %.0f requests/s asked: the schedule fell "
+                 "behind, and "
                  "latency counts from the due times",
                  rps(r), c->rate);
     if (r->unfinished)
         snprintf(w[n++], 256, "%llu measured requests never completed",
                  (unsigned long long)r->unfinished);
     if (r->requests == 0) snprintf(w[n++], 256, "no request completed in the measured window");
+    if (r->ramp.unfinished)
+        snprintf(w[n++], 256,
+                 "%llu connections had not echoed once when the ramp-up ended "
+                 "(--ramp-timeout "
+                 "%.6g s); they went on trying in the window",
+                 (unsigned long long)r->ramp.unfinished, c->ramp_timeout);
     if (r->capped)
         snprintf(w[n++], 256,
-                 "stopped by the hard time cap (--max-time %.6g s) before the work asked for "
+                 "stopped by the hard time cap (--max-time %.6g s) before the work "
+                 "asked for "
                  "was done",
                  c->max_time);
     return n;
@@ -214,7 +263,8 @@ static int warnings(const struct ld_config *c, const struct ld_result *r, char w
 
 static void human_latency(const char *label, const struct ld_hist *h)
 {
-    printf("  %-11s p50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  max %.1f  (us, %llu samples)\n",
+    printf("  %-11s p50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  max %.1f  (us, "
+           "%llu samples)\n",
            label, ld_hist_percentile(h, 50) / 1e3, ld_hist_percentile(h, 90) / 1e3,
            ld_hist_percentile(h, 99) / 1e3, ld_hist_percentile(h, 99.9) / 1e3, (double)h->max / 1e3,
            (unsigned long long)h->count);
@@ -234,27 +284,50 @@ void ld_report_human(const struct ld_config *c, const struct ld_result *r)
         printf("%llu requests", (unsigned long long)c->requests);
     printf(" after %.3g s warm-up, %u process(es) x %u thread(s)", c->warmup, c->procs, c->threads);
     if (c->rate > 0) printf(", open loop at %.0f req/s", c->rate);
-    printf("\n  requests    %llu in %.3f s = %.0f req/s, %llu bytes echoed and verified\n",
+    if (c->mode == LD_SLOW)
+        printf(", %llu B chunks %.3g s apart, %.3g s think time", (unsigned long long)c->chunk,
+               c->chunk_delay, c->think);
+    const struct ld_ramp *rp = &r->ramp;
+    if (rp->ran) {
+        printf("\n  ramp-up     %llu of %u connections echoed once in %.3f s (all "
+               "connected "
+               "after %.3f s); connect p50 %.1f p99 %.1f us, first echo p50 %.1f "
+               "p99 %.1f us; "
+               "errors",
+               (unsigned long long)rp->ready, c->conns, since_start(rp, rp->done),
+               since_start(rp, rp->last_connect), ld_hist_percentile(&rp->connect, 50) / 1e3,
+               ld_hist_percentile(&rp->connect, 99) / 1e3,
+               ld_hist_percentile(&rp->first_echo, 50) / 1e3,
+               ld_hist_percentile(&rp->first_echo, 99) / 1e3);
+        if (sum_errors(rp->errors) == 0) printf(" none");
+        for (int i = 0; i < LD_ERR_KINDS; i++)
+            if (rp->errors[i])
+                printf(" %s=%llu", ld_error_names[i], (unsigned long long)rp->errors[i]);
+    }
+    printf("\n  requests    %llu in %.3f s = %.0f req/s, %llu bytes echoed and "
+           "verified\n",
            (unsigned long long)r->requests, r->seconds, rps(r), (unsigned long long)r->bytes);
     human_latency(c->rate > 0 ? "corrected" : "latency", &r->lat);
     if (c->rate > 0) {
         human_latency("uncorrected", &r->lat_unc);
         human_latency("send lag", &r->lag);
     }
-    printf("  errors     ");
+    printf("  errors     %s", rp->ran ? "(after the ramp-up)" : "");
     if (total_errors(r) == 0) printf(" none");
     for (int i = 0; i < LD_ERR_KINDS; i++)
         if (r->errors[i]) printf(" %s=%llu", ld_error_names[i], (unsigned long long)r->errors[i]);
     printf("\n");
     if (r->first_mismatch.seen)
-        printf("  first mismatch: %s at byte %llu of slot %llu (expected 0x%02x, got 0x%02x)\n",
+        printf("  first mismatch: %s at byte %llu of slot %llu (expected 0x%02x, "
+               "got 0x%02x)\n",
                ld_mismatch_names[r->first_mismatch.kind],
                (unsigned long long)r->first_mismatch.offset,
                (unsigned long long)r->first_mismatch.slot, r->first_mismatch.expected,
                r->first_mismatch.got);
-    printf("  cpu         %.2f cores (user %.2f s, sys %.2f s over %u workers, busiest %.2f)\n",
+    printf("  cpu         %.2f cores (user %.2f s, sys %.2f s over %u workers, "
+           "busiest %.2f)\n",
            cores_used(r), r->cpu_user, r->cpu_sys, r->workers, r->max_thread_core);
-    char w[5][256];
+    char w[6][256];
     int nw = warnings(c, r, w);
     for (int i = 0; i < nw; i++)
         printf("  WARNING: %s\n", w[i]);
@@ -279,7 +352,8 @@ static void json_str(const char *s)
 
 static void json_latency(const struct ld_hist *h)
 {
-    printf("\"p50\":%.3f,\"p90\":%.3f,\"p99\":%.3f,\"p999\":%.3f,\"max\":%.3f,\"min\":%.3f,"
+    printf("\"p50\":%.3f,\"p90\":%.3f,\"p99\":%.3f,\"p999\":%.3f,\"max\":%.3f,"
+           "\"min\":%.3f,"
            "\"mean\":%.3f,\"samples\":%llu",
            ld_hist_percentile(h, 50) / 1e3, ld_hist_percentile(h, 90) / 1e3,
            ld_hist_percentile(h, 99) / 1e3, ld_hist_percentile(h, 99.9) / 1e3,
@@ -301,10 +375,16 @@ static void json_config(const struct ld_config *c)
         printf("\"rate\":%.6g,", c->rate);
     else
         printf("\"rate\":null,");
-    printf("\"threads\":%u,\"procs\":%u,\"warmup\":%.6g,\"timeout\":%.6g,\"connect_timeout\":%.6g,"
-           "\"max_time\":%.6g,\"seed\":%llu,\"spread_sources\":%s}",
+    printf("\"threads\":%u,\"procs\":%u,\"warmup\":%.6g,\"timeout\":%.6g,"
+           "\"connect_timeout\":%.6g,"
+           "\"max_time\":%.6g,\"ramp_timeout\":%.6g,\"seed\":%llu,\"spread_"
+           "sources\":%s",
            c->threads, c->procs, c->warmup, c->timeout, c->connect_timeout, c->max_time,
-           (unsigned long long)c->seed, c->spread ? "true" : "false");
+           c->ramp_timeout, (unsigned long long)c->seed, c->spread ? "true" : "false");
+    if (c->mode == LD_SLOW)
+        printf(",\"chunk\":%llu,\"chunk_delay\":%.6g,\"think\":%.6g", (unsigned long long)c->chunk,
+               c->chunk_delay, c->think);
+    putchar('}');
 }
 
 static void json_meta(void)
@@ -324,12 +404,44 @@ static void json_meta(void)
     printf(",\"date\":\"%s\"}", m.date);
 }
 
+static void json_error_counts(const uint64_t *e)
+{
+    putchar('{');
+    for (int i = 0; i < LD_ERR_KINDS; i++)
+        printf("%s\"%s\":%llu", i ? "," : "", ld_error_names[i], (unsigned long long)e[i]);
+    putchar('}');
+}
+
+/* The ramp-up block: null when the run had none (churn, or --ramp-timeout 0). */
+static void json_ramp(const struct ld_config *c, const struct ld_ramp *rp)
+{
+    if (!rp->ran) {
+        printf("\"ramp_up\":null,");
+        return;
+    }
+    printf("\"ramp_up\":{\"conns\":%u,\"connects\":%llu,\"ready\":%llu,"
+           "\"unfinished\":%llu,"
+           "\"complete\":%s,\"seconds\":%.6f,\"all_connected_s\":%.6f,\"all_"
+           "echoed_s\":%.6f,"
+           "\"connect_latency_us\":{",
+           c->conns, (unsigned long long)rp->connects, (unsigned long long)rp->ready,
+           (unsigned long long)rp->unfinished, rp->unfinished ? "false" : "true",
+           since_start(rp, rp->done), since_start(rp, rp->last_connect),
+           since_start(rp, rp->last_ready));
+    json_latency(&rp->connect);
+    printf("},\"first_echo_latency_us\":{");
+    json_latency(&rp->first_echo);
+    printf("},\"errors\":");
+    json_error_counts(rp->errors);
+    printf(",\"errors_total\":%llu},", (unsigned long long)sum_errors(rp->errors));
+}
+
 static void json_errors(const struct ld_result *r)
 {
-    printf("\"errors\":{");
-    for (int i = 0; i < LD_ERR_KINDS; i++)
-        printf("%s\"%s\":%llu", i ? "," : "", ld_error_names[i], (unsigned long long)r->errors[i]);
-    printf("},\"mismatches\":%llu,\"mismatch_kinds\":{",
+    printf("\"errors\":");
+    json_error_counts(r->errors);
+    printf(",\"errors_total\":%llu", (unsigned long long)total_errors(r));
+    printf(",\"mismatches\":%llu,\"mismatch_kinds\":{",
            (unsigned long long)r->errors[LD_ERR_MISMATCH]);
     for (int i = 0; i < LD_MM_KINDS; i++)
         printf("%s\"%s\":%llu", i ? "," : "", ld_mismatch_names[i],
@@ -337,7 +449,8 @@ static void json_errors(const struct ld_result *r)
     printf("},\"first_mismatch\":");
     const struct ld_mismatch_info *f = &r->first_mismatch;
     if (f->seen)
-        printf("{\"kind\":\"%s\",\"slot\":%llu,\"offset\":%llu,\"expected\":%u,\"got\":%u}",
+        printf("{\"kind\":\"%s\",\"slot\":%llu,\"offset\":%llu,\"expected\":%u,"
+               "\"got\":%u}",
                ld_mismatch_names[f->kind], (unsigned long long)f->slot,
                (unsigned long long)f->offset, f->expected, f->got);
     else
@@ -350,7 +463,8 @@ void ld_report_json(const struct ld_config *c, const struct ld_result *r)
     json_config(c);
     putchar(',');
     json_meta();
-    printf(",\"requests\":%llu,\"seconds\":%.6f,\"requests_per_sec\":%.3f,\"bytes\":%llu,"
+    printf(",\"requests\":%llu,\"seconds\":%.6f,\"requests_per_sec\":%.3f,"
+           "\"bytes\":%llu,"
            "\"unfinished\":%llu,\"connects\":%llu,",
            (unsigned long long)r->requests, r->seconds, rps(r), (unsigned long long)r->bytes,
            (unsigned long long)r->unfinished, (unsigned long long)r->connects);
@@ -366,12 +480,13 @@ void ld_report_json(const struct ld_config *c, const struct ld_result *r)
         putchar('}');
     }
     printf("},");
+    json_ramp(c, &r->ramp);
     json_errors(r);
     printf(",\"cpu\":{\"user_s\":%.4f,\"sys_s\":%.4f,\"cores_used\":%.4f,"
            "\"busiest_worker_core\":%.4f,\"workers\":%u,\"saturated\":%s},",
            r->cpu_user, r->cpu_sys, cores_used(r), r->max_thread_core, r->workers,
            saturated(r) ? "true" : "false");
-    char w[5][256];
+    char w[6][256];
     int nw = warnings(c, r, w);
     printf("\"warnings\":[");
     for (int i = 0; i < nw; i++) {

@@ -94,7 +94,16 @@ def stop_server(proc):
         return None
 
 
+def kernel_samples(n=5):
+    out = []
+    for _ in range(n):
+        out.append(meta.kernel_kb())
+        time.sleep(0.1)
+    return out
+
+
 def measure(a, conns):
+    kern_before = kernel_samples()  # machine-wide: before the server exists
     server, port = start_server(a)
     if port is None:
         return {"status": "failed", "reason": "server did not start: "
@@ -108,8 +117,11 @@ def measure(a, conns):
                 "--json"], a.load_cpu),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     peak = {"rss_kb": 0, "fds": 0, "maps": 0}
-    deadline = time.monotonic() + a.duration + 60
+    kern = []
+    started = time.monotonic()
+    deadline = started + a.duration + 60 + 60  # echo-load's ramp-up may take up to 60 s
     while load.poll() is None and time.monotonic() < deadline:
+        kern.append((time.monotonic(), meta.kernel_kb()))
         for k, v in (("rss_kb", meta.rss_kb(pid)), ("fds", proc_count(pid, "fds")),
                      ("maps", proc_count(pid, "maps"))):
             if v is not None and v > peak[k]:
@@ -129,6 +141,10 @@ def measure(a, conns):
         point.update(status="failed", load=None,
                      reason="echo-load gave no JSON: " + (err.strip().splitlines() or ["?"])[-1])
         return point
+    ramp = point["load"].get("ramp_up") or {}
+    w0 = started + (ramp.get("seconds") or 0) + 1  # after the ramp-up and the 1 s warm-up
+    point["kernel"] = meta.kernel_growth(kern_before, [v for t, v in kern
+                                                       if w0 <= t <= w0 + a.duration], conns)
     errors = sum(point["load"]["errors"].values()) + point["load"].get("mismatches", 0)
     held = (stats or {}).get("max_concurrent")
     point.update(
@@ -177,8 +193,11 @@ def main(argv=None):
             p = measure(a, conns)
         points.append(p)
         if p["status"] == "ok":
-            line = (f"held {p['held']} (errors {p['errors']}), rss/conn {p['rss_per_conn_kb']} "
-                    f"KiB, maps/conn {p['maps_per_conn']}, peak rss {p['peak']['rss_kb']} KiB")
+            kern = (p.get("kernel") or {}).get("per_conn_total_kb")
+            line = (f"held {p['held']} (errors {p['errors']}), rss/conn "
+                    f"{p['rss_per_conn_kb']} KiB, kernel/conn "
+                    f"{kern if kern is not None else 'n/a'} KiB, maps/conn "
+                    f"{p['maps_per_conn']}, peak rss {p['peak']['rss_kb']} KiB")
         else:
             line = f"{p['status']}: {p.get('reason', '')}"
         print(f"[maxconns {i}/{len(levels)}] conns={conns:<7} {line}", flush=True)

@@ -131,6 +131,57 @@ def meminfo_kb(field):
     return None
 
 
+def loadavg():
+    """The 1, 5 and 15-minute load averages, or None."""
+    try:
+        return [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]]
+    except (OSError, ValueError):
+        return None
+
+
+# The kernel's own memory that grows with connections and contexts, beside a process's VmRSS:
+# each thread's kernel stack, unreclaimable slab (sockets, epoll items, task structs) and the
+# page tables of every process. /proc/meminfo is machine-wide: callers sample repeatedly and
+# take medians, and say so.
+KERNEL_FIELDS = ("KernelStack", "SUnreclaim", "PageTables")
+
+
+def kernel_kb():
+    """{field: kB} for KERNEL_FIELDS from one read of /proc/meminfo ({} if unreadable)."""
+    out = {}
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            key, _, rest = line.partition(":")
+            if key in KERNEL_FIELDS:
+                out[key] = int(rest.split()[0])
+    except (OSError, ValueError, IndexError):
+        return {}
+    return out
+
+
+def kernel_median(samples):
+    """Median of each field over a list of kernel_kb() samples ({} when none)."""
+    import statistics
+    samples = [s for s in samples if s]
+    if not samples:
+        return {}
+    return {k: statistics.median(s[k] for s in samples if k in s) for k in KERNEL_FIELDS
+            if any(k in s for s in samples)}
+
+
+def kernel_growth(idle, loaded, conns):
+    """The growth of each field from the idle samples to the loaded ones, per connection
+    (KiB), with the raw medians and the number of samples; None when either side is empty."""
+    a, b = kernel_median(idle), kernel_median(loaded)
+    if not a or not b or conns < 1:
+        return None
+    per = {k: round((b[k] - a[k]) / conns, 3) for k in a if k in b}
+    return {"idle_kb": a, "loaded_kb": b, "samples": [len(idle), len(loaded)],
+            "per_conn_kb": per, "per_conn_total_kb": round(sum(per.values()), 3),
+            "source": "/proc/meminfo (machine-wide: medians of repeated samples; other "
+                      "processes, the load generator's own sockets included, move it too)"}
+
+
 def date_utc():
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 

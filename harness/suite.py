@@ -13,7 +13,12 @@ Steps (each writes one JSON file with a `meta` block into the run folder):
             question (claims C4, C12)                               -> props.json
   engines   naive/merged/oneshot/edge/libevent (harness/engines_bench.py) -> engines.json
   scale     idle connections, churn, readiness vs completion (engines_scale.py) -> scale.json
-  sweep     echo servers x load modes x concurrency (harness/sweep.py) -> sweep.json
+  sweep     echo servers x load modes x concurrency (harness/sweep.py) -> sweep.json; each
+            point reports the ramp-up apart from the steady state, and the kernel's memory
+  slow      slow clients (echo-load --mode slow: requests sent in chunks, a think time
+            between them) against every model (harness/sweep.py)   -> slow.json
+  handoff   CPU time per hand-off, m kernel threads vs m fibers in pairs on one CPU
+            (harness/handoff.py, claim C15)                          -> handoff.json
   maxconns  the most connections one fiber server process holds (harness/maxconns.py, C10)
   threads   fiber server with 1 vs 2 scheduler threads (harness/threads_scale.py, C11)
   report    charts (PNG, SVG) and REPORT.md (plots/report.py)
@@ -41,8 +46,11 @@ import meta  # noqa: E402  (the harness's shared meta module, beside this file)
 
 ROOT = meta.REPO_ROOT
 PY = "/usr/bin/python3"
-STEPS = ["switch", "icount", "props", "engines", "scale", "sweep", "maxconns", "threads",
-         "report"]
+STEPS = ["switch", "icount", "props", "engines", "scale", "sweep", "slow", "maxconns",
+         "threads", "handoff", "report"]
+# The slow clients' pace, the same in both presets: 64 B requests in 16 B chunks 20 ms apart
+# (60 ms to send one), then half a second of thinking.
+SLOW_LOAD = "--chunk 16 --chunk-delay 0.02 --think 0.5"
 
 # Every size knob per preset, in one place, so the report can quote what was run.
 PRESETS = {
@@ -52,10 +60,14 @@ PRESETS = {
         "engines": ["--rounds", "1", "--duration", "1", "--warmup", "0.3"],
         "scale": ["--quick"],
         "sweep": ["--levels", "1,10,100,1000,10000", "--duration", "1", "--warmup", "0.5"],
+        "slow": ["--modes", "slow", "--levels", "10,1000", "--duration", "1", "--warmup",
+                 "0.3", "--load-args", SLOW_LOAD, "--out-name", "slow.json", "--no-perf"],
+        "handoff": ["--levels", "2,16,256,2048", "--rounds", "1", "--seconds", "0.3"],
         "maxconns": ["--levels", "19900", "--duration", "3", "--rate", "1000"],
         "threads": ["--rounds", "1", "--duration", "2"],
         "estimate_s": {"switch": 20, "icount": 10, "props": 5, "engines": 25, "scale": 40,
                        "sweep": 120,
+                       "slow": 35, "handoff": 15,
                        "maxconns": 10, "threads": 10, "report": 20},
     },
     "full": {
@@ -63,11 +75,16 @@ PRESETS = {
         "engines": ["--rounds", "5", "--duration", "3", "--sat-conns", "300"],
         "scale": ["--rounds", "3", "--duration", "1.5"],
         "sweep": ["--duration", "5", "--warmup", "1"],
+        "slow": ["--modes", "slow", "--levels", "10,100,1000,10000", "--duration", "5",
+                 "--warmup", "1", "--load-args", SLOW_LOAD, "--out-name", "slow.json"],
+        "handoff": ["--levels", "2,4,16,64,256,1024,4096,10000", "--rounds", "5",
+                    "--seconds", "1"],
         "maxconns": ["--levels", "1000,5000,10000,15000,19900", "--duration", "5",
                      "--rate", "2000"],
         "threads": ["--rounds", "3", "--duration", "4"],
         "estimate_s": {"switch": 80, "icount": 10, "props": 5, "engines": 240, "scale": 750,
-                       "sweep": 840,
+                       "sweep": 1200,
+                       "slow": 300, "handoff": 150,
                        "maxconns": 60, "threads": 60, "report": 30},
     },
 }
@@ -123,8 +140,8 @@ def run(cmd, log, timeout):
         deadline = time.monotonic() + timeout
         for line in proc.stdout:
             lf.write(line)
-            if re.match(r"\s*(\[sweep|\[maxconns|\[threads|  round|engines_bench:|icount:|"
-                        r"profile|sweep:|not run)", line):
+            if re.match(r"\s*(\[sweep|\[maxconns|\[threads|\[handoff|  round|engines_bench:|"
+                        r"icount:|profile|sweep:|not run)", line):
                 print("    " + line.rstrip(), flush=True)
             if time.monotonic() > deadline:
                 proc.kill()
@@ -248,6 +265,8 @@ STEP_FUNCS = {
     "engines": step_driver("engines_bench.py", "engines", "--out"),
     "scale": step_driver("engines_scale.py", "scale", "--out"),
     "sweep": step_driver("sweep.py", "sweep", "--run-dir"),
+    "slow": step_driver("sweep.py", "slow", "--run-dir"),
+    "handoff": step_driver("handoff.py", "handoff", "--out-file"),
     "maxconns": step_driver("maxconns.py", "maxconns", "--out-file"),
     "threads": step_driver("threads_scale.py", "threads", "--out-file"),
     "report": step_report,
@@ -309,7 +328,7 @@ def main(argv=None):
     a = parse_args(argv)
     build = Path(a.build_dir)
     for exe in ("switch-bench", "switch-icount", "switch-tests", "switch-info", "engine-info",
-                "echo-server", "echo-load"):
+                "echo-server", "echo-load", "handoff-scale"):
         if not os.access(build / "bin" / exe, os.X_OK):
             print(f"suite: {build / 'bin' / exe} is missing: build first (./run.sh build)",
                   file=sys.stderr)

@@ -3,9 +3,13 @@
 
 For every point it starts a fresh echo-server (pinned to one CPU when asked), waits for its
 `listening` line, attaches `perf stat` to it, runs echo-load (pinned to another CPU) and samples
-the server's resident memory (summed over its children for fork-per-connection), then stops the
-server and keeps its JSON statistics. A point that would exceed a limit of this machine (fds,
-pids, memory, memory maps) is recorded as "not run" with the reason, never shrunk silently.
+the server's resident memory (summed over its child processes) and the kernel's memory
+(KernelStack, SUnreclaim, PageTables in /proc/meminfo: before the server started against the
+measured window), then stops the server and keeps its JSON statistics. echo-load first connects
+every connection and echoes once on each (the ramp-up, reported in its own block), then warms
+up and measures: the window's errors are steady-state errors. A point that would exceed a
+limit of this machine (fds, pids, memory, memory maps) is recorded as "not run" with the
+reason, never shrunk silently.
 
 Results go to a new folder results/runs/<host>/<UTC date>-<git sha>/sweep.json, rewritten after
 every point so an interrupted sweep keeps what it measured.
@@ -25,7 +29,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import meta  # noqa: E402  (the harness's shared meta module, beside this file)
 
-MODES = ["pingpong", "churn"]
+MODES = ["pingpong", "churn", "slow"]
+DEFAULT_MODES = ["pingpong", "churn"]  # slow clients are their own experiment (--modes slow)
 LEVELS = [1, 2, 4, 10, 50, 100, 200, 500, 1000, 2000, 5000, 10000]
 QUICK_LEVELS = [1, 10, 100, 1000]
 PERF_EVENTS = "syscalls:sys_enter_epoll_ctl,context-switches,cpu-migrations,task-clock"
@@ -41,7 +46,12 @@ RSS_GUESS_KB = {"thread-per-connection": 128, "process-per-connection": 1024,
                 "process-pool": 1024, "thread-pool": 16, "fiber-per-connection": 128,
                 "event-loop": 16}
 # Kernel tasks per connection, by declared concurrency: these models meet the pid limits.
-TASK_PER_CONN = {"thread-per-connection": "threads", "process-per-connection": "processes"}
+TASK_PER_CONN = {"thread-per-connection": "threads", "process-per-connection": "processes",
+                 "process-pool": "processes"}
+# Flags that size a model for a level: a process pool serves one connection per process, so
+# it gets --procs N (a pool smaller than the level would only measure its backlog).
+LEVEL_ARGS = {"process-pool": lambda conns: ["--procs", str(conns)]}
+IDLE_SAMPLES = 5  # /proc/meminfo reads, 0.1 s apart, before the server starts and once idle
 # A guarded stack (two memory maps) per connection.
 STACK_PER_CONN = ("thread-per-connection", "fiber-per-connection")
 
@@ -99,7 +109,9 @@ def parse_args(argv):
     ap.add_argument("--models", type=csv_list("model", valid=True), default=None,
                     help="comma list of server models (default: every model echo-server lists)")
     ap.add_argument("--modes", type=csv_list("mode", MODES), default=None,
-                    help="pingpong (persistent connections) and/or churn (one per request)")
+                    help="pingpong (persistent connections), churn (one per request), slow "
+                         "(persistent, requests sent in chunks; see --load-args) "
+                         f"(default: {','.join(DEFAULT_MODES)})")
     ap.add_argument("--levels", type=csv_list("levels"), default=None,
                     help=f"concurrency levels (default: {','.join(map(str, LEVELS))})")
     ap.add_argument("--size", type=int, default=64, help="bytes per request (default 64)")
@@ -110,6 +122,13 @@ def parse_args(argv):
     ap.add_argument("--load-threads", type=int, default=1, help="echo-load --threads")
     ap.add_argument("--server-args", default="",
                     help="extra echo-server arguments, e.g. '--engine merged --switch asm'")
+    ap.add_argument("--load-args", default="",
+                    help="extra echo-load arguments, e.g. '--chunk 16 --chunk-delay 0.02'")
+    ap.add_argument("--ramp-timeout", type=float, default=60.0,
+                    help="echo-load --ramp-timeout: seconds to connect and echo once on every "
+                         "connection before measuring (default 60)")
+    ap.add_argument("--out-name", default="sweep.json",
+                    help="file name in the run folder (default sweep.json)")
     ap.add_argument("--no-pin", dest="pin", action="store_false",
                     help="do not pin (default: server on CPU 0, load on CPU 1 when both exist)")
     ap.add_argument("--server-cpu", type=int, default=0)
@@ -124,7 +143,7 @@ def parse_args(argv):
     ap.add_argument("--dry-run", action="store_true",
                     help="print the plan and the limit verdict of every point; start nothing")
     a = ap.parse_args(argv)
-    a.modes = a.modes or MODES
+    a.modes = a.modes or DEFAULT_MODES
     a.levels = a.levels or (QUICK_LEVELS if a.quick else LEVELS)
     a.duration = a.duration or (1.0 if a.quick else 5.0)
     a.warmup = a.warmup if a.warmup is not None else (0.5 if a.quick else 1.0)
@@ -187,12 +206,15 @@ def pinned(cmd, cpu, pin):
     return ["taskset", "-c", str(cpu), *cmd] if pin else cmd
 
 
-def start_server(a, model, log):
-    cmd = pinned([a.server, "--model", model, "--port", "0", *a.server_args.split()],
+def start_server(a, model, log, conns=None):
+    concurrency = (getattr(a, "declared", None) or {}).get(model, {}).get("concurrency")
+    extra = LEVEL_ARGS[concurrency](conns) if concurrency in LEVEL_ARGS and conns else []
+    cmd = pinned([a.server, "--model", model, "--port", "0", *extra, *a.server_args.split()],
                  a.server_cpu, a.pin)
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, text=True)
-    # taskset execs the server, so proc.pid is the server itself.
-    ready, _, _ = select.select([proc.stdout], [], [], 10)
+    # taskset execs the server, so proc.pid is the server itself. Thousands of pre-forked
+    # workers take a while to report ready.
+    ready, _, _ = select.select([proc.stdout], [], [], 60)
     line = proc.stdout.readline().strip() if ready else ""
     if not line.startswith("listening "):
         stop_process(proc, 2)
@@ -250,32 +272,57 @@ def finish_perf(proc, out):
 def run_load(a, port, mode, conns):
     cmd = pinned([a.load, "--port", str(port), "--conns", str(conns), "--size", str(a.size),
                   "--duration", str(a.duration), "--warmup", str(a.warmup), "--mode", mode,
-                  "--threads", str(a.load_threads), "--json"], a.load_cpu, a.pin)
+                  "--threads", str(a.load_threads), "--ramp-timeout", str(a.ramp_timeout),
+                  "--json", *(a.load_args.split() if mode == "slow" else [])],
+                 a.load_cpu, a.pin)
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def sample_memory(proc, server_pid, with_children, pss_at, deadline):
-    """Peak resident memory of the server (and its children) while the load runs, and its PSS
-    once in the middle of the measured window. A walk over thousands of fork children takes a
-    while, so the sampling interval grows with the time one walk takes."""
-    peak, procs, pss = 0, 1, None
+def sample_memory(proc, server_pid, deadline):
+    """While the load runs: the peak resident memory of the server and its children, PSS now
+    and then (a walk over thousands of children is slow), and /proc/meminfo's kernel fields at
+    every turn, each with its time, so the measured window can be picked out afterwards (its
+    start depends on how long the ramp-up took). The interval grows with one walk's time."""
+    peak, procs, pss, kern = 0, 1, [], []
+    next_pss = 0.0
     while proc.poll() is None and time.monotonic() < deadline:
         t = time.monotonic()
-        rss, n = meta.tree_rss_kb(server_pid, with_children)
+        rss, n = meta.tree_rss_kb(server_pid, True)
         if rss > peak:
             peak, procs = rss, n
-        if pss is None and t >= pss_at:
-            pss = meta.tree_pss_kb(server_pid, with_children)
+        kern.append((t, meta.kernel_kb()))
+        if t >= next_pss:
+            pss.append((t, meta.tree_pss_kb(server_pid, True)))
+            next_pss = t + max(1.0, 3 * (time.monotonic() - t))
         time.sleep(max(0.25, 2 * (time.monotonic() - t)))
-    return peak, procs, pss
+    return peak, procs, pss, kern
+
+
+def window_of(load_json, started, a):
+    """(start, end) of echo-load's measured window on our monotonic clock: after its ramp-up
+    and warm-up. echo-load's clock starts a few ms after we launched it; that is ignored."""
+    ramp = (load_json or {}).get("ramp_up") or {}
+    begin = started + (ramp.get("seconds") or 0.0) + a.warmup
+    return begin, begin + a.duration
+
+
+def idle_kernel():
+    samples = []
+    for _ in range(IDLE_SAMPLES):
+        samples.append(meta.kernel_kb())
+        time.sleep(0.1)
+    return samples
 
 
 def measure_point(a, model, mode, conns, run_dir, tmpdir):
     logs = run_dir / "logs"
     logs.mkdir(exist_ok=True)
+    # The kernel's memory before the server exists: a model that sets up per-connection
+    # capacity at start (prefork's workers) owes that to its connections too.
+    kern_before = idle_kernel()
     log_path = logs / f"{model}-{mode}-{conns}.server.stderr"
     with open(log_path, "w") as log:
-        server, port = start_server(a, model, log)
+        server, port = start_server(a, model, log, conns)
     if port is None:
         why = log_path.read_text().strip().splitlines()
         status = "not run" if server.returncode == 2 else "failed"
@@ -288,14 +335,16 @@ def measure_point(a, model, mode, conns, run_dir, tmpdir):
         return {"status": "not run",
                 "reason": f"fds: {conns} connections + {FD_MARGIN} exceed the server's "
                           f"RLIMIT_NOFILE soft limit ({limit})"}
-    with_children = a.declared[model]["concurrency"] == "process-per-connection"
-    base_rss, _ = meta.tree_rss_kb(pid, with_children)
+    # Baselines of the server process alone, for the same reason: prefork's workers exist
+    # before the first connection, one per connection it can serve.
+    base_rss = meta.rss_kb(pid) or 0
     perf, perf_out = start_perf(a, pid, tmpdir)
-    base_pss = meta.tree_pss_kb(pid, with_children)
+    base_pss = meta.pss_kb(pid) or 0
+    kern_idle = idle_kernel()
     load = run_load(a, port, mode, conns)
-    deadline = time.monotonic() + a.warmup + a.duration + 40
-    pss_at = time.monotonic() + a.warmup + a.duration / 2
-    peak, procs, pss = sample_memory(load, pid, with_children, pss_at, deadline)
+    started = time.monotonic()
+    deadline = started + a.ramp_timeout + a.warmup + a.duration + 40
+    peak, procs, pss_samples, kern = sample_memory(load, pid, deadline)
     try:
         out, err = load.communicate(timeout=max(1, deadline - time.monotonic()))
     except subprocess.TimeoutExpired:
@@ -315,13 +364,21 @@ def measure_point(a, model, mode, conns, run_dir, tmpdir):
         point["server"] = json.loads(stats[-1]) if stats else None
     except json.JSONDecodeError:
         point["server"] = None
+    w0, w1 = window_of(point.get("load"), started, a)
+    in_window = [v for t, v in kern if w0 <= t <= w1]
+    mid = (w0 + w1) / 2
+    pss = min(pss_samples, key=lambda tv: abs(tv[0] - mid))[1] if pss_samples else None
     point["rss"] = {"baseline_kb": base_rss, "peak_kb": peak, "processes_at_peak": procs,
                     "per_conn_kb": round(max(0, peak - base_rss) / conns, 2),
                     "pss_baseline_kb": base_pss, "pss_mid_kb": pss,
                     "pss_per_conn_kb": (round(max(0, pss - base_pss) / conns, 2)
                                         if pss is not None else None),
-                    "source": "/proc/PID/status VmRSS" + (" summed over children" if
-                                                          with_children else "")}
+                    "source": "/proc/PID/status VmRSS summed over the server and its child "
+                              "processes, less the server process alone before the load"}
+    point["kernel"] = meta.kernel_growth(kern_before, in_window, conns)
+    if point["kernel"]:
+        point["kernel"]["idle_server_kb"] = meta.kernel_median(kern_idle)
+        point["kernel"]["baseline"] = "before the server started"
     add_per_request(point, a.size)
     if log_path.stat().st_size == 0:
         log_path.unlink()
@@ -347,8 +404,13 @@ def summary(point):
         return f"{point['status']}: {point.get('reason', '')}"
     r = point["load"]
     errs = sum(r["errors"].values())
+    ramp = r.get("ramp_up") or {}
+    kern = (point.get("kernel") or {}).get("per_conn_total_kb")
     return (f"{r['requests_per_sec']:>9.0f} req/s  p99 {r['latency_us']['p99']:>9.1f} us  "
-            f"errors {errs}  rss/conn {point['rss']['per_conn_kb']} KiB")
+            f"errors {errs}  rss/conn {point['rss']['per_conn_kb']} KiB  kernel/conn "
+            f"{kern if kern is not None else 'n/a'} KiB"
+            + (f"  ramp {ramp['seconds']:.2f} s ({ramp.get('errors_total', 0)} errors)"
+               if ramp else ""))
 
 
 def fmt_secs(s):
@@ -393,7 +455,7 @@ def main(argv=None):
     info = meta.collect(meta.REPO_ROOT, a.build_dir, pinning)
     run_dir = Path(a.run_dir) if a.run_dir else meta.new_run_dir(a.out, info)
     run_dir.mkdir(parents=True, exist_ok=True)
-    out_path = run_dir / "sweep.json"
+    out_path = run_dir / a.out_name
     if out_path.exists():
         print(f"sweep: {out_path} exists; refusing to overwrite it", file=sys.stderr)
         return 2
@@ -401,6 +463,8 @@ def main(argv=None):
               "config": {"models": a.models, "modes": a.modes, "levels": a.levels,
                          "size": a.size, "duration": a.duration, "warmup": a.warmup,
                          "load_threads": a.load_threads, "server_args": a.server_args,
+                         "load_args": a.load_args, "ramp_timeout": a.ramp_timeout,
+                         "level_args": {c: " ".join(LEVEL_ARGS[c]("N")) for c in LEVEL_ARGS},
                          "server": a.server, "load": a.load, "perf_events": PERF_EVENTS,
                          "perf": a.perf_ok},
               "points": []}

@@ -232,13 +232,95 @@ def case_refused(a):
     port = sock.getsockname()[1]
     sock.close()  # nothing listens there now
     rc, r, err, elapsed = run_load(a.load, "--port", port, "--conns", 4, "--size", 64,
-                                   "--duration", 0.5, "--warmup", 0, "--json")
-    print(f"  errors {nonzero_errors(r)}, exit {rc}, {elapsed:.2f} s")
+                                   "--duration", 0.5, "--warmup", 0, "--ramp-timeout", 0.5,
+                                   "--json")
+    ramp = r["ramp_up"]
+    print(f"  errors {nonzero_errors(r)}, ramp-up errors {ramp['errors_total']}, exit {rc}, "
+          f"{elapsed:.2f} s")
     check(rc == 3, "exit 3 when nothing was measured", rc)
+    check(ramp["errors"]["connect_failed"] > 0 and ramp["unfinished"] == 4,
+          "the ramp-up counts its refusals apart and ends at its deadline", ramp)
+    check(any("ramp-up ended" in w for w in r["warnings"]), "warned", r["warnings"])
     check(r["errors"]["connect_failed"] > 0, "refusals counted as connect_failed")
     check(r["errors"]["connect_failed"] < 4 * 0.5 / 0.01 * 1.5, "retries are paced, not a spin",
           r["errors"]["connect_failed"])
     check(elapsed < 3, "bounded in time", elapsed)
+
+
+def case_ramp_up(a):
+    # Every connection connects and echoes once before anything is measured; those echoes
+    # and their errors are reported apart from the window's.
+    with Server(a.server) as s:
+        rc, r, err, _ = run_load(a.load, "--port", s.port, "--conns", 300, "--size", SIZE,
+                                 "--duration", 0.5, "--warmup", 0.2, "--threads", 2,
+                                 "--procs", 2, "--json")
+    show(r)
+    expect_clean(r, rc)
+    ramp = r["ramp_up"]
+    print(f"  ramp-up {ramp['seconds']:.3f} s: connected after {ramp['all_connected_s']:.3f} s, "
+          f"echoed after {ramp['all_echoed_s']:.3f} s, connect p99 "
+          f"{ramp['connect_latency_us']['p99']} us, first echo p99 "
+          f"{ramp['first_echo_latency_us']['p99']} us")
+    check(ramp["complete"] and ramp["ready"] == 300 and ramp["unfinished"] == 0,
+          "every connection echoed once", ramp)
+    check(ramp["connect_latency_us"]["samples"] == 300 and
+          ramp["first_echo_latency_us"]["samples"] == 300, "one sample per connection", ramp)
+    check(0 < ramp["all_connected_s"] <= ramp["all_echoed_s"] <= ramp["seconds"] + 0.01,
+          "connected, then echoed, then over", ramp)
+    check(ramp["errors_total"] == 0, "no ramp-up errors", ramp["errors"])
+    check(r["connects"] == 300, "no connection opened twice", r["connects"])
+    # The first echoes are not requests of the window, but the server echoed them.
+    check(s.stats["bytes"] >= r["bytes"] + 300 * SIZE, "first echoes are apart from requests",
+          (s.stats["bytes"], r["bytes"]))
+    rc, r, err, _ = run_load(a.load, "--port", 9, "--conns", 2, "--size", 8, "--duration", 0.2,
+                             "--mode", "churn", "--json")
+    check(r["ramp_up"] is None, "churn has no ramp-up", r["ramp_up"])
+
+
+def case_ramp_fault(a):
+    # A byte damaged in a first echo is a ramp-up error and fails the run like any other.
+    with Server(a.server, "--fault", "flip", "--at", 50) as s:
+        rc, r, err, _ = run_load(a.load, "--port", s.port, "--conns", 2, "--size", SIZE,
+                                 "--duration", 0.5, "--warmup", 0, "--json")
+    check(s.stats["fault_applied"], "the server applied its fault")
+    check(rc == 1, "exit status 1 on a damaged first echo", rc)
+    check(r["ramp_up"]["errors"]["mismatch"] == 1 and not nonzero_errors(r),
+          "counted in the ramp-up, not in the window", (r["ramp_up"]["errors"], r["errors"]))
+    check(r["ramp_up"]["ready"] == 2, "the connection echoed once after reconnecting",
+          r["ramp_up"])
+
+
+def case_slow(a):
+    # 100 B in 10 B chunks 10 ms apart: 90 ms to send one request, then 50 ms of thinking.
+    with Server(a.server) as s:
+        rc, r, err, _ = run_load(a.load, "--port", s.port, "--conns", 10, "--size", SIZE,
+                                 "--mode", "slow", "--chunk", 10, "--chunk-delay", 0.01,
+                                 "--think", 0.05, "--duration", 1.5, "--warmup", 0.2, "--json")
+    show(r)
+    expect_clean(r, rc)
+    lat = r["latency_us"]
+    check(90000 <= lat["min"] and lat["p50"] < 90000 + 60000,
+          "latency = the 90 ms the client takes to send, plus a little", lat)
+    per_conn = 1.5 / (0.09 + 0.05)
+    check(0.6 * 10 * per_conn <= r["requests"] <= 1.1 * 10 * per_conn,
+          "requests paced by the chunk delays and the think time", r["requests"])
+    cfg = r["config"]
+    check((cfg["chunk"], cfg["chunk_delay"], cfg["think"]) == (10, 0.01, 0.05),
+          "the slow parameters are in the report", cfg)
+
+
+def case_slow_flip(a):
+    # Offset 250 is the middle of the second request after the first echo (0-99).
+    with Server(a.server, "--fault", "flip", "--at", 250) as s:
+        rc, r, err, _ = run_load(a.load, "--port", s.port, "--conns", 3, "--size", SIZE,
+                                 "--mode", "slow", "--chunk", 25, "--chunk-delay", 0.005,
+                                 "--think", 0.01, "--duration", 1, "--warmup", 0, "--json")
+    show(r)
+    check(s.stats["fault_applied"], "the server applied its fault")
+    check(rc == 1 and nonzero_errors(r) == {"mismatch": 1}, "a damaged slow echo is caught",
+          (rc, r["errors"]))
+    check(r["mismatch_kinds"]["flipped"] == 1 and r["first_mismatch"]["offset"] == 250,
+          "located", r["first_mismatch"])
 
 
 def case_rate_steady(a):
@@ -325,6 +407,15 @@ def case_bad_cli_unknown_option(a):
 
 def case_bad_cli_mode(a):
     bad_cli(a, [*BASE, "--mode", "fast"], needle="pingpong, churn")
+
+
+def case_bad_cli_slow(a):
+    bad_cli(a, [*BASE, "--chunk", 4], [*BASE, "--think", 1], [*BASE, "--mode", "slow",
+                                                               "--rate", 10],
+            [*BASE, "--mode", "slow", "--size", 100, "--chunk", 1, "--chunk-delay", 1],
+            needle="slow")
+    bad_cli(a, [*BASE, "--ramp-timeout", -1], [*BASE, "--mode", "slow", "--chunk", 0],
+            needle="must be")
 
 
 def case_bad_cli_missing(a):

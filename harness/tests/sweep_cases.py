@@ -52,7 +52,7 @@ def case_bad_args(a):
                                        check=True).stdout)["members"]
     valid = ", ".join(m["name"] for m in listed)
     for args, needle in ((["--models", "bogus"], f"valid: {valid}"),
-                         (["--modes", "burst"], "valid: pingpong, churn"),
+                         (["--modes", "burst"], "valid: pingpong, churn, slow"),
                          (["--levels", "1,x"], "whole numbers"),
                          (["--duration", "0"], "must be positive")):
         rc, out, err = sweep("--dry-run", "--load", a.load, *args)

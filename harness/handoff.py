@@ -1,0 +1,142 @@
+#!/usr/bin/python3
+"""handoff.py - CPU time per hand-off against the number of contexts on one CPU (claim C15).
+
+For every level m it runs `handoff-scale --kind thread` (m kernel threads, m/2 futex pairs)
+and `handoff-scale --kind fiber` (m fibers of one runtime, m/2 park/wake pairs), both pinned
+to one CPU, interleaved over --rounds with the order of the kinds alternating, and keeps the
+median CPU time per hand-off of each (kind, m). Levels beyond pid_max (threads) or
+vm.max_map_count (fibers: two maps per guarded stack) are recorded as not run.
+
+    /usr/bin/python3 harness/handoff.py [--levels 2,16,256,2048] [--rounds 3] [--seconds 0.5]
+        [--cpu 0] [--build-dir build] [--out-file handoff.json]
+"""
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import meta  # noqa: E402  (the harness's shared meta module, beside this file)
+
+KINDS = ["thread", "fiber"]
+TASK_MARGIN = 512  # pids left for the rest of the machine
+MAP_MARGIN = 1000
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(prog="handoff.py", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--build-dir", default=str(meta.REPO_ROOT / "build"))
+    ap.add_argument("--levels", default="2,4,16,64,256,1024,4096,10000",
+                    help="contexts m, even numbers (comma list)")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--seconds", type=float, default=1.0, help="measured seconds per run")
+    ap.add_argument("--cpu", type=int, default=0)
+    ap.add_argument("--out-file", help="write the JSON here (default: stdout)")
+    a = ap.parse_args(argv)
+    try:
+        a.levels = sorted({int(x) for x in a.levels.split(",") if x.strip()})
+    except ValueError:
+        ap.error(f"--levels must be whole numbers, got {a.levels!r}")
+    if not a.levels or min(a.levels) < 2 or any(m % 2 for m in a.levels):
+        ap.error("--levels must be even numbers of at least 2")
+    if a.rounds < 1 or a.seconds <= 0:
+        ap.error("--rounds and --seconds must be positive")
+    return a
+
+
+def limit(kind, m, limits):
+    if kind == "thread":
+        cap = min(x for x in (limits["pid_max"], limits["threads_max"], limits["nproc"]) if x)
+        used = meta.tasks_in_use() or 0
+        if m + used + TASK_MARGIN > cap:
+            return f"pids: {m} threads + {used} tasks alive + {TASK_MARGIN} spare exceed {cap}"
+    elif limits["max_map_count"] and 2 * m + MAP_MARGIN > limits["max_map_count"]:
+        return f"memory maps: {m} guarded stacks need ~{2 * m + MAP_MARGIN}, " \
+               f"vm.max_map_count is {limits['max_map_count']}"
+    return None
+
+
+def one(exe, kind, m, a):
+    cmd = [exe, "--kind", kind, "--contexts", str(m), "--seconds", str(a.seconds),
+           "--cpu", str(a.cpu)]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=60 + 4 * a.seconds)
+    except subprocess.TimeoutExpired:
+        return {"kind": kind, "contexts": m, "status": "failed", "reason": "timed out"}
+    try:
+        r = json.loads(p.stdout.strip().splitlines()[-1])
+    except (IndexError, json.JSONDecodeError):
+        return {"kind": kind, "contexts": m, "status": "failed",
+                "reason": (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1]}
+    r["loadavg"] = meta.loadavg()
+    return r
+
+
+def main(argv=None):
+    a = parse_args(argv)
+    exe = Path(a.build_dir) / "bin" / "handoff-scale"
+    limits = meta.limits()
+    info = meta.collect(meta.REPO_ROOT, a.build_dir,
+                        pinning={"server": str(a.cpu), "tool": "sched_setaffinity"})
+    runs, skipped = [], {}
+    for kind in KINDS:
+        for m in a.levels:
+            why = limit(kind, m, limits)
+            if why:
+                skipped[f"{kind}:{m}"] = why
+    for rnd in range(a.rounds):
+        kinds = KINDS if rnd % 2 == 0 else KINDS[::-1]
+        for m in a.levels:
+            for kind in kinds:
+                if f"{kind}:{m}" in skipped:
+                    continue
+                r = one(str(exe), kind, m, a)
+                r["round"] = rnd
+                runs.append(r)
+                ns = r.get("cpu_ns_per_handoff")
+                print(f"[handoff round {rnd + 1}/{a.rounds}] {kind:6} m={m:<6} "
+                      + (f"{ns:9.1f} ns CPU per hand-off" if ns else
+                         f"{r['status']}: {r.get('reason', '')}"), flush=True)
+    series = {}
+    for kind in KINDS:
+        pts = []
+        for m in a.levels:
+            key = f"{kind}:{m}"
+            ok = [r for r in runs if r["kind"] == kind and r["contexts"] == m
+                  and r.get("status") == "ok"]
+            if key in skipped:
+                pts.append({"contexts": m, "status": "not run", "reason": skipped[key]})
+            elif not ok:
+                bad = [r for r in runs if r["kind"] == kind and r["contexts"] == m]
+                pts.append({"contexts": m, "status": "failed",
+                            "reason": bad[-1].get("reason", "?") if bad else "no run"})
+            else:
+                pts.append({"contexts": m, "status": "ok", "runnable": m // 2,
+                            "cpu_ns_per_handoff": statistics.median(
+                                r["cpu_ns_per_handoff"] for r in ok),
+                            "wall_ns_per_handoff": statistics.median(
+                                r["wall_ns_per_handoff"] for r in ok),
+                            "rounds": len(ok)})
+        series[kind] = pts
+    result = {"experiment": "handoff", "meta": info,
+              "config": {"levels": a.levels, "rounds": a.rounds, "seconds": a.seconds,
+                         "cpu": a.cpu, "binary": "handoff-scale",
+                         "one_handoff": "a context hands the turn to its partner and gives "
+                                        "up the CPU; m/2 pairs, so m/2 contexts runnable",
+                         "figure": "median over rounds of process CPU time (getrusage) "
+                                   "per hand-off"},
+              "series": series, "runs": runs}
+    text = json.dumps(result, indent=1) + "\n"
+    if a.out_file:
+        Path(a.out_file).write_text(text)
+        print(f"handoff: wrote {a.out_file}")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
