@@ -281,9 +281,10 @@ def engines(run, fig):
 
 # ---- 7: memory per connection ---------------------------------------------------------------
 
-@chart("rss_per_conn", "Resident memory per connection, per server model")
+@chart("rss_per_conn", "Memory per connection, per server model: user and kernel")
 def rss_per_conn(run, fig):
-    ax = fig.add_subplot(111)
+    ax = fig.add_subplot(121)
+    memory_stack(run, fig.add_subplot(122))
     sweep = run.get("sweep")
 
     def rss(p):
@@ -321,10 +322,131 @@ def rss_per_conn(run, fig):
     ax.set_yscale("log")
     ax.set_xlabel("concurrent persistent connections (log scale)")
     ax.set_ylabel("resident memory per connection (KiB, log scale)")
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.set_title("user memory (VmRSS) against concurrency", fontsize=10)
+    ax.legend(fontsize=6, loc="upper right")
     grid(ax)
-    return ("(peak VmRSS during the load - VmRSS before) / connections; fork sums VmRSS over "
-            "its children, which counts shared pages once per child")
+    return ("left: (peak VmRSS of the server and its children during the load - VmRSS of the "
+            "server process before) / connections; right: at each model's largest error-free "
+            "level, user memory stacked on the kernel's growth (KernelStack, SUnreclaim, "
+            "PageTables: machine-wide /proc/meminfo medians, echo-load's own sockets included)")
+
+
+KERNEL_COLORS = {"KernelStack": "tab:red", "SUnreclaim": "tab:gray", "PageTables": "tab:olive"}
+
+
+def memory_stack(run, ax):
+    """Stacked bars per model: VmRSS growth per connection, then each kernel field's."""
+    import report as R  # the same choice of point as C8's rule
+    per = R.memory_points(run)
+    if not per:
+        not_run(ax, run.why("sweep"))
+        return
+    names = list(per)
+    x = list(range(len(names)))
+    user = [max(0.0, per[m][1]) for m in names]
+    ax.bar(x, user, 0.6, color=[run.color("models", m) for m in names], label="user (VmRSS)")
+    bottom = list(user)
+    for field, color in KERNEL_COLORS.items():
+        vals = [max(0.0, (per[m][4] or {}).get(field) or 0.0) for m in names]
+        ax.bar(x, vals, 0.6, bottom=bottom, color=color, alpha=0.8, label=f"kernel: {field}")
+        bottom = [b + v for b, v in zip(bottom, vals)]
+    for i, m in enumerate(names):
+        ax.text(i, bottom[i], f"{bottom[i]:.0f}\n@{per[m][0]}", ha="center", va="bottom",
+                fontsize=6)
+    ax.set_xticks(x)
+    ax.set_xticklabels(names, fontsize=8, rotation=20)
+    ax.set_ylabel("memory per connection (KiB)")
+    ax.set_title("user + kernel, stacked (largest clean level)", fontsize=10)
+    ax.legend(fontsize=6, loc="upper left")
+    ax.grid(True, axis="y", alpha=0.35)
+
+
+# ---- ramp-up, slow clients, kernel hand-offs -------------------------------------------------
+
+@chart("ramp_time", "Ramp-up: time to connect and echo once on every connection")
+def ramp_time(run, fig):
+    ax = fig.add_subplot(111)
+    sweep = run.get("sweep")
+    series = D.sweep_series(sweep, "pingpong", lambda p: D.ramp(p).get("seconds") or None)
+    if not series:
+        not_run(ax, run.why("sweep") if not sweep else "no ramp-up figures in the sweep")
+        return ""
+    for m in run.order("models", series):
+        pts = series[m]
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=run.marker("models", m),
+                color=run.color("models", m), label=m, ms=4)
+    bad = [p for p in sweep.get("points", []) if p.get("mode") == "pingpong"
+           and p.get("status") == "ok" and D.ramp(p).get("errors_total")]
+    for p in bad:
+        ax.plot(p["conns"], D.ramp(p)["seconds"], "x", color="k", ms=8)
+    if bad:
+        ax.plot([], [], "x", color="k", ms=8, label="ramp-up with errors")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("persistent connections (log scale)")
+    ax.set_ylabel("ramp-up time (s, log scale)")
+    ax.legend(fontsize=7)
+    grid(ax)
+    return ("from echo-load's start until every connection was established and had completed "
+            "one verified echo (or --ramp-timeout); the measured window opens after it")
+
+
+@chart("slow_clients", "Slow clients (made by the client, no netem): per server model")
+def slow_clients(run, fig):
+    slow = run.get("slow")
+    axes = [fig.add_subplot(2, 2, i) for i in range(1, 5)]
+    size = ((slow or {}).get("config") or {}).get("size") or 64
+    panels = [("requests per second", lambda p: p["load"].get("requests_per_sec") or None),
+              ("p99 latency (ms)",
+               lambda p: (p["load"].get("latency_us") or {}).get("p99", 0) / 1000 or None),
+              ("server CPU per request (us)", lambda p: D.server_cpu_us_per_request(p, size)),
+              ("user + kernel memory per connection (KiB)",
+               lambda p: ((p.get("rss") or {}).get("per_conn_kb") or 0)
+               + max(0.0, D.kernel_per_conn(p)[0] or 0) or None)]
+    for ax, (label, value) in zip(axes, panels):
+        series = D.sweep_series(slow, "slow", value)
+        if not series:
+            not_run(ax, run.why("slow") if not slow else "no slow-client points")
+            continue
+        for m in run.order("models", series):
+            pts = series[m]
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=run.marker("models", m),
+                    color=run.color("models", m), label=m, ms=4)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("slow connections (log scale)", fontsize=8)
+        ax.set_ylabel(label, fontsize=8)
+        grid(ax)
+    axes[0].legend(fontsize=6)
+    cfg = (slow or {}).get("config") or {}
+    return (f"echo-load --mode slow {cfg.get('load_args', '')}: each request sent in chunks "
+            "with a delay between them, a think time between requests; the p99 includes the "
+            "time the client itself takes to send a request")
+
+
+@chart("handoff_scale", "Kernel thread vs fiber hand-offs against the contexts on one CPU")
+def handoff_scale(run, fig):
+    ax = fig.add_subplot(111)
+    ho = run.get("handoff")
+    series = (ho or {}).get("series") or {}
+    if not any(p.get("status") == "ok" for pts in series.values() for p in pts):
+        not_run(ax, run.why("handoff"))
+        return ""
+    for kind, color, mk in (("thread", "tab:red", "o"), ("fiber", "tab:blue", "^")):
+        pts = [p for p in series.get(kind, []) if p.get("status") == "ok"]
+        ax.plot([p["contexts"] for p in pts], [p["cpu_ns_per_handoff"] for p in pts],
+                marker=mk, color=color, label=f"{kind} (median)")
+        raw = [r for r in ho.get("runs", []) if r.get("kind") == kind and r.get("status") == "ok"]
+        ax.plot([r["contexts"] for r in raw], [r["cpu_ns_per_handoff"] for r in raw], ".",
+                color=color, alpha=0.4, ms=4, label=f"{kind}, each round")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("contexts m handing off in m/2 pairs on one CPU (log scale)")
+    ax.set_ylabel("CPU time per hand-off (ns, log scale)")
+    ax.legend(fontsize=8)
+    grid(ax)
+    return ("thread: FUTEX_WAKE of the partner, then FUTEX_WAIT; fiber: fb_wake + fb_park on "
+            "one runtime; process CPU time (getrusage) / hand-offs")
 
 
 # ---- 8: where the time goes ------------------------------------------------------------------

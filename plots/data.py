@@ -4,8 +4,8 @@ report share. It reads only files inside the run folder (results/...), never the
 import json
 from pathlib import Path
 
-EXPERIMENTS = ["suite", "switch", "icount", "props", "engines", "scale", "sweep", "maxconns",
-               "threads"]
+EXPERIMENTS = ["suite", "switch", "icount", "props", "engines", "scale", "sweep", "slow",
+               "maxconns", "threads", "handoff"]
 
 # A member's colour and marker follow from its place in its layer's declared order (below), so
 # a new backend, engine or model gets its own without touching the charts.
@@ -53,7 +53,7 @@ class Run:
                 return [b.strip() for b in listed.split(",") if b.strip()]
             return list(((self.get("props") or {}).get("backends") or {}).keys())
         if layer == "models":
-            sweep = self.get("sweep") or {}
+            sweep = self.get("sweep") or self.get("slow") or {}
             listed = (sweep.get("config") or {}).get("models")
             return list(listed or dict.fromkeys(p["model"] for p in sweep.get("points", [])))
         if layer == "engines":
@@ -247,3 +247,23 @@ def epoll_ctl_rows(rows):
                 parts[2].startswith("registered:"):
             pts.append((int(parts[2].split(":")[1]), ns(e)))
     return sorted(pts)
+
+def ramp(p):
+    """A sweep point's ramp-up block ({} when the run had none)."""
+    return (p.get("load") or {}).get("ramp_up") or {}
+
+
+def kernel_per_conn(p):
+    """(total, {field: KiB}) of the kernel memory per connection a sweep point measured, or
+    (None, {}) when it has no kernel figure."""
+    k = p.get("kernel") or {}
+    return k.get("per_conn_total_kb"), k.get("per_conn_kb") or {}
+
+
+def server_cpu_us_per_request(p, size):
+    """The server's CPU time (its getrusage, children included) per request it echoed in its
+    whole life (bytes / size), ramp-up and idle time included; None without the figures."""
+    srv = p.get("server") or {}
+    cpu = (srv.get("cpu_user_s") or 0) + (srv.get("cpu_sys_s") or 0)
+    served = (srv.get("bytes") or 0) / size if size else 0
+    return 1e6 * cpu / served if served and cpu else None

@@ -335,11 +335,26 @@ def rise_then_collapse(pts):
     return rises, collapses
 
 
+def ramp_errors(p):
+    return D.ramp(p).get("errors_total") or 0
+
+
+def ramp_beside(p):
+    """The ramp-up of a point, for the lines of C6 and C7: never hidden, never mixed in."""
+    r = D.ramp(p)
+    if not r:
+        return ""
+    return (f"; ramp-up {r['seconds']:.2f} s, {r.get('errors_total', 0)} ramp-up errors"
+            + ("" if r.get("complete", True) else f", {r.get('unfinished')} never echoed"))
+
+
 def verdict_c6(run):
-    rule = ("thread-per-connection 'rises then collapses' when its peak lies past level 1 at "
-            ">= 1.5x the level-1 figure and a later level falls to <= half the peak or has "
-            "errors; fork is 'far lower' when its peak is <= half thread's. Holds when both "
-            "hold in some mode, holds partly when one does, otherwise does not hold")
+    rule = ("on the steady state (the measured window, after echo-load's ramp-up; ramp-up "
+            "errors are listed beside): thread-per-connection 'rises then collapses' when its "
+            "peak lies past level 1 at >= 1.5x the level-1 figure and a later level falls to "
+            "<= half the peak or has errors; fork is 'far lower' when its peak is <= half "
+            "thread's. Holds when both hold in some mode, holds partly when one does, "
+            "otherwise does not hold")
     if not run.get("sweep"):
         return result(NOTRUN, rule, [f"no sweep: {run.why('sweep')}"])
     lines, shape, lower, figures = [], False, False, []
@@ -362,7 +377,8 @@ def verdict_c6(run):
         lower |= bool(fk_peak is not None and fk_peak <= 0.5 * th_peak)
         lines.append(f"- {mode}: thread req/s by level: " + ", ".join(
             f"{p['conns']}: {rps(p):.0f}" + (f" ({D.point_errors(p)} errors)"
-                                             if D.point_errors(p) else "") for p in th))
+                                             if D.point_errors(p) else "")
+            + (f" [ramp-up errors {ramp_errors(p)}]" if ramp_errors(p) else "") for p in th))
         lines.append(f"  - thread rises: {rises}, collapses: {collapses}; fork peak "
                      f"{fmt(fk_peak, '.0f')} vs thread peak {th_peak:.0f} req/s")
     if not lines:
@@ -391,16 +407,17 @@ def fails_at(p, peak):
 
 
 def verdict_c7(run):
-    rule = ("three sub-claims on the persistent-connection sweep: thread fails at its highest "
-            "level >= 5000, fork fails there ('fails': the server never held 90% of the "
-            "connections at once, errors, not runnable on this machine, throughput < half its "
-            "own peak, or p99 > 1 s), and thread's best figure past 1000 "
+    rule = ("three sub-claims on the persistent-connection sweep's steady state (the window "
+            "after echo-load's ramp-up; ramp-up time and errors listed beside): thread fails at "
+            "its highest level >= 5000, fork fails there ('fails': the server never held 90% of "
+            "the connections at once, window errors, not runnable on this machine, throughput "
+            "< half its own peak, or p99 > 1 s), and thread's best figure past 1000 "
             "connections is < half its best up to 1000. All three -> holds, some -> holds "
             "partly, none -> does not hold; not run when no level >= 5000 was tried")
     if not run.get("sweep"):
         return result(NOTRUN, rule, [f"no sweep: {run.why('sweep')}"])
     subs, lines, figures = [], [], []
-    for model in ("thread", "fork", "fiber", "epoll"):
+    for model in run.members("models"):
         pts = sweep_points(run, model, "pingpong")
         high = [p for p in pts if p["conns"] >= 5000]
         if not high:
@@ -415,9 +432,11 @@ def verdict_c7(run):
                         F.once(f"{model} connections held at once {at}",
                                (top.get("server") or {}).get("max_concurrent"), "", "sweep"),
                         F.once(f"{model} errors {at}", D.point_errors(top), "", "sweep")]
+        held = (top.get("server") or {}).get("max_concurrent")
         lines.append(f"- {model} at {top['conns']} connections: "
                      + (f"fails ({why})" if why else f"works ({rps(top):.0f} req/s, p99 "
-                        f"{top['load']['latency_us']['p99'] / 1000:.1f} ms)"))
+                        f"{top['load']['latency_us']['p99'] / 1000:.1f} ms, held {held})")
+                     + ramp_beside(top))
         if model in ("thread", "fork"):
             subs.append(why is not None)
     if not subs:
@@ -436,11 +455,9 @@ def verdict_c7(run):
     return result(v, rule, lines, figures=figures)
 
 
-def verdict_c8(run):
-    rule = ("holds when a thread-per-connection server's resident memory per connection, at "
-            "its largest error-free persistent level >= 100, is <= 1 MiB (an 8 MiB stack is "
-            "virtual, only touched pages count); does not hold when it is >= 4 MiB; holds "
-            "partly between")
+def memory_points(run):
+    """{model: (conns, user KiB, PSS KiB, kernel KiB, {kernel field: KiB})} per connection at
+    each model's largest persistent level >= 100, error-free when it has one."""
     per = {}
     for model in run.members("models"):
         pts = [p for p in ok_points(run, model, "pingpong") if p["conns"] >= 100
@@ -448,25 +465,51 @@ def verdict_c8(run):
         # A point with errors may not have held every connection at once: prefer clean ones.
         pts = [p for p in pts if not D.point_errors(p)] or pts
         if pts:
-            per[model] = (pts[-1]["conns"], pts[-1]["rss"]["per_conn_kb"],
-                          pts[-1]["rss"].get("pss_per_conn_kb"))
+            top = pts[-1]
+            kern, parts = D.kernel_per_conn(top)
+            per[model] = (top["conns"], top["rss"]["per_conn_kb"],
+                          top["rss"].get("pss_per_conn_kb"), kern, parts)
+    return per
+
+
+def verdict_c8(run):
+    rule = ("holds when a thread-per-connection server's memory per connection, user (VmRSS "
+            "growth) plus kernel (growth of KernelStack, SUnreclaim and PageTables in "
+            "/proc/meminfo), at its largest error-free persistent level >= 100, is <= 1 MiB "
+            "(an 8 MiB stack is virtual, only touched pages count); does not hold when it is "
+            ">= 4 MiB; holds partly between. Without a kernel figure the user part alone is "
+            "used, and the report says so")
+    per = memory_points(run)
     if "thread" not in per:
         return result(NOTRUN, rule, [f"no thread memory figure: {run.why('sweep')}"])
-    lines = [f"- {m}: {kb:.1f} KiB per connection at {n} connections"
-             + (f" (PSS {pss:.1f} KiB)" if pss is not None else "")
-             for m, (n, kb, pss) in per.items()]
+    lines = []
+    for m, (n, kb, pss, kern, parts) in per.items():
+        k = (f" + {kern:.1f} KiB kernel (" + ", ".join(f"{f} {v:.1f}" for f, v in parts.items())
+             + ")") if kern is not None else " (no kernel figure)"
+        lines.append(f"- {m}: {kb:.1f} KiB user (VmRSS)" + k + f" per connection at {n} "
+                     "connections" + (f"; PSS {pss:.1f} KiB" if pss is not None else ""))
+    lines.append("- kernel figures are machine-wide: medians of /proc/meminfo read 5 times "
+                 "before the server started and about 4 times a second in the measured window; "
+                 "they include echo-load's own end of every connection (the same for every "
+                 "model) and whatever other jobs allocated meanwhile, so they are trustworthy "
+                 "only where they are large against that noise (thousands of connections)")
     mc = (run.get("maxconns") or {}).get("per_conn_at_max")
     if mc:
         lines.append(f"- fiber holding {run.get('maxconns').get('max_held')} mostly idle "
                      f"connections: {mc['rss_per_conn_kb']:.1f} KiB each (C10 run)")
-    kb = per["thread"][1]
-    v = HOLDS if kb <= 1024 else NOT if kb >= 4096 else PARTLY
+    n, kb, _, kern, _ = per["thread"]
+    total = kb + (kern or 0)
+    if kern is None:
+        lines.append("- no kernel figure for thread: the verdict uses its user memory only")
+    v = HOLDS if total <= 1024 else NOT if total >= 4096 else PARTLY
     figures = [F.once(f"{m} resident memory per connection", k, "KiB", "sweep")
-               for m, (_, k, _) in per.items()]
+               for m, (_, k, _, _, _) in per.items()]
+    figures += [F.once(f"{m} kernel memory per connection", k, "KiB", "sweep")
+                for m, (_, _, _, k, _) in per.items() if k is not None]
     if mc:
         figures.append(F.once("fiber resident memory per idle connection (C10 run)",
                               mc["rss_per_conn_kb"], "KiB", "maxconns"))
-    nums = {"thread RSS per connection vs libco's 8 MB per pthread (KiB)": (kb, 8192.0)}
+    nums = {"thread memory per connection vs libco's 8 MB per pthread (KiB)": (total, 8192.0)}
     if "fiber" in per:
         nums["fiber RSS per connection vs libco's 128 KB stack (KiB)"] = (per["fiber"][1],
                                                                         128.0)
@@ -771,6 +814,146 @@ def completion_section(run):
     return out
 
 
+# ---- C15: kernel hand-offs against the number of contexts -----------------------------------
+
+def handoff_series(run, kind):
+    """[(m, CPU ns per hand-off)] of one kind, measured levels only, by m."""
+    pts = ((run.get("handoff") or {}).get("series") or {}).get(kind) or []
+    return [(p["contexts"], p["cpu_ns_per_handoff"]) for p in pts if p.get("status") == "ok"]
+
+
+def log_fit(pts):
+    """Least squares ns = a + b * log2(m); returns (a, b, R^2)."""
+    xs = [math.log2(m) for m, _ in pts]
+    ys = [v for _, v in pts]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    if sxx == 0:
+        return my, 0.0, 0.0
+    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
+    a = my - b * mx
+    sst = sum((y - my) ** 2 for y in ys)
+    sse = sum((y - a - b * x) ** 2 for x, y in zip(xs, ys))
+    return a, b, 1 - sse / sst if sst else 0.0
+
+
+def verdict_c15(run):
+    rule = ("on CPU time per kernel thread hand-off (m threads in m/2 futex pairs on one CPU, "
+            "medians of interleaved rounds): holds when it rises >= 1.25x from the fewest to "
+            "the most contexts measured and a fit a + b*log2(m) with b > 0 explains >= 70% of "
+            "its variance; holds partly when it rises >= 1.25x without that fit, or rises "
+            "1.1-1.25x; does not hold when it rises < 1.1x; not run with fewer than 3 levels. "
+            "Fiber hand-offs on one runtime are shown beside for contrast")
+    th = handoff_series(run, "thread")
+    if len(th) < 3:
+        return result(NOTRUN, rule, [f"fewer than 3 thread levels measured: "
+                                     f"{run.why('handoff')}"])
+    fb = dict(handoff_series(run, "fiber"))
+    lines = ["- CPU ns per hand-off by contexts m (thread / fiber): " + ", ".join(
+        f"{m}: {v:.0f} / {fmt(fb.get(m), '.1f')}" for m, v in th)]
+    ratio = th[-1][1] / th[0][1]
+    a, b, r2 = log_fit(th)
+    lines.append(f"- thread: {th[0][1]:.0f} ns at m={th[0][0]} to {th[-1][1]:.0f} ns at "
+                 f"m={th[-1][0]} ({ratio:.2f}x); fit {a:.0f} + {b:.0f}*log2(m) ns, R^2 "
+                 f"{r2:.2f}")
+    both = [m for m, _ in th if m in fb]
+    if both:
+        lines.append(f"- a kernel thread hand-off costs {dict(th)[both[0]] / fb[both[0]]:.0f}x a "
+                     f"fiber hand-off at m={both[0]} and {dict(th)[both[-1]] / fb[both[-1]]:.0f}x "
+                     f"at m={both[-1]}")
+    skipped = [p for p in ((run.get("handoff") or {}).get("series") or {}).get("thread", [])
+               if p.get("status") != "ok"]
+    for p in skipped:
+        lines.append(f"- m={p['contexts']}: {p['status']}: {p.get('reason', '')}")
+    lines.append("- what grows with m is not the red-black tree alone: every hand-off also "
+                 "touches another thread's stack and task structure, which stop fitting in the "
+                 "caches as m grows; the fit says how well log2(m) describes the whole")
+    if ratio >= 1.25 and b > 0 and r2 >= 0.7:
+        v = HOLDS
+    elif ratio >= 1.1:
+        v = PARTLY
+    else:
+        v = NOT
+    runs = (run.get("handoff") or {}).get("runs") or []
+
+    def rounds(kind, m):
+        return [r["cpu_ns_per_handoff"] for r in runs if r.get("kind") == kind
+                and r.get("contexts") == m and r.get("status") == "ok"]
+    figures = [F.timing(f"thread hand-off at m={m}", ns, "ns", "handoff",
+                        samples=rounds("thread", m)) for m, ns in th]
+    figures += [F.timing(f"fiber hand-off at m={m}", ns, "ns", "handoff",
+                         samples=rounds("fiber", m)) for m, ns in sorted(fb.items())]
+    figures.append(F.once("thread hand-off growth, most/fewest contexts", ratio, "x", "handoff"))
+    return result(v, rule, lines, figures=figures)
+
+
+# ---- ramp-up and slow clients (sections beside the claims) ----------------------------------
+
+def ramp_section(run):
+    out = ["## Ramp-up", "",
+           "echo-load connects every connection and completes one verified echo on each "
+           "before its window opens; this is how long that took per model (seconds, "
+           "persistent connections), with its errors. C6 and C7 read only the window.", ""]
+    sweep = run.get("sweep")
+    pts = [p for p in (sweep or {}).get("points", []) if p.get("mode") == "pingpong"
+           and p.get("status") == "ok" and D.ramp(p)]
+    if not pts:
+        return out + [f"not run: no ramp-up figures ({run.why('sweep')})", ""]
+    levels = sorted({p["conns"] for p in pts})
+    out += ["| model | " + " | ".join(str(c) for c in levels) + " |",
+            "|---" * (len(levels) + 1) + "|"]
+    for m in run.order("models", {p["model"] for p in pts}):
+        cells = []
+        for c in levels:
+            q = [p for p in pts if p["model"] == m and p["conns"] == c]
+            if not q:
+                cells.append("-")
+                continue
+            r = D.ramp(q[0])
+            cells.append(f"{r['seconds']:.2f}" + (f" ({r['errors_total']} err)"
+                                                   if r.get("errors_total") else "")
+                         + ("" if r.get("complete", True) else " incomplete"))
+        out.append(f"| {m} | " + " | ".join(cells) + " |")
+    out.append("")
+    if (run.dir / "ramp_time.png").exists():
+        out += ["![ramp_time](ramp_time.png)", ""]
+    return out
+
+
+def slow_section(run):
+    out = ["## Slow clients", "",
+           "The articles' core argument: a blocking model ties a thread or process to each "
+           "slow connection. Here the slowness is made by the client, not the link: echo-load "
+           "--mode slow sends each request in chunks with a delay between them and thinks "
+           "between requests (this kernel has no netem qdisc, so a slow network cannot be "
+           "emulated). Every byte is still verified.", ""]
+    slow = run.get("slow")
+    if not slow:
+        return out + [f"not run: {run.why('slow')}", ""]
+    cfg = slow.get("config") or {}
+    size = cfg.get("size") or 64
+    out += [f"Requests of {size} B; echo-load flags `{cfg.get('load_args', '')}`. Server CPU "
+            "per request is its getrusage (children included) over every request it echoed.",
+            "", "| model | conns | req/s | p99 (ms) | errors | server CPU/request (us) | "
+            "RSS/conn (KiB) | kernel/conn (KiB) |", "|---|---|---|---|---|---|---|---|"]
+    pts = slow.get("points", [])
+    for m in run.order("models", {p["model"] for p in pts}):
+        for p in sorted((q for q in pts if q["model"] == m), key=lambda q: q["conns"]):
+            if p.get("status") != "ok" or not p.get("load"):
+                out.append(f"| {m} | {p['conns']} | {p.get('status')}: "
+                           f"{p.get('reason', '')} | | | | | |")
+                continue
+            kern, _ = D.kernel_per_conn(p)
+            out.append(f"| {m} | {p['conns']} | {rps(p):.0f} | "
+                       f"{p['load']['latency_us']['p99'] / 1000:.1f} | {D.point_errors(p)} | "
+                       f"{fmt(D.server_cpu_us_per_request(p, size), '.1f')} | "
+                       f"{p['rss']['per_conn_kb']:.1f} | {fmt(kern, '.1f')} |")
+    out.append("")
+    if (run.dir / "slow_clients.png").exists():
+        out += ["![slow_clients](slow_clients.png)", ""]
+    return out
+
+
 # ---- the document ---------------------------------------------------------------------------
 
 CLAIMS = [
@@ -815,6 +998,10 @@ CLAIMS = [
      "in the registered fds; with very many connections, very short connections pay for it.",
      "seed 003 (PyCon 2014 talk)", "O(log n) per ADD/DEL (no figure quoted)", verdict_c14,
      ["epoll_ctl_scaling"]),
+    ("C15", "The kernel scheduler (CFS) keeps runnable tasks in a red-black tree, so every "
+     "block and wake costs O(log m), m the active contexts; thread-per-connection pays it on "
+     "every IO.", "seed 003 (PyCon 2014 talk)", "O(log m) per block and wake (no figure)",
+     verdict_c15, ["handoff_scale"]),
     ("C16", "select/poll scan every watched fd on every call; epoll's cost follows only the "
      "ready fds (level-triggered returns every ready fd each time, edge-triggered fewer).",
      "seed 003 (PyCon 2014 talk); anchor: TLPI", "TLPI: 100,000 operations over 10,000 fds cost "
@@ -824,7 +1011,7 @@ CLAIMS = [
 
 CHART_LIST = ["switch_cost", "instructions", "star_ring", "sweep_throughput", "sweep_p99",
               "engines", "rss_per_conn", "epoll_ctl_share", "idle_scaling", "epoll_ctl_scaling",
-              "completion"]
+              "completion", "ramp_time", "slow_clients", "handoff_scale"]
 
 
 def machine_section(run):
@@ -1079,6 +1266,8 @@ def build_report(run, reference=None):
             if (run.dir / f"{c}.png").exists():
                 lines += [f"![{c}]({c}.png)", ""]
     lines += completion_section(run)
+    lines += ramp_section(run)
+    lines += slow_section(run)
     lines += surprises(results, run)
     lines += sharpen_section(run, results)
     drawn = [c for c in CHART_LIST if (run.dir / f"{c}.png").exists()]

@@ -1,6 +1,7 @@
 """Small synthetic run folders for the plots/report tests: the same JSON shapes the harness
 writes, with numbers chosen by each test so a verdict rule can be driven to every outcome."""
 import json
+import math
 from pathlib import Path
 
 META = {"host": "synth", "cpu_model": "Synthetic CPU", "cores": 2, "kernel": "Linux 0.0",
@@ -86,20 +87,33 @@ def engines(ratio=1.2, naive_ctl=2.0, cpu_ratio=1.1):
             "runs": runs}
 
 
-def point(model, mode, conns, rps, errors=0, rss_kb=10.0, p99_us=1000.0):
-    return {"model": model, "mode": mode, "conns": conns, "status": "ok",
-            "load": {"requests_per_sec": rps, "errors": {"timeout": errors}, "mismatches": 0,
-                     "latency_us": {"p99": p99_us}},
-            "rss": {"per_conn_kb": rss_kb, "pss_per_conn_kb": rss_kb / 2}}
+def point(model, mode, conns, rps, errors=0, rss_kb=10.0, p99_us=1000.0, kernel_kb=None,
+          ramp_s=0.01, ramp_errors=0):
+    p = {"model": model, "mode": mode, "conns": conns, "status": "ok",
+         "load": {"requests_per_sec": rps, "errors": {"timeout": errors}, "mismatches": 0,
+                  "latency_us": {"p99": p99_us},
+                  "ramp_up": {"seconds": ramp_s, "complete": True, "unfinished": 0,
+                              "errors_total": ramp_errors,
+                              "errors": {"timeout": ramp_errors}}},
+         "rss": {"per_conn_kb": rss_kb, "pss_per_conn_kb": rss_kb / 2},
+         "server": {"cpu_user_s": 0.1, "cpu_sys_s": 0.4, "bytes": 64 * 100000,
+                    "max_concurrent": conns}}
+    if kernel_kb is not None:
+        parts = {"KernelStack": kernel_kb / 2, "SUnreclaim": kernel_kb / 2 - 0.5,
+                 "PageTables": 0.5}
+        p["kernel"] = {"per_conn_kb": parts, "per_conn_total_kb": kernel_kb}
+    return p
 
 
-def sweep(thread=None, fork=None, levels=(1, 10, 100, 1000), thread_rss=10.0, extra=()):
+def sweep(thread=None, fork=None, levels=(1, 10, 100, 1000), thread_rss=10.0, extra=(),
+          thread_kernel=20.0):
     thread = thread or {1: 10000, 10: 40000, 100: 40000, 1000: 39000}
     fork = fork or {c: 3000 for c in levels}
     pts = []
     for mode in ("pingpong", "churn"):
         for c, r in thread.items():
-            pts.append(point("thread", mode, c, r, rss_kb=thread_rss))
+            pts.append(point("thread", mode, c, r, rss_kb=thread_rss, kernel_kb=thread_kernel,
+                             ramp_s=0.001 * c))
         for c, r in fork.items():
             pts.append(point("fork", mode, c, r, rss_kb=900.0))
         for c in levels:
@@ -184,6 +198,27 @@ def scale(poll_growth=100.0, epoll_growth=1.0, churn_growth=1.2):
                       for c in comp["configs"] for n in (10, 1000)]
     return {"experiment": "scale", "meta": META, "config": {"rounds": 1, "duration": 0.4},
             "idle": idle_part, "churn": churn, "completion": comp}
+def slow(levels=(10, 1000)):
+    pts = [dict(point(m, "slow", c, c * 1.8, p99_us=80000.0, kernel_kb=4.0), load_args="x")
+           for m in ("thread", "prefork", "fiber", "epoll") for c in levels]
+    return {"experiment": "echo sweep", "meta": META,
+            "config": {"models": ["thread", "prefork", "fiber", "epoll"], "modes": ["slow"],
+                       "levels": list(levels), "size": 64,
+                       "load_args": "--chunk 16 --chunk-delay 0.02 --think 0.5"},
+            "points": pts}
+
+
+def handoff(thread_ns=None, levels=(2, 16, 256, 4096)):
+    """thread_ns(m) -> ns per hand-off; default: 700 + 150 log2(m), the claim's shape."""
+    thread_ns = thread_ns or (lambda m: 700 + 150 * math.log2(m))
+    series = {"thread": [{"contexts": m, "status": "ok", "cpu_ns_per_handoff": thread_ns(m)}
+                         for m in levels],
+              "fiber": [{"contexts": m, "status": "ok", "cpu_ns_per_handoff": 10.0 + m / 1000}
+                        for m in levels]}
+    runs = [dict(p, kind=k, round=0) for k, pts in series.items() for p in pts]
+    return {"experiment": "handoff", "meta": META,
+            "config": {"levels": list(levels), "rounds": 1},
+            "series": series, "runs": runs}
 
 
 def suite():
@@ -205,7 +240,7 @@ def write(folder, **docs):
 def full(folder, **override):
     docs = {"suite": suite(), "switch": switch(), "icount": icount(), "props": props(),
             "engines": engines(), "scale": scale(), "sweep": sweep(), "maxconns": maxconns(),
-            "threads": threads()}
+            "threads": threads(), "slow": slow(), "handoff": handoff()}
     docs.update(override)
     return write(folder, **docs)
 

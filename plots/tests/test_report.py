@@ -130,9 +130,42 @@ class Verdicts(unittest.TestCase):
 
     def test_c8(self):
         self.assertEqual(self.verdict(R.verdict_c8), R.HOLDS)
+        # The kernel's part counts: 10 KiB of user memory but 1.5 MiB of kernel memory.
+        self.assertEqual(self.verdict(R.verdict_c8, sweep=S.sweep(thread_kernel=1500.0)),
+                         R.PARTLY)
+        lines = R.verdict_c8(self.run_with())["measured"]
+        self.assertTrue(any("KernelStack" in ln and "user (VmRSS)" in ln for ln in lines), lines)
         self.assertEqual(self.verdict(R.verdict_c8, sweep=S.sweep(thread_rss=2000.0)), R.PARTLY)
         self.assertEqual(self.verdict(R.verdict_c8, sweep=S.sweep(thread_rss=8000.0)), R.NOT)
         self.assertEqual(self.verdict(R.verdict_c8, sweep=None), R.NOTRUN)
+
+    def test_c7_reads_the_window_and_shows_the_ramp_up(self):
+        # Ramp-up errors alone do not make a model fail; they are listed beside.
+        high = [S.point("thread", "pingpong", 10000, 39000, ramp_errors=40, ramp_s=12.0),
+                S.point("fork", "pingpong", 10000, 3000)]
+        r = R.verdict_c7(self.run_with(sweep=S.sweep(extra=high)))
+        self.assertEqual(r["verdict"], R.NOT)
+        self.assertTrue(any("40 ramp-up errors" in ln for ln in r["measured"]), r["measured"])
+
+    def test_c15(self):
+        self.assertEqual(self.verdict(R.verdict_c15), R.HOLDS)
+        step = S.handoff(thread_ns=lambda m: 700 if m < 4096 else 3000)  # a jump, not log m
+        self.assertEqual(self.verdict(R.verdict_c15, handoff=step), R.PARTLY)
+        flat = S.handoff(thread_ns=lambda m: 700 + m / 1e4)
+        self.assertEqual(self.verdict(R.verdict_c15, handoff=flat), R.NOT)
+        self.assertEqual(self.verdict(R.verdict_c15, handoff=S.handoff(levels=(2, 16))),
+                         R.NOTRUN)
+        self.assertEqual(self.verdict(R.verdict_c15, handoff=None), R.NOTRUN)
+
+    def test_ramp_and_slow_sections(self):
+        text, _ = R.build_report(self.run_with())
+        ramp = text[text.index("## Ramp-up"):text.index("## Slow clients")]
+        self.assertIn("| thread | ", ramp)
+        slow = text[text.index("## Slow clients"):text.index("## What surprised us")]
+        self.assertIn("netem", slow)
+        self.assertIn("| prefork | 1000 | 1800 | 80.0 | 0 |", slow)
+        text, _ = R.build_report(self.run_with(slow=None, sweep=None))
+        self.assertIn("not run", text[text.index("## Slow clients"):])
 
     def test_c9(self):
         self.assertEqual(self.verdict(R.verdict_c9, switch=S.switch(syscall=10.0)), R.HOLDS)
