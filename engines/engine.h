@@ -30,7 +30,9 @@ extern "C" {
  *   select    pselect(2) over fd bit sets up to the highest waiting fd; fds >= FD_SETSIZE are
  *             refused (ERANGE): the sets cannot hold them;
  *   uring-poll  io_uring poll requests (multishot where the kernel has it), armed once per fd
- *             and direction, submitted in the same io_uring_enter that waits.
+ *             and direction, submitted in the same io_uring_enter that waits;
+ *   uring     completion, not readiness: fiber read, write, accept and poll are io_uring
+ *             operations (eng_op below), one SQE each, batched per scheduler pass.
  *
  * Rules every engine follows (the conformance tests in engines/tests/ check them):
  *   - want(fd, dir, token): at most one waiter per fd and direction (EBUSY otherwise). The
@@ -54,11 +56,46 @@ extern "C" {
 
 /* Directions a fiber waits for, and extra bits in delivered revents. */
 enum {
-    ENG_IN = 0x1,  /* readable (or a connection to accept) */
-    ENG_OUT = 0x4, /* writable (or a connect that finished) */
-    ENG_ERR = 0x8, /* the fd reported an error condition (EPOLLERR) */
-    ENG_HUP = 0x10 /* hang-up or peer half-close (EPOLLHUP / EPOLLRDHUP) */
+    ENG_IN = 0x1,   /* readable (or a connection to accept) */
+    ENG_OUT = 0x4,  /* writable (or a connect that finished) */
+    ENG_ERR = 0x8,  /* the fd reported an error condition (EPOLLERR) */
+    ENG_HUP = 0x10, /* hang-up or peer half-close (EPOLLHUP / EPOLLRDHUP) */
+    ENG_DONE = 0x20 /* completion engines: the token's operation completed (eng_op.res) */
 };
+
+/*
+ * The completion form. A completion engine (one with submit) is handed whole operations
+ * instead of wishes to be told about readiness: the IO layer fills an eng_op, the engine
+ * queues it (submitted with the next poll, all of a scheduler pass's operations in one system
+ * call), and poll delivers the token once the kernel has completed it, after setting res.
+ * Rules:
+ *   - The eng_op and its buffer stay valid and untouched until the token is delivered: the
+ *     kernel may write into the buffer until then. A caller that gives up (a timeout, a
+ *     close) calls abort and keeps waiting for the delivery, which then carries -ECANCELED
+ *     or, if the operation finished first, its result.
+ *   - Operations are named by address, never by fd number, so closing and reusing an fd while
+ *     an operation is in flight confuses nothing; the IO layer aborts the fd's operations at
+ *     fb_close, and the engine needs no fd_closed.
+ *   - A WRITE may complete short (res < len): the caller submits the rest.
+ *   - Freeing the engine cancels what is still in flight and waits for it.
+ */
+enum eng_op_kind {
+    ENG_OP_READ,   /* read(2) into buf, at most len bytes */
+    ENG_OP_WRITE,  /* send(MSG_NOSIGNAL) when socket, else write(2), of buf[0..len) */
+    ENG_OP_ACCEPT, /* accept4(SOCK_NONBLOCK | SOCK_CLOEXEC); res is the new fd */
+    ENG_OP_POLL    /* readiness of fd for dir; res is the poll(2) mask */
+};
+
+typedef struct eng_op {
+    int kind; /* enum eng_op_kind */
+    int fd;
+    void *buf;
+    size_t len;
+    uint32_t dir; /* ENG_OP_POLL: ENG_IN or ENG_OUT */
+    bool socket;  /* ENG_OP_WRITE: the fd is a socket */
+    int32_t res;  /* set by the engine before delivery: bytes, fd, mask, or -errno */
+    void *token;  /* set by the engine: what delivery hands back */
+} eng_op;
 
 /* How an engine's kernel-call counts were obtained. */
 enum eng_ctl_source {
@@ -154,6 +191,12 @@ typedef struct eng_ops {
     /* The kernel mechanism underneath: "epoll", "poll", "select", "io_uring", or what
      * event_base_get_method reports. */
     const char *(*method)(void *st);
+    /* Completion engines only (NULL for readiness engines, whose want/cancel the IO layer
+     * uses instead): queue op, delivered later with ENG_DONE (see the rules above); 0, or -1
+     * with errno. */
+    int (*submit)(void *st, eng_op *op, void *token);
+    /* Ask the kernel to cancel a submitted op; its delivery still follows. */
+    void (*abort)(void *st, eng_op *op);
 } eng_ops;
 
 /* Compiled-in engines in the registry's order (engines/CMakeLists.txt: naive first, the

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,11 @@
  *   - the engine delivers its token (fd ready):   err = 0
  *   - its timer expires in the poller:            err = ETIMEDOUT, engine cancel
  *   - another fiber calls fb_close on the fd:     err = EBADF, engine cancel
+ * With a completion engine (eng_ops.submit) the wait is for an operation, and only its
+ * delivery ends it: a timeout or fb_close sets err and aborts the operation, and the fiber
+ * stays parked until the kernel has answered, since until then it may still write into the
+ * operation's buffer (on the fiber's stack, or the caller's). fb_close detaches such waits
+ * from the fd table at once, so the fd number can be reused while they drain.
  */
 typedef struct io_wait {
     io_timer timer; /* first: a fired timer is its wait */
@@ -27,6 +33,7 @@ typedef struct io_wait {
     int err;
     uint32_t revents;
     bool sleep; /* fb_sleep: a timer without an fd */
+    eng_op *op; /* the completion form: the operation this wait is for, else NULL */
 } io_wait;
 
 typedef struct io_fd {
@@ -136,7 +143,8 @@ static void finish(fb_io *io, io_wait *w, int err, uint32_t revents)
     if (w->sleep) {
         io->sleepers--;
     } else {
-        io->fds[w->fd].w[w->dir == FB_OUT] = NULL;
+        io_wait **at = &io->fds[w->fd].w[w->dir == FB_OUT];
+        if (*at == w) *at = NULL; /* not when fb_close detached it and the number moved on */
         io->waiters--;
     }
     w->err = err;
@@ -147,7 +155,15 @@ static void finish(fb_io *io, io_wait *w, int err, uint32_t revents)
 
 static void deliver(void *ctx, void *token, uint32_t revents)
 {
-    finish(ctx, token, 0, revents);
+    io_wait *w = token;
+    finish(ctx, w, w->err, revents); /* err: a completion wait that was aborted first */
+}
+
+/* A completion wait given up (timeout, close): abort its operation, keep it parked. */
+static void give_up(fb_io *io, io_wait *w, int err)
+{
+    if (!w->err) w->err = err;
+    io->ops->abort(io->eng, w->op);
 }
 
 static void expire_timers(fb_io *io, int64_t now)
@@ -157,6 +173,10 @@ static void expire_timers(fb_io *io, int64_t now)
         io_wait *w = (io_wait *)t;
         io__heap_remove(&io->timers, t);
         io->timers_fired++;
+        if (w->op) {
+            give_up(io, w, ETIMEDOUT);
+            continue;
+        }
         if (!w->sleep) io->ops->cancel(io->eng, w->fd, w->dir);
         finish(io, w, w->sleep ? 0 : ETIMEDOUT, 0);
     }
@@ -202,9 +222,59 @@ static int64_t deadline_after(int64_t timeout_ns)
     return timeout_ns < 0 ? -1 : io__now() + timeout_ns;
 }
 
+/*
+ * The completion form: hand op to the engine and park until its delivery, however the wait
+ * ends (see io_wait). A file opened non-blocking makes io_uring answer EAGAIN at once instead
+ * of waiting; then the fd's readiness is awaited as an operation of its own and op retried.
+ * Returns op's result (>= 0), or -1 with errno.
+ */
+static ssize_t complete_op(fb_io *io, eng_op *op, uint32_t dir, int64_t deadline)
+{
+    fiber *self = fb_self();
+    if (!fd_slot(io, op->fd)) return -1;
+    if (!self) {
+        errno = EAGAIN; /* outside a fiber nothing can be parked */
+        return -1;
+    }
+    for (;;) {
+        if (io->fds[op->fd].w[dir == FB_OUT]) {
+            errno = EBUSY;
+            return -1;
+        }
+        if (deadline >= 0 && deadline <= io__now()) {
+            errno = ETIMEDOUT;
+            return -1;
+        }
+        io_wait w = {.timer.idx = IO__TIMER_IDLE, .f = self, .fd = op->fd, .dir = dir, .op = op};
+        if (io->ops->submit(io->eng, op, &w) < 0) return -1;
+        if (deadline >= 0 && io__heap_push(&io->timers, &w.timer, deadline) < 0)
+            give_up(io, &w, ENOMEM); /* no timer: cancel at once rather than wait forever */
+        io->fds[op->fd].w[dir == FB_OUT] = &w;
+        io->waiters++;
+        fb_park();
+        if (op->res >= 0) return op->res; /* also when it finished before an abort took hold */
+        if (w.err) {
+            errno = w.err;
+            return -1;
+        }
+        if (op->res == -EINTR) continue;
+        if (op->res == -EAGAIN && op->kind != ENG_OP_POLL) {
+            eng_op ready = {.kind = ENG_OP_POLL, .fd = op->fd, .dir = dir};
+            if (complete_op(io, &ready, dir, deadline) < 0) return -1;
+            continue;
+        }
+        errno = -op->res;
+        return -1;
+    }
+}
+
 /* Park the calling fiber until fd is ready for dir or the deadline (-1: none) passes. */
 static int wait_until(fb_io *io, int fd, uint32_t dir, int64_t deadline)
 {
+    if (io->ops->submit) { /* a completion engine waits for readiness as an operation */
+        eng_op op = {.kind = ENG_OP_POLL, .fd = fd, .dir = dir};
+        return complete_op(io, &op, dir, deadline) < 0 ? -1 : 0;
+    }
     fiber *self = fb_self();
     io_fd *slot = fd_slot(io, fd);
     if (!slot) return -1;
@@ -299,6 +369,11 @@ ssize_t fb_read_timeout(int fd, void *buf, size_t len, int64_t timeout_ns)
     fb_io *io = prepare(fd);
     int64_t deadline = deadline_after(timeout_ns);
     if (!io) return -1;
+    if (io->ops->submit) {
+        eng_op op = {
+            .kind = ENG_OP_READ, .fd = fd, .buf = buf, .len = len > INT_MAX ? INT_MAX : len};
+        return complete_op(io, &op, FB_IN, deadline);
+    }
     for (;;) {
         ssize_t n = read(fd, buf, len);
         if (n >= 0) return n;
@@ -317,6 +392,23 @@ ssize_t fb_write(int fd, const void *buf, size_t len)
     fb_io *io = prepare(fd);
     size_t done = 0;
     if (!io) return -1;
+    while (io->ops->submit && done < len) {
+        /* Completion: a short write is submitted again for the rest, like write(2)'s. */
+        size_t left = len - done;
+        eng_op op = {.kind = ENG_OP_WRITE,
+                     .fd = fd,
+                     .buf = (char *)buf + done,
+                     .len = left > INT_MAX ? INT_MAX : left,
+                     .socket = !io->fds[fd].not_socket};
+        ssize_t n = complete_op(io, &op, FB_OUT, -1);
+        if (n < 0 && errno == ENOTSOCK && op.socket) {
+            io->fds[fd].not_socket = true;
+            continue;
+        }
+        if (n == 0) errno = EIO; /* no progress on a non-empty write: do not spin on it */
+        if (n <= 0) return done ? (ssize_t)done : -1;
+        done += (size_t)n;
+    }
     while (done < len) {
         /* send with MSG_NOSIGNAL on sockets: a reset peer gives EPIPE, never SIGPIPE. The fd
          * table is re-read each time: it may have moved while this fiber was parked. */
@@ -341,6 +433,13 @@ int fb_accept(int lfd, struct sockaddr *addr, socklen_t *addrlen)
 {
     fb_io *io = prepare(lfd);
     if (!io) return -1;
+    while (io->ops->submit) {
+        eng_op op = {.kind = ENG_OP_ACCEPT, .fd = lfd};
+        ssize_t fd = complete_op(io, &op, FB_IN, -1);
+        if (fd < 0 && (errno == EINTR || errno == ECONNABORTED)) continue;
+        if (fd >= 0 && addr && addrlen && getpeername((int)fd, addr, addrlen) < 0) *addrlen = 0;
+        return (int)fd;
+    }
     for (;;) {
         /* The new fd is not recorded as non-blocking here: the caller may close it with
          * close(2) (a refused connection) and the number must not carry the mark. */
@@ -377,6 +476,11 @@ int fb_close(int fd)
         for (int d = 0; d < 2; d++) {
             io_wait *w = slot->w[d];
             if (!w) continue;
+            if (w->op) { /* it wakes with EBADF once the kernel has let go of its buffer */
+                slot->w[d] = NULL;
+                give_up(io, w, EBADF);
+                continue;
+            }
             io->ops->cancel(io->eng, fd, w->dir);
             finish(io, w, EBADF, 0);
         }

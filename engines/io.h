@@ -41,6 +41,20 @@ extern "C" {
  *     EBUSY); reading and writing concurrently from two fibers is fine (full duplex).
  *   - Free the IO runtime after the fiber runtime. Fibers discarded while parked leave their
  *     waits behind; fb_io_free drops them without touching the discarded stacks.
+ *
+ * On a completion engine (engine.h: eng_ops.submit, the `uring` engine) the same calls hand
+ * whole operations to the kernel instead of waiting for readiness: fb_read, fb_write,
+ * fb_accept and fb_wait each submit one operation (a read, a send or write, an accept, a
+ * poll) and park the fiber until it completes; a scheduler pass submits all of its fibers'
+ * operations in one system call. What differs for the caller:
+ *   - the buffer belongs to the kernel until the call returns. A timeout or fb_close cancels
+ *     the operation, and the call returns only once the kernel has answered: with ETIMEDOUT or
+ *     EBADF, or with the operation's result when it completed before the cancellation took
+ *     hold (a read that timed out as its data arrived returns the data);
+ *   - fb_write submits the rest after a short write, as it calls write(2) again otherwise;
+ *   - discarding a runtime whose fibers are parked in such calls is not allowed: their stacks
+ *     would be freed under operations the kernel may still complete into (fb_io_free cancels
+ *     and drains what is left, but only after the runtime has freed the stacks).
  */
 
 typedef struct fb_io fb_io;

@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -406,6 +408,306 @@ static void t_high_fd(void)
     forget(sv[1]);
 }
 
+/* ---- completion engines (eng_ops.submit): operations instead of waits ------------------ */
+
+static eng_op op_of(int kind, int fd, void *buf, size_t len)
+{
+    return (eng_op){.kind = kind, .fd = fd, .buf = buf, .len = len, .socket = true};
+}
+
+/* A read completes only when data comes, with the bytes in the buffer, delivered once. */
+static void t_op_read(void)
+{
+    int sv[2];
+    char buf[16] = {0};
+    pair(sv);
+    eng_op op = op_of(ENG_OP_READ, sv[0], buf, sizeof buf);
+    ASSERT_EQ(ops->submit(eng, &op, &tok1), 0);
+    ASSERT_EQ(poll_for(20), 0);
+    ASSERT_EQ(write(sv[1], "hello", 5), 5);
+    ASSERT_EQ(poll_for(1000), 1);
+    ASSERT_TRUE(got_tok[0] == &tok1 && (got_ev[0] & ENG_DONE));
+    ASSERT_EQ(op.res, 5);
+    ASSERT_EQ(memcmp(buf, "hello", 5), 0);
+    ASSERT_EQ(poll_for(20), 0);
+    forget(sv[0]);
+    forget(sv[1]);
+}
+
+/* A write completes with the bytes taken; the peer reads exactly them. */
+static void t_op_write(void)
+{
+    int sv[2];
+    char in[64], out[64];
+    pair(sv);
+    memset(out, 'w', sizeof out);
+    eng_op op = op_of(ENG_OP_WRITE, sv[0], out, sizeof out);
+    ASSERT_EQ(ops->submit(eng, &op, &tok1), 0);
+    ASSERT_EQ(poll_for(1000), 1);
+    ASSERT_EQ(op.res, (int)sizeof out);
+    ASSERT_EQ(read(sv[1], in, sizeof in), (ssize_t)sizeof in);
+    ASSERT_EQ(memcmp(in, out, sizeof in), 0);
+    forget(sv[0]);
+    forget(sv[1]);
+}
+
+/* An accept completes with a new, working connection. */
+static void t_op_accept(void)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t alen = sizeof a;
+    int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT_EQ(bind(l, (struct sockaddr *)&a, sizeof a), 0);
+    ASSERT_EQ(listen(l, 8), 0);
+    ASSERT_EQ(getsockname(l, (struct sockaddr *)&a, &alen), 0);
+    eng_op op = op_of(ENG_OP_ACCEPT, l, NULL, 0);
+    ASSERT_EQ(ops->submit(eng, &op, &tok1), 0);
+    ASSERT_EQ(poll_for(20), 0);
+    int c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT_EQ(connect(c, (struct sockaddr *)&a, sizeof a), 0);
+    ASSERT_EQ(poll_for(1000), 1);
+    ASSERT_GE(op.res, 0);
+    ASSERT_EQ(write(c, "k", 1), 1);
+    char k = 0;
+    usleep(10000);
+    ASSERT_EQ(read(op.res, &k, 1), 1);
+    ASSERT_EQ(k, 'k');
+    close(op.res);
+    close(c);
+    close(l);
+}
+
+/* A poll completes with the ready mask. */
+static void t_op_poll(void)
+{
+    int sv[2];
+    pair(sv);
+    eng_op op = {.kind = ENG_OP_POLL, .fd = sv[0], .dir = ENG_IN};
+    ASSERT_EQ(ops->submit(eng, &op, &tok1), 0);
+    ASSERT_EQ(poll_for(20), 0);
+    put(sv[1], 1);
+    ASSERT_EQ(poll_for(1000), 1);
+    ASSERT_TRUE(op.res & POLLIN);
+    forget(sv[0]);
+    forget(sv[1]);
+}
+
+/* An aborted read is still delivered, once, with -ECANCELED, and consumes nothing. */
+static void t_op_abort(void)
+{
+    int sv[2];
+    char buf[8], c = 0;
+    pair(sv);
+    eng_op op = op_of(ENG_OP_READ, sv[0], buf, sizeof buf);
+    ASSERT_EQ(ops->submit(eng, &op, &tok1), 0);
+    ASSERT_EQ(poll_for(20), 0);
+    ops->abort(eng, &op);
+    ASSERT_EQ(poll_for(1000), 1);
+    ASSERT_EQ(op.res, -ECANCELED);
+    put(sv[1], 1);
+    ASSERT_EQ(poll_for(30), 0);
+    ASSERT_EQ(read(sv[0], &c, 1), 1); /* the byte is still there for the next reader */
+    forget(sv[0]);
+    forget(sv[1]);
+}
+
+/* Operations queued in one pass are submitted together by the poll that waits. */
+static void t_op_batch(void)
+{
+    enum { K = 8 };
+    int sv[K][2];
+    char buf[K][4];
+    eng_op op[K];
+    for (int i = 0; i < K; i++) {
+        pair(sv[i]);
+        put(sv[i][1], 1);
+        op[i] = op_of(ENG_OP_READ, sv[i][0], buf[i], sizeof buf[i]);
+        ASSERT_EQ(ops->submit(eng, &op[i], &tok1), 0);
+    }
+    ASSERT_EQ(stats().uring_enters, 0); /* queued, not yet in the kernel */
+    int got = 0;
+    for (int tries = 0; got < K && tries < 50; tries++)
+        got += poll_for(1000);
+    eng_stats st = stats();
+    printf("%s: %d reads: %llu io_uring_enter, %llu SQEs, %llu polls\n", ops->name, K,
+           (unsigned long long)st.uring_enters, (unsigned long long)st.uring_sqes,
+           (unsigned long long)st.polls);
+    ASSERT_EQ(got, K);
+    ASSERT_EQ(st.uring_sqes, K);
+    ASSERT_EQ(st.uring_enters, st.polls);
+    ASSERT_LE(st.uring_enters, 2);
+    for (int i = 0; i < K; i++) {
+        ASSERT_EQ(op[i].res, 1);
+        forget(sv[i][0]);
+        forget(sv[i][1]);
+    }
+}
+
+/* An fd closed and its number reused while an operation is in flight: the old operation ends
+ * cancelled, and the new file's data is neither delivered to it nor consumed. */
+static void t_op_reuse(void)
+{
+    int sv[2], nv[2];
+    char buf[8], c = 0;
+    pair(sv);
+    int old = sv[0];
+    eng_op op = op_of(ENG_OP_READ, old, buf, sizeof buf);
+    ASSERT_EQ(ops->submit(eng, &op, &tok1), 0);
+    ASSERT_EQ(poll_for(20), 0);
+    ops->abort(eng, &op);
+    close(sv[0]);
+    close(sv[1]);
+    pair(nv);
+    ASSERT_TRUE(nv[0] == old || nv[1] == old);
+    int fd = nv[0] == old ? nv[0] : nv[1], peer = fd == nv[0] ? nv[1] : nv[0];
+    put(peer, 1);
+    ASSERT_EQ(poll_for(1000), 1);
+    /* Cancelled, or ended by the old peer's close first (end of file): never the new data. */
+    ASSERT_TRUE(op.res == -ECANCELED || op.res == 0);
+    ASSERT_EQ(poll_for(30), 0);
+    ASSERT_EQ(read(fd, &c, 1), 1);
+    close(nv[0]);
+    close(nv[1]);
+}
+
+/* An accept and a read, each delivered once with its result. */
+static void t_op_deliver(void)
+{
+    t_op_read();
+    t_op_accept();
+}
+
+/* With nothing in flight, polls block for their whole timeout: nothing spins. */
+static void t_op_idle(void)
+{
+    t_op_read();
+    int early = 0;
+    for (int i = 0; i < 6; i++) {
+        int64_t t0 = now_ns();
+        ASSERT_EQ(poll_for(20), 0);
+        if (now_ns() - t0 < 15 * 1000000) early++;
+    }
+    ASSERT_LE(early, 1);
+}
+
+/* A read in flight when the peer closes completes with end of file. */
+static void t_op_hup(void)
+{
+    int sv[2];
+    char buf[8];
+    pair(sv);
+    eng_op op = op_of(ENG_OP_READ, sv[0], buf, sizeof buf);
+    ASSERT_EQ(ops->submit(eng, &op, &tok1), 0);
+    ASSERT_EQ(poll_for(20), 0);
+    forget(sv[1]);
+    ASSERT_EQ(poll_for(1000), 1);
+    ASSERT_EQ(op.res, 0);
+    forget(sv[0]);
+}
+
+/* A refused TCP connect: the poll for writability completes with the error bits. */
+static void t_op_err(void)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t alen = sizeof a;
+    int l = socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_EQ(bind(l, (struct sockaddr *)&a, sizeof a), 0);
+    ASSERT_EQ(getsockname(l, (struct sockaddr *)&a, &alen), 0);
+    close(l);
+    int s = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int rc = connect(s, (struct sockaddr *)&a, sizeof a);
+    if (rc < 0 && errno == ECONNREFUSED) {
+        printf("not run: connect was refused synchronously\n");
+        exit(77);
+    }
+    eng_op op = {.kind = ENG_OP_POLL, .fd = s, .dir = ENG_OUT};
+    ASSERT_EQ(ops->submit(eng, &op, &tok1), 0);
+    ASSERT_EQ(poll_for(1000), 1);
+    ASSERT_TRUE(op.res & (POLLERR | POLLHUP));
+    close(s);
+}
+
+/* close(2) first, abort after (the wrong order): the operation still ends, once. */
+static void t_op_late_close(void)
+{
+    int sv[2];
+    char buf[8];
+    pair(sv);
+    eng_op op = op_of(ENG_OP_READ, sv[0], buf, sizeof buf);
+    ASSERT_EQ(ops->submit(eng, &op, &tok1), 0);
+    ASSERT_EQ(poll_for(20), 0);
+    close(sv[0]); /* the operation keeps the file open in the kernel */
+    ops->abort(eng, &op);
+    ASSERT_EQ(poll_for(1000), 1);
+    ASSERT_EQ(op.res, -ECANCELED);
+    ASSERT_EQ(poll_for(30), 0);
+    close(sv[1]);
+}
+
+/* Data that arrived before the operation was submitted is found at once; data that comes
+ * later completes a poll submitted before it. */
+static void t_op_ready_first(void)
+{
+    t_op_poll();
+    int sv[2];
+    pair(sv);
+    put(sv[1], 1);
+    eng_op op = {.kind = ENG_OP_POLL, .fd = sv[0], .dir = ENG_IN};
+    ASSERT_EQ(ops->submit(eng, &op, &tok1), 0);
+    ASSERT_EQ(poll_for(1000), 1);
+    ASSERT_TRUE(op.res & POLLIN);
+    forget(sv[0]);
+    forget(sv[1]);
+}
+
+/* An fd past 1024: no limit is declared, so a read on it works. */
+static void t_op_high_fd(void)
+{
+    int sv[2];
+    char buf[4];
+    struct rlimit rl;
+    ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &rl), 0);
+    if (rl.rlim_max < 1600) {
+        printf("not run: RLIMIT_NOFILE hard limit %llu < 1600\n", (unsigned long long)rl.rlim_max);
+        exit(77);
+    }
+    if (rl.rlim_cur < 1600) {
+        rl.rlim_cur = 1600;
+        ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &rl), 0);
+    }
+    ASSERT_EQ(ops->fd_limit, 0);
+    pair(sv);
+    int high = fcntl(sv[0], F_DUPFD_CLOEXEC, 1500);
+    ASSERT_GE(high, 1500);
+    close(sv[0]);
+    eng_op op = op_of(ENG_OP_READ, high, buf, sizeof buf);
+    ASSERT_EQ(ops->submit(eng, &op, &tok1), 0);
+    put(sv[1], 1);
+    ASSERT_EQ(poll_for(1000), 1);
+    ASSERT_EQ(op.res, 1);
+    close(high);
+    close(sv[1]);
+}
+
+/* A completion engine (props.completion) answers the same case names with the completion
+ * form of each property: what was a wait is an operation. */
+static const struct {
+    const char *name;
+    void (*fn)(void);
+} completion_cases[] = {
+    {"high_fd", t_op_high_fd},
+    {"deliver", t_op_deliver},
+    {"busy", t_op_write},
+    {"cancel", t_op_abort},
+    {"pattern", t_op_batch},
+    {"idle", t_op_idle},
+    {"hup", t_op_hup},
+    {"err", t_op_err},
+    {"reuse", t_op_reuse},
+    {"late_close", t_op_late_close},
+    {"lost_edge", t_op_ready_first},
+};
+
 static const struct {
     const char *name;
     void (*fn)(void);
@@ -434,8 +736,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "test-engine: unknown engine '%s' (valid: %s)\n", argv[2], eng_names());
         return 2;
     }
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        if (strcmp(cases[i].name, argv[1]) != 0) continue;
+    size_t ncases = sizeof cases / sizeof cases[0],
+           ncomp = sizeof completion_cases / sizeof completion_cases[0];
+    bool comp = ops->props.completion;
+    for (size_t i = 0; i < (comp ? ncomp : ncases); i++) {
+        const char *name = comp ? completion_cases[i].name : cases[i].name;
+        void (*fn)(void) = comp ? completion_cases[i].fn : cases[i].fn;
+        if (strcmp(name, argv[1]) != 0) continue;
         eng = ops->init();
         if (!eng && (errno == ENOSYS || errno == EPERM || errno == EACCES)) {
             printf("not run: %s: the kernel refused it: %s\n", ops->name, strerror(errno));
@@ -445,7 +752,7 @@ int main(int argc, char **argv)
             perror("engine init");
             return 1;
         }
-        cases[i].fn();
+        fn();
         ops->free(eng);
         printf("ok %s/%s (%s)\n", argv[1], argv[2], ops->name);
         return 0;
