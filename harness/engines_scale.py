@@ -54,13 +54,14 @@ IDLE_CONFIGS = [
     ("edge", ["--model", "fiber", "--engine", "edge"]),
     ("libevent", ["--model", "fiber", "--engine", "libevent"]),
     ("uring-poll", ["--model", "fiber", "--engine", "uring-poll"]),
+    ("uring", ["--model", "fiber", "--engine", "uring"]),
     ("epoll (model)", ["--model", "epoll"]),
     ("uring (model)", ["--model", "uring"]),
 ]
-CHURN_CONFIGS = ["naive", "merged", "edge", "uring-poll", "epoll (model)", "uring (model)"]
-COMPLETION_CONFIGS = ["merged", "uring-poll", "epoll (model)", "uring (model)"]
-NOT_BUILT = {"uring": "not run: the fiber completion engine (fiber read/write/accept as "
-                      "io_uring operations) is not built yet"}
+CHURN_CONFIGS = ["naive", "merged", "edge", "uring-poll", "uring", "epoll (model)",
+                 "uring (model)"]
+COMPLETION_CONFIGS = ["merged", "uring-poll", "uring", "epoll (model)", "uring (model)"]
+NOT_BUILT = {}
 
 
 def parse_args(argv):
@@ -87,7 +88,7 @@ def parse_args(argv):
         a.levels, a.churn_levels, a.conc = "0,1000,10000", "0,10000", "10,1000"
         a.rounds, a.duration = 1, 0.4
         if not a.configs:
-            a.configs = "select,poll,merged,edge,uring-poll,epoll (model),uring (model)"
+            a.configs = "select,poll,merged,edge,uring-poll,uring,epoll (model),uring (model)"
     a.levels = [int(x) for x in a.levels.split(",")]
     a.churn_levels = [int(x) for x in a.churn_levels.split(",")]
     a.conc = [int(x) for x in a.conc.split(",")]

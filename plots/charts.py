@@ -487,6 +487,7 @@ SCALE_STYLE = {"select": ("tab:brown", "s"), "poll": ("tab:red", "o"),
                "naive": ("tab:pink", "v"), "merged": ("tab:blue", "^"),
                "oneshot": ("tab:purple", "<"), "edge": ("tab:green", ">"),
                "libevent": ("tab:orange", "D"), "uring-poll": ("tab:cyan", "P"),
+               "uring": ("tab:olive", "X"),
                "epoll (model)": ("0.3", "x"), "uring (model)": ("k", "*")}
 
 

@@ -211,7 +211,7 @@ def point_errors(p):
 # ---- scale.json (harness/engines_scale.py): idle scaling, churn, readiness vs completion ---
 
 SCALE_ORDER = ["select", "poll", "naive", "merged", "oneshot", "edge", "libevent", "uring-poll",
-               "epoll (model)", "uring (model)"]
+               "uring", "epoll (model)", "uring (model)"]
 EPOLL_ENGINES = ["naive", "merged", "oneshot", "edge", "libevent"]
 
 
