@@ -18,12 +18,29 @@
     "--model, --switch, --sched, --engine, --bind, --port, --threads, --procs, --max-conns, "      \
     "--stack-size"
 
-static void model_names(char *buf, size_t len, bool only_available)
+static bool any_model(const struct srv_model *m)
+{
+    (void)m;
+    return true;
+}
+
+static bool available(const struct srv_model *m)
+{
+    return !m->missing;
+}
+
+static bool takes_procs(const struct srv_model *m)
+{
+    return !m->missing && m->procs_kind != SRV_PROCS_NONE;
+}
+
+/* The names of the models keep() accepts, comma separated, in the registry's order. */
+static void model_names(char *buf, size_t len, bool (*keep)(const struct srv_model *))
 {
     size_t used = 0;
     buf[0] = '\0';
     for (int i = 0; srv_models[i] && used < len; i++) {
-        if (only_available && srv_models[i]->missing) continue;
+        if (!keep(srv_models[i])) continue;
         used +=
             (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "", srv_models[i]->name);
     }
@@ -32,7 +49,7 @@ static void model_names(char *buf, size_t len, bool only_available)
 static void usage(FILE *f)
 {
     char names[128];
-    model_names(names, sizeof names, false);
+    model_names(names, sizeof names, any_model);
     fprintf(f,
             "usage: echo-server --model MODEL [--switch NAME] [--sched star|ring]\n"
             "       [--engine NAME] [--bind 127.0.0.1] [--port 0] [--threads N] [--procs P]\n"
@@ -135,16 +152,18 @@ static void parse(int argc, char **argv, struct srv_options *o)
 static const struct srv_model *choose_model(struct srv_options *o)
 {
     char names[128], avail[128], why[256];
-    model_names(names, sizeof names, false);
-    model_names(avail, sizeof avail, true);
+    model_names(names, sizeof names, any_model);
+    model_names(avail, sizeof avail, available);
     if (!o->model) bad("--model is required (valid: %s)", names);
     const struct srv_model *m = srv_model_find(o->model);
     if (!m) bad("unknown model '%s' (valid: %s)", o->model, names);
     if (m->missing) bad("--model %s is %s (available here: %s)", m->name, m->missing, avail);
     if (!o->threads) o->threads = m->default_threads ? m->default_threads : 1;
     if (!o->procs) o->procs = m->default_procs ? m->default_procs : 1;
-    if (o->procs != 1 && m->procs_kind == SRV_PROCS_NONE)
-        bad("--procs applies only to --model fiber or prefork");
+    if (o->procs != 1 && m->procs_kind == SRV_PROCS_NONE) {
+        model_names(why, sizeof why, takes_procs);
+        bad("--procs applies only to --model %s", why);
+    }
     long listeners = (long)o->threads * (m->procs_kind == SRV_PROCS_REUSEPORT ? o->procs : 1);
     if (m->per_thread_listener && listeners > SRV_MAX_THREADS)
         bad("--threads x --procs must be at most %d for --model %s (one listener each)",
