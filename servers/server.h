@@ -121,7 +121,12 @@ struct srv_model {
     bool term_kills_worker;
     /* Values when --threads or --procs is not given (0: 1). */
     int default_threads, default_procs;
-    /* Validate the model-specific options; on error write one line to why, return -1. */
+    /* Options the model takes besides the common ones: --threads other than 1, --stack-size,
+     * and --switch/--sched/--engine. The front end refuses the others with one line naming
+     * the models that do take them. */
+    bool takes_threads, takes_stack_size, takes_fiber_flags;
+    /* Validate the model-specific options (NULL: none); on error write one line to why, return
+     * -1. */
     int (*check)(const struct srv_options *opt, char *why, size_t len);
     /* Serve until stopping; close every connection it owns; 0 on success. */
     int (*run)(struct srv_server *srv);
@@ -150,13 +155,6 @@ static inline void srv_add(srv_counter *c, uint64_t n)
 {
     atomic_fetch_add_explicit(c, n, memory_order_relaxed);
 }
-/* Leave the common "fiber-only flags" check to one place. */
-int srv_check_no_fiber_flags(const struct srv_options *opt, char *why, size_t len);
-int srv_check_single_thread(const struct srv_options *opt, char *why, size_t len);
-/* Models that choose no stack size (fork, libevent, epoll) refuse --stack-size. */
-int srv_check_no_stack_size(const struct srv_options *opt, char *why, size_t len);
-/* The event-loop models (libevent, epoll): neither fiber flags nor --stack-size. */
-int srv_check_event_loop(const struct srv_options *opt, char *why, size_t len);
 
 /*
  * Accepting. An acceptor wraps one non-blocking listener and handles what every model must:

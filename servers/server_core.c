@@ -60,40 +60,6 @@ const struct srv_model *srv_model_find(const char *name)
     return NULL;
 }
 
-int srv_check_no_fiber_flags(const struct srv_options *opt, char *why, size_t len)
-{
-    if (opt->switch_name || opt->sched || opt->engine) {
-        snprintf(why, len, "--switch, --sched and --engine apply only to --model fiber");
-        return -1;
-    }
-    return 0;
-}
-
-int srv_check_single_thread(const struct srv_options *opt, char *why, size_t len)
-{
-    if (opt->threads != 1) {
-        snprintf(why, len,
-                 "--threads applies only to --model threadpool, fiber, libevent, epoll or uring");
-        return -1;
-    }
-    return 0;
-}
-
-int srv_check_no_stack_size(const struct srv_options *opt, char *why, size_t len)
-{
-    if (opt->stack_size) {
-        snprintf(why, len, "--stack-size applies only to --model thread or fiber");
-        return -1;
-    }
-    return 0;
-}
-
-int srv_check_event_loop(const struct srv_options *opt, char *why, size_t len)
-{
-    if (srv_check_no_fiber_flags(opt, why, len) < 0) return -1;
-    return srv_check_no_stack_size(opt, why, len);
-}
-
 void srv_stop(struct srv_server *srv)
 {
     if (atomic_exchange(&srv->stopping, true)) return;

@@ -180,16 +180,8 @@ static int fork_run(struct srv_server *srv)
     return rc;
 }
 
-static int fork_check(const struct srv_options *o, char *why, size_t len)
-{
-    if (srv_check_no_fiber_flags(o, why, len) < 0 || srv_check_single_thread(o, why, len) < 0)
-        return -1;
-    return srv_check_no_stack_size(o, why, len);
-}
-
 const struct srv_model srv_model_fork = {
     .name = "fork",
     .summary = "one child process forked per connection, blocking read and write",
     .concurrency = SRV_PROCESS_PER_CONN,
-    .check = fork_check,
     .run = fork_run};

@@ -215,5 +215,5 @@ const struct srv_model srv_model_libevent = {.name = "libevent",
                                                  "libevent callbacks, one event loop per thread",
                                              .concurrency = SRV_EVENT_LOOP,
                                              .per_thread_listener = true,
-                                             .check = srv_check_event_loop,
+                                             .takes_threads = true,
                                              .run = libevent_run};

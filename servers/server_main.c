@@ -34,6 +34,21 @@ static bool takes_procs(const struct srv_model *m)
     return !m->missing && m->procs_kind != SRV_PROCS_NONE;
 }
 
+static bool takes_threads(const struct srv_model *m)
+{
+    return !m->missing && m->takes_threads;
+}
+
+static bool takes_stack_size(const struct srv_model *m)
+{
+    return !m->missing && m->takes_stack_size;
+}
+
+static bool takes_fiber_flags(const struct srv_model *m)
+{
+    return !m->missing && m->takes_fiber_flags;
+}
+
 /* The names of the models keep() accepts, comma separated, in the registry's order. */
 static void model_names(char *buf, size_t len, bool (*keep)(const struct srv_model *))
 {
@@ -160,6 +175,19 @@ static const struct srv_model *choose_model(struct srv_options *o)
     if (m->missing) bad("--model %s is %s (available here: %s)", m->name, m->missing, avail);
     if (!o->threads) o->threads = m->default_threads ? m->default_threads : 1;
     if (!o->procs) o->procs = m->default_procs ? m->default_procs : 1;
+    /* Options the model does not declare are refused, naming the models that take them. */
+    if ((o->switch_name || o->sched || o->engine) && !m->takes_fiber_flags) {
+        model_names(why, sizeof why, takes_fiber_flags);
+        bad("--switch, --sched and --engine apply only to --model %s", why);
+    }
+    if (o->threads != 1 && !m->takes_threads) {
+        model_names(why, sizeof why, takes_threads);
+        bad("--threads applies only to --model %s", why);
+    }
+    if (o->stack_size && !m->takes_stack_size) {
+        model_names(why, sizeof why, takes_stack_size);
+        bad("--stack-size applies only to --model %s", why);
+    }
     if (o->procs != 1 && m->procs_kind == SRV_PROCS_NONE) {
         model_names(why, sizeof why, takes_procs);
         bad("--procs applies only to --model %s", why);
@@ -168,7 +196,7 @@ static const struct srv_model *choose_model(struct srv_options *o)
     if (m->per_thread_listener && listeners > SRV_MAX_THREADS)
         bad("--threads x --procs must be at most %d for --model %s (one listener each)",
             SRV_MAX_THREADS, m->name);
-    if (m->check(o, why, sizeof why) < 0) bad("%s", why);
+    if (m->check && m->check(o, why, sizeof why) < 0) bad("%s", why);
     return m;
 }
 
@@ -307,6 +335,9 @@ static int list_models(int argc, char **argv)
                              m->default_threads ? m->default_threads : 1);
         json_print_int_field(stdout, ", ", "default_procs",
                              m->default_procs ? m->default_procs : 1);
+        json_print_bool_field(stdout, ", ", "takes_threads", m->takes_threads);
+        json_print_bool_field(stdout, ", ", "takes_stack_size", m->takes_stack_size);
+        json_print_bool_field(stdout, ", ", "takes_fiber_flags", m->takes_fiber_flags);
         printf("}}");
         sep = ",\n  {";
     }

@@ -51,13 +51,6 @@ static int prefork_run(struct srv_server *srv)
     }
 }
 
-static int prefork_check(const struct srv_options *o, char *why, size_t len)
-{
-    if (srv_check_no_fiber_flags(o, why, len) < 0 || srv_check_single_thread(o, why, len) < 0)
-        return -1;
-    return srv_check_no_stack_size(o, why, len);
-}
-
 const struct srv_model srv_model_prefork = {
     .name = "prefork",
     .summary = "pre-forked processes blocking in accept, one connection each at a time",
@@ -65,5 +58,4 @@ const struct srv_model srv_model_prefork = {
     .procs_kind = SRV_PROCS_SHARED,
     .term_kills_worker = true,
     .default_procs = DEFAULT_PROCS,
-    .check = prefork_check,
     .run = prefork_run};

@@ -153,8 +153,6 @@ static int thread_run(struct srv_server *srv)
 
 static int thread_check(const struct srv_options *o, char *why, size_t len)
 {
-    if (srv_check_no_fiber_flags(o, why, len) < 0 || srv_check_single_thread(o, why, len) < 0)
-        return -1;
     if (o->stack_size && o->stack_size < MIN_STACK) {
         snprintf(why, len, "--stack-size must be at least %d bytes for --model thread", MIN_STACK);
         return -1;
@@ -166,5 +164,6 @@ const struct srv_model srv_model_thread = {.name = "thread",
                                            .summary =
                                                "one thread per connection, blocking read and write",
                                            .concurrency = SRV_THREAD_PER_CONN,
+                                           .takes_stack_size = true,
                                            .check = thread_check,
                                            .run = thread_run};

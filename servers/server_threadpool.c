@@ -272,7 +272,6 @@ static int threadpool_run(struct srv_server *srv)
 
 static int threadpool_check(const struct srv_options *o, char *why, size_t len)
 {
-    if (srv_check_no_fiber_flags(o, why, len) < 0) return -1;
     if (o->stack_size && o->stack_size < MIN_STACK) {
         snprintf(why, len, "--stack-size must be at least %d bytes for --model threadpool",
                  MIN_STACK);
@@ -285,6 +284,8 @@ const struct srv_model srv_model_threadpool = {
     .name = "threadpool",
     .summary = "an epoll dispatcher handing readable connections to blocking worker threads",
     .concurrency = SRV_THREAD_POOL,
+    .takes_threads = true,
+    .takes_stack_size = true,
     .default_threads = DEFAULT_WORKERS,
     .check = threadpool_check,
     .run = threadpool_run};

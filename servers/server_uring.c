@@ -341,5 +341,5 @@ const struct srv_model srv_model_uring = {
                "per thread",
     .concurrency = SRV_EVENT_LOOP,
     .per_thread_listener = true,
-    .check = srv_check_event_loop,
+    .takes_threads = true,
     .run = uring_run};
