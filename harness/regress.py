@@ -10,7 +10,8 @@ then compares them with results/baseline/switch.json:
   - times are never compared with the baseline (another day, another load on a shared VM);
     they are only checked as ratios inside this run, with loose limits that a noisy machine
     does not reach but real breakage does: asm <= 1.3 x fcontext, asm-nofpu <= 1.1 x
-    fcontext, ring <= 0.85 x star per backend at 16 fibers, and switches per hop within
+    fcontext, asm-nofpu <= 1.1 x switch/floor, asm <= 1.05 x switch/floor-fp, ring <= 0.85 x
+    star per backend at 16 fibers, and switches per hop within
     1 +- 0.1 (ring) and 2 +- 0.1 (star). The ratios use CPU time: these rows are
     single-threaded, and CPU time does not count the moments other tenants of the VM held
     the CPU, which real time does.
@@ -46,8 +47,12 @@ TIMING_FLAGS = ["--benchmark_repetitions=5", "--benchmark_enable_random_interlea
                 "--benchmark_report_aggregates_only=true", "--benchmark_min_time=0.1"]
 
 # (numerator row, denominator row, limit): numerator/denominator must stay <= limit.
+# The floor rows (harness/bench/floor_*.S) are references, not backends: asm-nofpu must stay
+# within 1.1x of switch/floor and asm within 1.05x of switch/floor-fp.
 SWITCH_RATIOS = [("switch/asm", "switch/fcontext", 1.3),
-                 ("switch/asm-nofpu", "switch/fcontext", 1.1)]
+                 ("switch/asm-nofpu", "switch/fcontext", 1.1),
+                 ("switch/asm-nofpu", "switch/floor", 1.1),
+                 ("switch/asm", "switch/floor-fp", 1.05)]
 RING_OVER_STAR = 0.85
 TIME = "cpu_time"
 

@@ -68,6 +68,8 @@ def switch_cost(run, fig):
         return ""
     items = [("call (noinline)", "call/noinline", "0.55")]
     items += [(f"switch: {b}", f"switch/{b}", run.color("switch", b)) for b in D.backends(run)]
+    items += [(f"reference: switch/{f} (not ABI-complete)", f"switch/{f}", "0.75")
+              for f in D.FLOOR_OF.values() if f"switch/{f}" in rows]
     items += [("syscall getppid", "syscall/getppid", "0.3")]
     for kind in ("thread", "process"):
         for where in ("same_cpu", "cross_cpu"):

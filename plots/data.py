@@ -12,6 +12,9 @@ EXPERIMENTS = ["suite", "switch", "icount", "props", "engines", "scale", "sweep"
 PALETTE = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown",
            "tab:pink", "tab:olive", "tab:cyan", "tab:gray"]
 MARKER_CYCLE = ["o", "s", "^", "D", "v", "P", "X", "<", ">", "*"]
+# switch/<name> rows that are references, not backends (harness/bench/floor_*.S): the least
+# a switch can do, each beside the backend it bounds. Never counted as a backend.
+FLOOR_OF = {"asm-nofpu": "floor", "asm": "floor-fp"}
 
 
 class Run:
@@ -162,9 +165,11 @@ def runs_of(doc, value, **match):
 
 
 def backends(run):
-    """The backends with a switch/<backend> row in the run's switch.json, in declared order."""
+    """The backends with a switch/<backend> row in the run's switch.json, in declared order
+    (the reference floor rows are not backends)."""
     rows = bench_rows(run.get("switch"))
-    return run.order("switch", {n.split("/", 1)[1] for n in rows if n.startswith("switch/")})
+    found = {n.split("/", 1)[1] for n in rows if n.startswith("switch/")}
+    return run.order("switch", found - set(FLOOR_OF.values()))
 
 
 def sched_series(rows):

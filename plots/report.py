@@ -249,6 +249,12 @@ def verdict_c5(run):
     fastest = min(sw, key=sw.get)
     lines = ["- ns per switch: " + ", ".join(f"{b} {t:.3g}" for b, t in sw.items()),
              f"- fastest: {fastest} {sw[fastest]:.3g} ns; call {call:.3g} ns"]
+    floors = [f"{b}/{f} {sw[b] / D.ns(rows[f'switch/{f}']):.2f}"
+              for b, f in D.FLOOR_OF.items() if b in sw and D.ns(rows.get(f"switch/{f}"))]
+    if floors:
+        lines.append("- against the reference floor (the six callee-saved registers pushed, an "
+                     "indirect jmp; floor-fp also MXCSR and x87 CW; not ABI-complete): "
+                     + ", ".join(floors))
     ok = [25 <= sw[fastest] <= 100, 1 <= call <= 4]
     lines.append(f"- the switch figure {'matches' if ok[0] else 'does not match'}: the fastest "
                  f"switch is {50 / sw[fastest]:.3g}x {'below' if sw[fastest] < 50 else 'above'} "

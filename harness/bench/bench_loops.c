@@ -3,6 +3,7 @@
 #include "switch_backends.h"
 
 #include <errno.h>
+#include <stdint.h>
 
 __attribute__((noipa)) static void empty_function(void)
 {
@@ -92,6 +93,96 @@ void bl_pair_fini(bl_pair *p)
     sw_jump(&p->self, &p->peer); /* the peer's entry returns; the link rule brings us back */
     sw_stack_free(&p->stack);
 }
+
+/* ---- switch/floor ---------------------------------------------------------------------- */
+
+#if defined(SWITCHYARD_HAVE_ASM) && !defined(SWITCHYARD_ASAN)
+void bl_floor_jump(void **save_sp, void *const *load_sp);
+void bl_floor_fp_jump(void **save_sp, void *const *load_sp);
+void bl__floor_entry(void);
+
+/* Two copies of the loop, so each calls its switch directly. */
+static void floor_loop(bl_floor *f, long n)
+{
+    for (long i = 0; i < n; i++)
+        bl_floor_jump(&f->self_sp, &f->peer_sp);
+}
+
+static void floor_fp_loop(bl_floor *f, long n)
+{
+    for (long i = 0; i < n; i++)
+        bl_floor_fp_jump(&f->self_sp, &f->peer_sp);
+}
+
+/* The peer's whole life: bounce back until stopped, then leave for good (its stack is simply
+ * unmapped afterwards: the floor has no link rule). */
+static void __attribute__((noreturn)) floor_peer(bl_floor *f)
+{
+    void (*jump)(void **, void *const *) = f->fp ? bl_floor_fp_jump : bl_floor_jump;
+    while (!f->stop)
+        jump(&f->peer_sp, &f->self_sp);
+    jump(&f->peer_sp, &f->self_sp);
+    __builtin_unreachable();
+}
+
+int bl_floor_init(bl_floor *f, bool fp)
+{
+    if (sw_stack_alloc(&f->stack, 64 * 1024) != 0) return -1;
+    f->fp = fp;
+    f->stop = false;
+    /* The frame the switch pops (see the .S): [FP word,] r15, r14, r13, r12, rbp = argument,
+     * rbx = entry function, return address = bl__floor_entry, ending at the 16-byte-aligned
+     * top, so bl__floor_entry starts with rsp 16-byte aligned and calls like any function. */
+    uintptr_t top = ((uintptr_t)f->stack.base + f->stack.size) & ~(uintptr_t)15;
+    void **frame = (void **)top - (fp ? 8 : 7);
+    void **w = frame;
+    if (fp) {
+        uint32_t mxcsr;
+        uint16_t cw;
+        __asm__ volatile("stmxcsr %0\n\tfnstcw %1" : "=m"(mxcsr), "=m"(cw));
+        uint64_t word = mxcsr | (uint64_t)cw << 32;
+        __builtin_memcpy(w++, &word, sizeof word);
+    }
+    for (int i = 0; i < 4; i++)
+        *w++ = NULL;                      /* r15-r12 */
+    *w++ = f;                             /* rbp: the argument */
+    *w++ = (void *)(uintptr_t)floor_peer; /* rbx: the entry */
+    *w++ = (void *)(uintptr_t)bl__floor_entry;
+    f->peer_sp = frame;
+    bl_floor_run(f, 1); /* the peer starts and comes straight back */
+    return 0;
+}
+
+void bl_floor_run(bl_floor *f, long round_trips)
+{
+    if (f->fp)
+        floor_fp_loop(f, round_trips);
+    else
+        floor_loop(f, round_trips);
+}
+
+void bl_floor_fini(bl_floor *f)
+{
+    f->stop = true;
+    bl_floor_run(f, 1);
+    sw_stack_free(&f->stack);
+}
+#else
+int bl_floor_init(bl_floor *f, bool fp)
+{
+    (void)f, (void)fp;
+    errno = ENOTSUP; /* x86_64 only; ASan must hear of every stack switch, and this one is mute */
+    return -1;
+}
+void bl_floor_run(bl_floor *f, long round_trips)
+{
+    (void)f, (void)round_trips;
+}
+void bl_floor_fini(bl_floor *f)
+{
+    (void)f;
+}
+#endif
 
 /* ---- create ---------------------------------------------------------------------------- */
 

@@ -43,6 +43,27 @@ static inline void bl_pair_run(bl_pair *p, long round_trips)
 /* Let the peer's entry return (to self, by the link rule) and unmap its stack. */
 void bl_pair_fini(bl_pair *p);
 
+/* ---- switch/floor, switch/floor-fp: the reference rows, not backends --------------------- */
+
+/*
+ * The cheapest switch that keeps the six callee-saved registers (floor_x86_64_sysv_elf_gas.S):
+ * pushes them on its own stack and resumes with an indirect jmp; floor-fp also keeps MXCSR and
+ * the x87 control word. Not ABI-complete (no ASan or Valgrind annotations, no link rule) and
+ * never used by fibers: it only shows, beside the backends, where the floor lies.
+ */
+typedef struct bl_floor {
+    void *self_sp, *peer_sp;
+    sw_stack stack;
+    bool fp;
+    volatile bool stop;
+} bl_floor;
+
+/* 0, or -1/errno (ENOTSUP where there is no floor switch: not x86_64, or an ASan build). */
+int bl_floor_init(bl_floor *f, bool fp);
+/* round_trips x (self -> peer -> self): 2 x round_trips switches. */
+void bl_floor_run(bl_floor *f, long round_trips);
+void bl_floor_fini(bl_floor *f);
+
 /* ---- create/<backend>: make a context on a reused stack, enter it, let it finish --------- */
 
 typedef struct bl_create {

@@ -61,6 +61,20 @@ void BM_switch(benchmark::State &state, const sw_backend *b)
     bl_pair_fini(&p);
 }
 
+// The reference floor (bench_loops.h): not a backend, shown beside them.
+void BM_floor(benchmark::State &state, bool fp)
+{
+    bl_floor f;
+    if (bl_floor_init(&f, fp) != 0) {
+        state.SkipWithError(("not run: " + std::string(strerror(errno))).c_str());
+        return;
+    }
+    state.SetLabel("reference: not ABI-complete, never used by fibers");
+    while (state.KeepRunningBatch(2 * kChunk))
+        bl_floor_run(&f, kChunk);
+    bl_floor_fini(&f);
+}
+
 void BM_create(benchmark::State &state, const sw_backend *b)
 {
     constexpr long kCreates = 64;
@@ -338,6 +352,8 @@ void register_rows()
         const sw_backend *b = sw_backend_at(i);
         benchmark::RegisterBenchmark(("switch/" + std::string(b->name)).c_str(), BM_switch, b);
     }
+    benchmark::RegisterBenchmark("switch/floor", BM_floor, false);
+    benchmark::RegisterBenchmark("switch/floor-fp", BM_floor, true);
     for (size_t i = 0; i < sw_backend_count(); i++) {
         const sw_backend *b = sw_backend_at(i);
         benchmark::RegisterBenchmark(("create/" + std::string(b->name)).c_str(), BM_create, b);

@@ -19,10 +19,11 @@ def bench(name, ns, **counters):
 
 
 def switch(switch_ns=None, call=1.4, syscall=200.0, ring_factor=0.5, fibers=(2, 16),
-           ctl_growth=1.2):
+           ctl_growth=1.2, floors=None):
     switch_ns = switch_ns or {"asm": 5.0, "fcontext": 6.0, "setjmp": 17.0, "ucontext": 280.0}
     rows = [bench("call/noinline", call), bench("syscall/getppid", syscall)]
     rows += [bench(f"switch/{b}", t) for b, t in switch_ns.items()]
+    rows += [bench(f"switch/{f}", t) for f, t in (floors or {}).items()]
     for b, t in switch_ns.items():
         for f in fibers:
             rows.append(bench(f"sched/star/{b}/fibers:{f}", 2.2 * t, fibers=f,

@@ -96,6 +96,13 @@ class Verdicts(unittest.TestCase):
         self.assertEqual(self.verdict(R.verdict_c5), R.PARTLY)  # 5 ns switch, 1.4 ns call
         self.assertEqual(self.verdict(R.verdict_c5, switch=S.switch({"asm": 4.0}, call=10.0)),
                          R.NOT)
+        # The floor rows are references: never the fastest backend, always shown as a ratio.
+        sw = S.switch({"asm": 40.0}, call=2.0, floors={"floor-fp": 0.5, "floor": 0.4})
+        run = self.run_with(switch=sw)
+        res = R.verdict_c5(run)
+        self.assertEqual(res["verdict"], R.HOLDS)
+        self.assertIn("asm/floor-fp 80.00", "\n".join(res["measured"]))
+        self.assertNotIn("floor", D.backends(run))
 
     def test_c6(self):
         collapse = {1: 1000, 4: 5000, 100: 4600, 500: 1700}
