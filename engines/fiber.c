@@ -5,31 +5,58 @@
 #include "switch_backends.h"
 
 #include <errno.h>
-#include <setjmp.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { DEFAULT_STACK = 64 * 1024 };
+#ifdef SWITCHYARD_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+#ifdef SWITCHYARD_HAVE_VALGRIND_H
+#include <valgrind/memcheck.h>
+#endif
+
+enum { DEFAULT_STACK = 64 * 1024, DEFAULT_SHARED_STACK = 256 * 1024, MAX_SHARED_STACKS = 1024 };
 
 /* A fiber is RUNNABLE while queued or running, PARKED while it waits for fb_wake, DONE once
  * its function returned (or it called fb_exit). Running needs no state of its own. */
 enum fb_state { FB_RUNNABLE, FB_PARKED, FB_DONE };
 
+/* Which backend's jump the runtime calls directly; TABLE means through the ops table. */
+enum fb_kind { K_TABLE, K_ASM, K_ASM_NOFPU, K_FCONTEXT, K_SETJMP, K_UCONTEXT, K_COPY };
+
+/* A shared stack of copy mode, and the fiber whose frames it holds now (NULL: nobody's). */
+typedef struct shared_stack {
+    sw_stack stack;
+    fiber *owner;
+} shared_stack;
+
+/*
+ * The record. Its sw_ctx comes last and is allocated only as large as the backend needs
+ * (sw_ctx_size: 72 bytes of header plus 64 for asm, 936 more for ucontext), so that an idle
+ * fiber in copy mode costs a few hundred bytes. The fields a hop touches sit just before it.
+ */
 struct fiber {
-    fiber *next; /* run queue, or the runtime's free list of records */
-    enum fb_state state;
-    bool joinable, joined;
-    fb_runtime *rt;
-    sw_ctx ctx; /* ctx.sp shares the first cache line with next and state */
+    _Alignas(16) unsigned char wait_area[FB_WAIT_AREA]; /* fb_wait_area */
     void (*fn)(void *);
     void *arg;
     void *wait_slot;
     fiber *joiner;              /* the fiber parked in fb_join on this one */
-    sigjmp_buf *exit_to;        /* where fb_exit unwinds to, on this fiber's own stack */
+    void **exit_to;             /* __builtin_setjmp buffer of fiber_main, on the fiber's stack */
     fiber *prev_all, *next_all; /* every record the runtime owns, for fb_runtime_free */
-    sw_stack stack;
+    sw_stack stack;             /* guarded mode */
+    /* Copy mode: the live part while evicted ([save_sp, save_sp + save_len) on ss). */
+    char *save;
+    char *save_sp;
+    uint32_t save_len, save_cap;
+    shared_stack *ss; /* copy mode: the stack this fiber runs on; NULL when guarded */
+    fiber *next;      /* run queue, or the runtime's free list of records */
+    enum fb_state state;
+    bool joinable, joined;
+    bool unmade; /* copy mode: ctx is made on the shared stack when first restored */
+    fb_runtime *rt;
+    sw_ctx ctx; /* last: only sw_ctx_size(backend) bytes of it are allocated */
 };
 
 struct fb_runtime {
@@ -38,7 +65,9 @@ struct fb_runtime {
     fiber *head, *tail;
     size_t runnable;   /* fibers in the run queue */
     int64_t pass_left; /* hops until the scheduler polls again (see fb_run) */
-    enum sw_kind kind; /* which backend's jump switch_to calls directly */
+    fiber *handoff;    /* ring hop to a fiber of the same shared stack: the scheduler resumes it */
+    enum fb_kind kind; /* K_COPY in copy mode: every switch takes copy_jump */
+    enum fb_kind jump_kind; /* the backend's own kind, which copy_jump dispatches on */
     fb_policy policy;
     fb_stats stats;
     sw_ctx sched; /* the thread's own context, where fb_run's loop runs */
@@ -47,19 +76,23 @@ struct fb_runtime {
     fb__pool pool;
     fiber *free_records;
     fiber *all;
+    size_t record_size;
+    shared_stack *shared; /* copy mode: `nshared` stacks; NULL when guarded */
+    unsigned nshared;
+    fb_stack_mode stack_mode;
 };
 
 static __thread fb_runtime *tls_rt;
 
 /*
- * Every switch the runtime makes goes through here, and from here through the switch layer's
- * one jump site (sw_jump_direct): the backend is known only at run time, so the compiled-in
- * backends are called directly behind a chain of compares on rt->kind that the branch
- * predictor learns at once.
+ * Every switch the runtime makes goes through here. The backend is known only at run time;
+ * the compiled-in backends are called directly behind a chain of compares on rt->kind that
+ * the branch predictor learns at once. ASan builds always take sw_jump, which carries the
+ * fiber annotations ASan needs.
  *
  * Code generation (engines/CMakeLists.txt builds this file with two flags, both measured on
  * the 2-core EPYC VM, ring/asm-nofpu at 16 fibers, interleaved runs):
- *  - -fno-jump-tables keeps the dispatch as compares and direct calls instead of an
+ *  - -fno-jump-tables keeps the switch below as compares and direct calls instead of an
  *    indirect jump. Against a jump table and against an indirect call through the ops table
  *    it ran within noise (best of 24: 5.76, 5.85, 5.87 ns per hop); the indirect call even
  *    saves about 6 instructions, but direct calls are the project's rule for timed paths.
@@ -68,10 +101,72 @@ static __thread fb_runtime *tls_rt;
  *    loads those fields back as 8-byte words, and that cost a quarter of the hop (median
  *    5.23 -> 4.26 ns, star unchanged at 8.4 ns, same instruction count).
  */
+static void copy_jump(fb_runtime *rt, sw_ctx *from, sw_ctx *to);
+
+/*
+ * The backend's jump, called directly for the compiled-in backends. K_COPY (copy mode) is
+ * tested last, in the branch that no compiled-in backend reaches, so guarded runtimes pay
+ * nothing for the copy-stack hook; copy_jump comes back here with the backend's own kind.
+ */
+static inline void direct_jump(fb_runtime *rt, enum fb_kind kind, sw_ctx *from, sw_ctx *to)
+{
+#ifdef SWITCHYARD_ASAN
+    if (kind == K_COPY)
+        copy_jump(rt, from, to);
+    else
+        sw_jump(from, to);
+#else
+    switch (kind) {
+#ifdef SWITCHYARD_HAVE_ASM
+    case K_ASM_NOFPU:
+        sw_asm_nofpu_jump(from, to);
+        return;
+    case K_ASM:
+        sw_asm_jump(from, to);
+        return;
+#endif
+#ifdef SWITCHYARD_HAVE_FCONTEXT
+    case K_FCONTEXT:
+        sw_fcontext_jump(from, to);
+        return;
+#endif
+#ifdef SWITCHYARD_HAVE_SETJMP
+    case K_SETJMP:
+        sw_setjmp_jump(from, to);
+        return;
+#endif
+    case K_UCONTEXT:
+        sw_ucontext_jump(from, to);
+        return;
+    default:
+        if (kind == K_COPY)
+            copy_jump(rt, from, to);
+        else
+            rt->backend->jump(from, to);
+    }
+#endif
+}
+
+/* The one jump site: every switch the runtime makes goes through here, copy stacks too. */
 static inline void switch_to(fb_runtime *rt, sw_ctx *from, sw_ctx *to)
 {
     rt->stats.switches++;
-    sw_jump_direct(rt->kind, &rt->backend, from, to);
+    direct_jump(rt, rt->kind, from, to);
+}
+
+static enum fb_kind kind_of(const sw_backend *b)
+{
+#ifdef SWITCHYARD_HAVE_ASM
+    if (b == &sw_backend_asm) return K_ASM;
+    if (b == &sw_backend_asm_nofpu) return K_ASM_NOFPU;
+#endif
+#ifdef SWITCHYARD_HAVE_FCONTEXT
+    if (b == &sw_backend_fcontext) return K_FCONTEXT;
+#endif
+#ifdef SWITCHYARD_HAVE_SETJMP
+    if (b == &sw_backend_setjmp) return K_SETJMP;
+#endif
+    return b == &sw_backend_ucontext ? K_UCONTEXT : K_TABLE;
 }
 
 /* ---- the run queue: an intrusive FIFO through fiber.next ------------------------------ */
@@ -97,6 +192,104 @@ static inline fiber *rq_pop(fb_runtime *rt)
         rt->runnable--;
     }
     return f;
+}
+
+/* ---- copy stacks: evict the owner, bring the next fiber's frames back ------------------- */
+
+static void fiber_main(void *arg);
+
+static void __attribute__((noinline, noreturn)) copy_failed(const char *what)
+{
+    fprintf(stderr, "fiber: copy stack: %s\n", what);
+    abort();
+}
+
+/* Copy a suspended owner's live part into its save buffer (grown as needed, 64-byte steps). */
+static void save_live_part(fb_runtime *rt, fiber *f)
+{
+    char *sp = sw_live_sp(&f->ctx);
+    char *top = (char *)f->ss->stack.base + f->ss->stack.size;
+    if (!sp || sp < (char *)f->ss->stack.base || sp >= top) copy_failed("no live stack pointer");
+    uint32_t n = (uint32_t)(top - sp);
+    if (n > f->save_cap) {
+        uint32_t cap = (n + 63) & ~63u;
+        char *grown = realloc(f->save, cap);
+        if (!grown) copy_failed("out of memory for a save buffer");
+        rt->stats.save_bytes += cap - f->save_cap;
+        f->save = grown;
+        f->save_cap = cap;
+    }
+    sw_stack_copy(f->save, sp, n);
+    f->save_sp = sp;
+    f->save_len = n;
+    rt->stats.stack_saves++;
+    rt->stats.bytes_saved += n;
+}
+
+/*
+ * Give `to` its shared stack: evict the fiber whose frames are there (its stack pointer is
+ * saved: it is suspended), then copy `to`'s frames back, or make its context there if it
+ * never ran. The caller runs on another stack: the scheduler's, or a fiber's on another
+ * shared stack. The save buffer is kept for the next eviction (it only grows).
+ */
+static void __attribute__((noinline)) claim_stack(fb_runtime *rt, fiber *to)
+{
+    shared_stack *ss = to->ss;
+    if (ss->owner) save_live_part(rt, ss->owner);
+    if (to->unmade) {
+        if (sw_make(&to->ctx, rt->backend, &ss->stack, fiber_main, to, &rt->sched) != 0)
+            copy_failed("sw_make on the shared stack failed");
+        to->unmade = false;
+    } else {
+#ifdef SWITCHYARD_HAVE_VALGRIND_H
+        /* memcheck may hold the bytes below the restored stack pointer as no-access (they
+         * were released when another fiber's frames unwound there), and the restored fiber's
+         * next call pushes into them. A no-op outside Valgrind. */
+        VALGRIND_MAKE_MEM_UNDEFINED(ss->stack.base, (size_t)(to->save_sp - (char *)ss->stack.base));
+#endif
+        sw_stack_copy(to->save_sp, to->save, to->save_len);
+        rt->stats.stack_restores++;
+        rt->stats.bytes_restored += to->save_len;
+    }
+    ss->owner = to;
+}
+
+static inline fiber *fiber_of(sw_ctx *ctx)
+{
+    return (fiber *)((char *)ctx - offsetof(fiber, ctx));
+}
+
+/*
+ * The copy-stack hook of switch_to. Before resuming a fiber whose frames are not on its
+ * shared stack, evict the owner and restore them (claim_stack). That copy cannot run on the
+ * stack it overwrites: when the running fiber is itself the owner (a ring hop between two
+ * fibers of one stack), the hop goes to the scheduler context instead, which claims the stack
+ * for the target and resumes it (a handoff: one more switch). The scheduler is suspended here
+ * whenever it resumed someone, so it is here that it finds the handoff when it wakes.
+ */
+static void __attribute__((noinline)) copy_jump(fb_runtime *rt, sw_ctx *from, sw_ctx *to)
+{
+    if (to != &rt->sched) {
+        fiber *f = fiber_of(to);
+        if (f->ss->owner != f) {
+            if (from != &rt->sched && fiber_of(from)->ss == f->ss) {
+                rt->handoff = f;
+                rt->stats.handoffs++;
+                to = &rt->sched;
+            } else {
+                claim_stack(rt, f);
+            }
+        }
+    }
+    direct_jump(rt, rt->jump_kind, from, to);
+    if (from != &rt->sched) return;
+    fiber *f;
+    while ((f = rt->handoff)) { /* a fiber handed a ring hop to us: rt->current is f already */
+        rt->handoff = NULL;
+        claim_stack(rt, f);
+        rt->stats.switches++;
+        direct_jump(rt, rt->jump_kind, &rt->sched, &f->ctx);
+    }
 }
 
 /* ---- giving up the CPU ----------------------------------------------------------------- */
@@ -167,8 +360,14 @@ void fb_wake(fiber *f)
 
 void fb_exit(void)
 {
-    /* Unwind to fiber_main so the fiber ends the one way every fiber ends: by returning. */
-    siglongjmp(*running_fiber(tls_rt, "fb_exit")->exit_to, 1);
+    /* Unwind to fiber_main so the fiber ends the one way every fiber ends: by returning. The
+     * builtin jump buffer is 5 words where a sigjmp_buf is 200 bytes, and it sits in every
+     * fiber's live part (copied at each eviction in copy mode). */
+    void **to = running_fiber(tls_rt, "fb_exit")->exit_to;
+#ifdef SWITCHYARD_ASAN
+    __asan_handle_no_return(); /* the frames unwound past must not stay poisoned */
+#endif
+    __builtin_longjmp(to, 1);
 }
 
 fiber *fb_self(void)
@@ -181,6 +380,11 @@ void **fb_wait_slot(fiber *f)
     return &f->wait_slot;
 }
 
+void *fb_wait_area(fiber *f)
+{
+    return f->wait_area;
+}
+
 /* ---- records --------------------------------------------------------------------------- */
 
 static fiber *record_new(fb_runtime *rt)
@@ -188,7 +392,7 @@ static fiber *record_new(fb_runtime *rt)
     fiber *f = rt->free_records;
     if (f)
         rt->free_records = f->next;
-    else if (!(f = malloc(sizeof *f)))
+    else if (!(f = malloc(rt->record_size)))
         return NULL;
     f->prev_all = NULL;
     f->next_all = rt->all;
@@ -213,9 +417,9 @@ static void record_free(fb_runtime *rt, fiber *f)
 static void fiber_main(void *arg)
 {
     fiber *f = arg;
-    sigjmp_buf exit_to;
-    f->exit_to = &exit_to;
-    if (sigsetjmp(exit_to, 0) == 0) f->fn(f->arg);
+    void *exit_to[5];
+    f->exit_to = exit_to;
+    if (__builtin_setjmp(exit_to) == 0) f->fn(f->arg);
     f->state = FB_DONE;
     f->rt->stats.switches++; /* the link jump that follows */
 }
@@ -228,17 +432,30 @@ static fiber *spawn(fb_runtime *rt, void (*fn)(void *), void *arg, bool joinable
     }
     fiber *f = record_new(rt);
     if (!f) return NULL;
-    if (fb__pool_get(&rt->pool, &f->stack) != 0) {
-        record_free(rt, f);
-        errno = EAGAIN;
-        return NULL;
-    }
-    if (sw_make(&f->ctx, rt->backend, &f->stack, fiber_main, f, &rt->sched) != 0) {
-        int saved = errno;
-        fb__pool_put(&rt->pool, &f->stack);
-        record_free(rt, f);
-        errno = saved;
-        return NULL;
+    f->save = f->save_sp = NULL;
+    f->save_len = f->save_cap = 0;
+    memset(&f->stack, 0, sizeof f->stack);
+    if (rt->shared) {
+        /* The context is made on the shared stack when the fiber first runs (claim_stack):
+         * making it now would overwrite the frames of the fiber running there. */
+        f->ss = &rt->shared[rt->stats.spawned % rt->nshared];
+        f->unmade = true;
+        f->ctx.state = SW_FRESH;
+    } else {
+        f->ss = NULL;
+        f->unmade = false;
+        if (fb__pool_get(&rt->pool, &f->stack) != 0) {
+            record_free(rt, f);
+            errno = EAGAIN;
+            return NULL;
+        }
+        if (sw_make(&f->ctx, rt->backend, &f->stack, fiber_main, f, &rt->sched) != 0) {
+            int saved = errno;
+            fb__pool_put(&rt->pool, &f->stack);
+            record_free(rt, f);
+            errno = saved;
+            return NULL;
+        }
     }
     f->rt = rt;
     f->fn = fn;
@@ -280,10 +497,24 @@ int fb_join(fiber *f)
 }
 
 /* Called in the scheduler context, off the finished fiber's stack, so the stack can go. */
+static void release_stack(fb_runtime *rt, fiber *f)
+{
+    if (f->ss) {
+        if (f->ss->owner == f) f->ss->owner = NULL; /* its frames are dead: nothing to save */
+        rt->stats.save_bytes -= f->save_cap;
+        free(f->save);
+        f->save = NULL;
+        f->save_cap = f->save_len = 0;
+        f->ss = NULL;
+    } else if (f->stack.map) {
+        fb__pool_put(&rt->pool, &f->stack);
+        memset(&f->stack, 0, sizeof f->stack);
+    }
+}
+
 static void reap(fb_runtime *rt, fiber *f)
 {
-    fb__pool_put(&rt->pool, &f->stack);
-    memset(&f->stack, 0, sizeof f->stack);
+    release_stack(rt, f);
     rt->stats.finished++;
     rt->stats.live--;
     if (f->joiner)
@@ -348,12 +579,35 @@ int fb_run(fb_runtime *rt)
 
 /* ---- the runtime ----------------------------------------------------------------------- */
 
+/* Map the K shared stacks of copy mode. 0, or -1 with errno. */
+static int map_shared_stacks(fb_runtime *rt, unsigned k, size_t size)
+{
+    rt->shared = calloc(k, sizeof *rt->shared);
+    if (!rt->shared) return -1;
+    rt->nshared = k;
+    for (unsigned i = 0; i < k; i++) {
+        if (sw_stack_alloc(&rt->shared[i].stack, size) != 0) return -1;
+        rt->stats.stack_maps++;
+    }
+    return 0;
+}
+
 fb_runtime *fb_runtime_new(const fb_config *cfg)
 {
-    size_t stack = cfg && cfg->stack_size ? cfg->stack_size : DEFAULT_STACK;
+    bool copy = cfg && cfg->stack_mode == FB_STACK_COPY;
+    size_t stack = cfg && cfg->stack_size ? cfg->stack_size
+                   : copy                 ? DEFAULT_SHARED_STACK
+                                          : DEFAULT_STACK;
+    unsigned k = cfg && cfg->shared_stacks ? cfg->shared_stacks : 1;
     if (!cfg || !cfg->backend || (cfg->policy != FB_STAR && cfg->policy != FB_RING) ||
-        (cfg->poller.poll && !cfg->poller.pending) || stack < SW_STACK_MIN) {
+        (cfg->poller.poll && !cfg->poller.pending) || stack < SW_STACK_MIN ||
+        (cfg->stack_mode != FB_STACK_GUARDED && !copy) || k > MAX_SHARED_STACKS ||
+        (!copy && cfg->shared_stacks)) {
         errno = EINVAL;
+        return NULL;
+    }
+    if (copy && !cfg->backend->props.copy_stack) {
+        errno = ENOTSUP; /* the backend cannot say where a suspended stack's live part starts */
         return NULL;
     }
     if (tls_rt) {
@@ -370,11 +624,20 @@ fb_runtime *fb_runtime_new(const fb_config *cfg)
         return NULL;
     }
     rt->backend = cfg->backend;
-    rt->kind = sw_kind_of(cfg->backend);
+    rt->jump_kind = kind_of(cfg->backend);
+    rt->kind = copy ? K_COPY : rt->jump_kind;
     rt->policy = cfg->policy;
     rt->poller = cfg->poller;
     rt->pass_left = cfg->poller.poll ? 1 : INT64_MAX;
+    rt->stack_mode = cfg->stack_mode;
+    rt->record_size = offsetof(fiber, ctx) + sw_ctx_size(cfg->backend);
     fb__pool_init(&rt->pool, stack);
+    if (copy && map_shared_stacks(rt, k, stack) != 0) {
+        int saved = errno;
+        fb_runtime_free(rt); /* tls_rt is not set yet */
+        errno = saved;
+        return NULL;
+    }
     tls_rt = rt;
     return rt;
 }
@@ -385,6 +648,7 @@ void fb_runtime_free(fb_runtime *rt)
     while (rt->all) {
         fiber *f = rt->all;
         if (f->stack.map) sw_stack_free(&f->stack); /* never finished: discarded */
+        free(f->save);
         record_free(rt, f);
     }
     while (rt->free_records) {
@@ -393,6 +657,9 @@ void fb_runtime_free(fb_runtime *rt)
         free(f);
     }
     fb__pool_drain(&rt->pool);
+    for (unsigned i = 0; rt->shared && i < rt->nshared; i++)
+        if (rt->shared[i].stack.map) sw_stack_free(&rt->shared[i].stack);
+    free(rt->shared);
     if (tls_rt == rt) tls_rt = NULL;
     free(rt);
 }
@@ -405,9 +672,36 @@ fb_runtime *fb_current_runtime(void)
 void fb_get_stats(const fb_runtime *rt, fb_stats *out)
 {
     *out = rt->stats;
-    out->stacks_mapped = rt->pool.mapped;
+    out->stacks_mapped = rt->pool.mapped + rt->nshared;
     out->stacks_cached = rt->pool.count;
-    out->stack_maps = rt->pool.maps;
+    out->stack_maps = rt->pool.maps + rt->stats.stack_maps;
+}
+
+const char *fb_stack_mode_name(fb_stack_mode m)
+{
+    return m == FB_STACK_GUARDED ? "guarded" : m == FB_STACK_COPY ? "copy" : "?";
+}
+
+int fb_stack_mode_parse(const char *text, fb_stack_mode *mode, unsigned *shared_stacks)
+{
+    if (text && strcmp(text, "guarded") == 0) {
+        *mode = FB_STACK_GUARDED;
+        *shared_stacks = 0;
+        return 0;
+    }
+    if (!text || strncmp(text, "copy", 4) != 0) return -1;
+    unsigned long k = 1;
+    if (text[4] == ':') {
+        char *end;
+        if (text[5] < '0' || text[5] > '9') return -1;
+        k = strtoul(text + 5, &end, 10);
+        if (*end || k < 1 || k > MAX_SHARED_STACKS) return -1;
+    } else if (text[4]) {
+        return -1;
+    }
+    *mode = FB_STACK_COPY;
+    *shared_stacks = (unsigned)k;
+    return 0;
 }
 
 const char *fb_policy_name(fb_policy p)

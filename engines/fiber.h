@@ -17,7 +17,8 @@ extern "C" {
  *
  * Fibers run in FIFO order: the run queue is intrusive (no allocation to enqueue), a yielding
  * fiber goes to its tail, a woken one too. Stacks are guarded (switch layer) and recycled
- * through a per-runtime free list, so spawning maps a new stack only when none is cached.
+ * through a per-runtime free list, so spawning maps a new stack only when none is cached;
+ * or, in copy mode, a few stacks are shared by all fibers (see fb_stack_mode).
  *
  * Scheduling policies:
  *   FB_STAR  every hop goes fiber -> scheduler context -> next fiber (two switches per hop),
@@ -26,6 +27,32 @@ extern "C" {
  *            switch per hop); the scheduler context runs only when nothing is ready, to poll.
  */
 typedef enum fb_policy { FB_STAR, FB_RING } fb_policy;
+
+/*
+ * Stack modes:
+ *   FB_STACK_GUARDED  every fiber has its own guarded stack (two memory maps each, so
+ *                     vm.max_map_count bounds the fibers alive at once near 32K here);
+ *   FB_STACK_COPY     the fibers share K guarded stacks (fiber i runs on stack i mod K).
+ *                     When a fiber is to run on a stack that holds another fiber's frames,
+ *                     that fiber's live part (its saved stack pointer up to the top) is first
+ *                     copied into its own save buffer, grown as needed, and the new fiber's
+ *                     part copied back in; a fiber whose frames are still on its stack resumes
+ *                     without any copy. The memory per fiber is its record and its live part.
+ *                     Needs a backend with props.copy_stack (not setjmp). In ring mode a hop
+ *                     between two fibers of one stack goes through the scheduler context (the
+ *                     copy cannot run on the stack it overwrites): two switches instead of one.
+ *
+ * THE ALIASING HAZARD OF COPY MODE (libco's shared-stack caveat, seed 004). The fibers of one
+ * shared stack run at the same addresses. A pointer to a fiber's stack local is valid only
+ * while that fiber runs: once another fiber of the same stack has run, the address holds
+ * that fiber's data, and the pointer reads and writes it silently. So in copy mode never hand
+ * another fiber (or an IO wait that outlives a switch: a buffer read into by a poller, a
+ * queue entry) the address of a stack variable; keep such data in memory of its own
+ * (malloc, the fiber's argument). A guarded-mode program that passes stack addresses between
+ * fibers is correct there and breaks in copy mode. engines/tests (case alias) demonstrates
+ * both outcomes; the fiber echo server keeps its per-connection buffers on the heap.
+ */
+typedef enum fb_stack_mode { FB_STACK_GUARDED, FB_STACK_COPY } fb_stack_mode;
 
 typedef struct fiber fiber;
 typedef struct fb_runtime fb_runtime;
@@ -53,8 +80,11 @@ typedef struct fb_poller {
 typedef struct fb_config {
     const sw_backend *backend; /* switch backend (required) */
     fb_policy policy;
-    size_t stack_size; /* usable bytes per fiber stack; 0 = 64 KiB; at least SW_STACK_MIN */
+    size_t stack_size; /* usable bytes per fiber stack (copy mode: per shared stack);
+                          0 = 64 KiB (copy mode: 256 KiB); at least SW_STACK_MIN */
     fb_poller poller;  /* poll == NULL: no IO, fb_run returns when no fiber is runnable */
+    fb_stack_mode stack_mode;
+    unsigned shared_stacks; /* copy mode: K shared stacks, 0 = 1 */
 } fb_config;
 
 typedef struct fb_stats {
@@ -65,9 +95,15 @@ typedef struct fb_stats {
     size_t live;                         /* fibers spawned and not yet finished */
     size_t stacks_mapped, stacks_cached; /* now: mapped (in use + cached), cached */
     uint64_t stack_maps;                 /* sw_stack_alloc calls over the runtime's life */
+    /* Copy mode only (zero when guarded). */
+    uint64_t stack_saves, stack_restores; /* live parts copied out, copied back in */
+    uint64_t bytes_saved, bytes_restored; /* their bytes */
+    uint64_t handoffs;                    /* ring hops routed through the scheduler */
+    size_t save_bytes;                    /* now: bytes held in save buffers */
 } fb_stats;
 
-/* Create the calling thread's runtime. Returns NULL with errno on failure. */
+/* Create the calling thread's runtime. Returns NULL with errno on failure: EINVAL for a bad
+ * configuration, ENOTSUP for copy mode with a backend that cannot move stacks. */
 fb_runtime *fb_runtime_new(const fb_config *cfg);
 /* Free a runtime whose fb_run returned, with every stack and record; fibers that never
  * finished (parked forever, or never run) are discarded without being resumed. */
@@ -107,6 +143,9 @@ void **fb_wait_slot(fiber *f);
 
 void fb_get_stats(const fb_runtime *rt, fb_stats *out);
 const char *fb_policy_name(fb_policy p);
+const char *fb_stack_mode_name(fb_stack_mode m);
+/* Parse "guarded", "copy" or "copy:K" (1 <= K <= 1024); returns 0, or -1 for anything else. */
+int fb_stack_mode_parse(const char *text, fb_stack_mode *mode, unsigned *shared_stacks);
 /* Parse "star" or "ring"; returns 0, or -1 for anything else. */
 int fb_policy_parse(const char *name, fb_policy *out);
 

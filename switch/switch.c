@@ -68,7 +68,7 @@ int sw_init_self(sw_ctx *self, const sw_backend *b)
         errno = EINVAL;
         return -1;
     }
-    memset(self, 0, sizeof *self);
+    memset(self, 0, sw_ctx_size(b));
     self->backend = b;
     self->state = SW_ACTIVE;
     own_stack_bounds(self);
@@ -82,7 +82,7 @@ int sw_make(sw_ctx *ctx, const sw_backend *b, const sw_stack *st, sw_entry_fn en
         errno = EINVAL;
         return -1;
     }
-    memset(ctx, 0, sizeof *ctx);
+    memset(ctx, 0, sw_ctx_size(b));
     ctx->backend = b;
     ctx->entry = entry;
     ctx->arg = arg;
@@ -116,6 +116,12 @@ void sw_jump(sw_ctx *from, sw_ctx *to)
 #else
     to->backend->jump(from, to);
 #endif
+}
+
+void *sw_live_sp(const sw_ctx *ctx)
+{
+    if (!ctx || !ctx->backend || !ctx->backend->live_sp || ctx->state == SW_FINISHED) return NULL;
+    return ctx->backend->live_sp(ctx);
 }
 
 void sw__run(sw_ctx *ctx)

@@ -71,6 +71,8 @@ typedef struct sw_props {
     bool keeps_fp_control; /* MXCSR and the x87 control word are per context */
     bool switches_sigmask; /* each context has its own signal mask */
     bool enters_kernel;    /* at least one system call on every switch */
+    bool copy_stack;       /* sw_live_sp works: a suspended context's live stack can be moved
+                              out and back (the fiber runtime's copy-stack mode) */
 } sw_props;
 
 /* The operations table of one backend. Timed loops call a backend's functions directly
@@ -89,6 +91,12 @@ typedef struct sw_backend {
     /* Save the running context into `from` and resume `to`. Returns when someone jumps back
      * to `from`. */
     void (*jump)(sw_ctx *from, sw_ctx *to);
+    /* The lowest live address of a suspended context's stack (its saved stack pointer), or
+     * NULL where the backend cannot tell (then props.copy_stack is false). */
+    void *(*live_sp)(const sw_ctx *ctx);
+    /* Bytes of sw_ctx.priv the backend uses. A context of this backend may live in storage of
+     * only sw_ctx_size(b) bytes (the fiber runtime allocates its records that way). */
+    size_t priv_size;
 } sw_backend;
 
 /* ---- backends ------------------------------------------------------------------------ */
@@ -101,6 +109,12 @@ const sw_backend *sw_backend_find(const char *name);
 /* The compiled-in names, comma separated, for error messages. */
 const char *sw_backend_names(void);
 
+/* The bytes a context of backend b needs: sw_ctx up to the end of the backend's priv member. */
+static inline size_t sw_ctx_size(const sw_backend *b)
+{
+    return offsetof(sw_ctx, priv) + b->priv_size;
+}
+
 /* ---- contexts (checked, annotated for ASan; use these outside timed loops) ----------- */
 
 /* Make the calling thread's current execution a context of backend b. */
@@ -111,6 +125,20 @@ int sw_make(sw_ctx *ctx, const sw_backend *b, const sw_stack *st, sw_entry_fn en
             sw_ctx *link);
 /* Switch from the running context `from` to `to` (same backend). */
 void sw_jump(sw_ctx *from, sw_ctx *to);
+/*
+ * The live part of a context suspended by a jump (or fresh) is [sw_live_sp(ctx), top of its
+ * stack): everything above the saved stack pointer. Nothing below it is needed to resume, so
+ * a runtime may copy that range out, let another context use the stack, and copy it back to
+ * the same addresses before resuming (a copy or shared stack). Returns NULL when the backend
+ * cannot tell (props.copy_stack false: setjmp, whose jmp_buf holds a mangled stack pointer)
+ * or ctx is not suspended on a stack of its own.
+ */
+void *sw_live_sp(const sw_ctx *ctx);
+/* Copy n bytes between a stack's live part and a save buffer, in either direction, for a copy
+ * stack: a memcpy that also keeps the tools right. Under ASan the bytes carry no frame
+ * redzones afterwards (a restored frame layout differs from the evicted one); under Valgrind
+ * the destination is made addressable first (it may lie below a stack pointer memcheck saw). */
+void sw_stack_copy(void *dst, const void *src, size_t n);
 static inline bool sw_finished(const sw_ctx *ctx)
 {
     return ctx->state == SW_FINISHED;

@@ -67,13 +67,25 @@ static int asm_nofpu_make(sw_ctx *ctx, void *lo, size_t size)
     return fresh(ctx, lo, size);
 }
 
+/* sw_ctx.sp is rsp as it will be after the suspended call returns; the return address below
+ * it is kept in priv.words, so nothing under sp is live. */
+static void *asm_live_sp(const sw_ctx *ctx)
+{
+    return ctx->sp;
+}
+
 const sw_backend sw_backend_asm = {
     .name = "asm",
     .summary = "hand-written x86_64 SysV: callee-saved registers, MXCSR and x87 control word",
-    .props = {.keeps_fp_control = true, .switches_sigmask = false, .enters_kernel = false},
+    .props = {.keeps_fp_control = true,
+              .switches_sigmask = false,
+              .enters_kernel = false,
+              .copy_stack = true},
     .init_self = asm_init_self,
     .make = asm_make,
     .jump = sw_asm_jump,
+    .live_sp = asm_live_sp,
+    .priv_size = SW_ASM_WORDS * sizeof(void *),
 };
 
 /* Wrong for fibers that change the rounding mode, exception masks or FTZ/DAZ: the change
@@ -81,8 +93,13 @@ const sw_backend sw_backend_asm = {
 const sw_backend sw_backend_asm_nofpu = {
     .name = "asm-nofpu",
     .summary = "asm without MXCSR/x87 CW: fastest, wrong if a fiber changes FP modes",
-    .props = {.keeps_fp_control = false, .switches_sigmask = false, .enters_kernel = false},
+    .props = {.keeps_fp_control = false,
+              .switches_sigmask = false,
+              .enters_kernel = false,
+              .copy_stack = true},
     .init_self = asm_init_self,
     .make = asm_nofpu_make,
     .jump = sw_asm_nofpu_jump,
+    .live_sp = asm_live_sp,
+    .priv_size = SW_ASM_WORDS * sizeof(void *),
 };

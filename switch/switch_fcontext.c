@@ -39,11 +39,22 @@ static int fcontext_make(sw_ctx *ctx, void *lo, size_t size)
     return 0;
 }
 
+/* The handle is the stack pointer jump_fcontext left, with its saved registers above it. */
+static void *fcontext_live_sp(const sw_ctx *ctx)
+{
+    return ctx->sp;
+}
+
 const sw_backend sw_backend_fcontext = {
     .name = "fcontext",
     .summary = "Boost.Context jump_fcontext (Debian's libboost_context): saves MXCSR and x87 CW",
-    .props = {.keeps_fp_control = true, .switches_sigmask = false, .enters_kernel = false},
+    .props = {.keeps_fp_control = true,
+              .switches_sigmask = false,
+              .enters_kernel = false,
+              .copy_stack = true},
     .init_self = fcontext_init_self,
     .make = fcontext_make,
     .jump = sw_fcontext_jump,
+    .live_sp = fcontext_live_sp,
+    .priv_size = sizeof(void *), /* words[0] */
 };

@@ -52,6 +52,7 @@ static void list_json(void)
                               b->props.keeps_fp_control);
         json_print_bool_field(stdout, ", ", "switches_sigmask", b->props.switches_sigmask);
         json_print_bool_field(stdout, ", ", "enters_kernel", b->props.enters_kernel);
+        json_print_bool_field(stdout, ", ", "copy_stack", b->props.copy_stack);
         printf("}}");
     }
     printf("],\n \"stack_modes\": [");
@@ -84,17 +85,18 @@ int main(int argc, char **argv)
             printf("%s\n", sw_backend_at(i)->name);
         return 0;
     }
-    printf("%-10s %-8s %-8s %-8s %-6s %s\n", "backend", "fp-state", "sigmask", "syscall", "check",
-           "summary");
+    printf("%-10s %-8s %-8s %-8s %-6s %-6s %s\n", "backend", "fp-state", "sigmask", "syscall",
+           "copy", "check", "summary");
     int failures = 0;
     for (size_t i = 0; i < sw_backend_count(); i++) {
         const sw_backend *b = sw_backend_at(i);
         int rc = live_check(b);
         failures += rc != 0;
-        printf("%-10s %-8s %-8s %-8s %-6s %s\n", b->name,
+        printf("%-10s %-8s %-8s %-8s %-6s %-6s %s\n", b->name,
                b->props.keeps_fp_control ? "kept" : "shared",
                b->props.switches_sigmask ? "per-ctx" : "shared",
-               b->props.enters_kernel ? "yes" : "no", rc == 0 ? "ok" : "FAILED", b->summary);
+               b->props.enters_kernel ? "yes" : "no", b->props.copy_stack ? "yes" : "no",
+               rc == 0 ? "ok" : "FAILED", b->summary);
     }
     int guard = sw_overflow_guard_init();
     failures += guard != 0;

@@ -121,8 +121,15 @@ void sw_setjmp_jump(sw_ctx *from, sw_ctx *to)
 const sw_backend sw_backend_setjmp = {
     .name = "setjmp",
     .summary = "_setjmp/_longjmp: no syscall, FP control state not kept (glibc saves neither)",
-    .props = {.keeps_fp_control = false, .switches_sigmask = false, .enters_kernel = false},
+    /* No copy stacks: glibc mangles the stack pointer it saves in the jmp_buf, so the live
+     * part of a suspended context's stack cannot be found. */
+    .props = {.keeps_fp_control = false,
+              .switches_sigmask = false,
+              .enters_kernel = false,
+              .copy_stack = false},
     .init_self = setjmp_init_self,
     .make = setjmp_make,
     .jump = sw_setjmp_jump,
+    .live_sp = NULL,
+    .priv_size = sizeof(jmp_buf),
 };

@@ -3,10 +3,12 @@
 #include "switch_guard.h"
 
 #include <errno.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #ifdef SWITCHYARD_HAVE_VALGRIND_H
+#include <valgrind/memcheck.h>
 #include <valgrind/valgrind.h>
 #endif
 #ifdef SWITCHYARD_ASAN
@@ -64,6 +66,18 @@ int sw_stack_alloc(sw_stack *st, size_t size)
     st->vg_id = 0;
 #endif
     return 0;
+}
+
+void sw_stack_copy(void *dst, const void *src, size_t n)
+{
+#ifdef SWITCHYARD_ASAN
+    __asan_unpoison_memory_region(src, n);
+    __asan_unpoison_memory_region(dst, n);
+#endif
+#ifdef SWITCHYARD_HAVE_VALGRIND_H
+    VALGRIND_MAKE_MEM_UNDEFINED(dst, n);
+#endif
+    memcpy(dst, src, n);
 }
 
 void sw_stack_free(sw_stack *st)

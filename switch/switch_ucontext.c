@@ -1,4 +1,5 @@
 /* switch_ucontext.c - the POSIX makecontext/swapcontext backend (one rt_sigprocmask per swap). */
+#define _GNU_SOURCE /* REG_RSP */
 #include "switch.h"
 #include "switch_backends.h"
 
@@ -37,11 +38,24 @@ void sw_ucontext_jump(sw_ctx *from, sw_ctx *to)
     swapcontext(&from->priv.uc, &to->priv.uc);
 }
 
+/* swapcontext records rsp as it will be after its return (the return address becomes the
+ * saved rip), and keeps the registers and FP state in the ucontext_t, not on the stack. A
+ * fresh context's rsp is where makecontext put the trampoline's frame. */
+static void *ucontext_live_sp(const sw_ctx *ctx)
+{
+    return (void *)ctx->priv.uc.uc_mcontext.gregs[REG_RSP];
+}
+
 const sw_backend sw_backend_ucontext = {
     .name = "ucontext",
     .summary = "makecontext/swapcontext: portable, saves the signal mask with a syscall",
-    .props = {.keeps_fp_control = true, .switches_sigmask = true, .enters_kernel = true},
+    .props = {.keeps_fp_control = true,
+              .switches_sigmask = true,
+              .enters_kernel = true,
+              .copy_stack = true},
     .init_self = ucontext_init_self,
     .make = ucontext_make,
     .jump = sw_ucontext_jump,
+    .live_sp = ucontext_live_sp,
+    .priv_size = sizeof(ucontext_t),
 };

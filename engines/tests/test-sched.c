@@ -4,13 +4,20 @@
 #include "asserts.h"
 
 #include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
-/* usage: test-sched CASE POLICY BACKEND; one CTest test per combination, each its own process. */
+/* usage: test-sched CASE POLICY BACKEND [guarded|copy[:K]]; one CTest test per combination,
+ * each its own process. */
 
 static fb_config config;
+static bool copy_mode;    /* config.stack_mode == FB_STACK_COPY */
+static unsigned shared_k; /* copy mode: the shared stacks */
 
 static fb_runtime *new_runtime(void)
 {
@@ -177,7 +184,8 @@ static void test_exit(void)
     ASSERT_EQ(after_exit, 0);
     fb_stats st = stats_of(rt);
     ASSERT_EQ(st.finished, 4);
-    ASSERT_LE(st.stack_maps, 2); /* the exited fibers' stacks were recycled */
+    /* The exited fibers' stacks were recycled (copy mode: only the shared ones exist). */
+    ASSERT_LE(st.stack_maps, copy_mode ? shared_k : 2);
     fb_runtime_free(rt);
 }
 
@@ -203,15 +211,37 @@ static void test_hops(void)
     double per_hop = (double)st.switches / (double)st.hops;
     printf("%s: %llu switches / %llu hops = %.4f per hop\n", fb_policy_name(config.policy),
            (unsigned long long)st.switches, (unsigned long long)st.hops, per_hop);
-    /* Star: two per hop plus the entries and exits; ring: one per hop plus the same. */
+    /* Star: two per hop plus the entries and exits; ring: one per hop plus the same, and one
+     * more for each hop handed to the scheduler because both fibers share a stack. */
+    uint64_t ring_switches = st.switches - st.handoffs;
     if (config.policy == FB_STAR) {
         ASSERT_EQ(st.switches, 2 * HOPS_N * HOPS_M + 2 * HOPS_N);
+        ASSERT_EQ(st.handoffs, 0);
     } else {
-        ASSERT_LE(st.switches, HOPS_N * HOPS_M + 2 * HOPS_N + 1);
-        ASSERT_LE(HOPS_N * HOPS_M, st.switches);
+        ASSERT_LE(ring_switches, HOPS_N * HOPS_M + 2 * HOPS_N + 1);
+        ASSERT_LE(HOPS_N * HOPS_M, ring_switches);
     }
+    double own_per_hop = (double)ring_switches / (double)st.hops;
     ASSERT_TRUE(config.policy == FB_STAR ? per_hop > 1.95 && per_hop < 2.05
-                                         : per_hop > 0.99 && per_hop < 1.05);
+                                         : own_per_hop > 0.99 && own_per_hop < 1.05);
+    if (!copy_mode) {
+        ASSERT_EQ(st.handoffs + st.stack_saves + st.stack_restores + st.bytes_saved, 0);
+    } else {
+        /* Round-robin over more fibers than stacks: every resume finds another fiber's frames
+         * on the stack, so each one is a restore (the first runs make the context instead). */
+        printf("copy:%u: %llu saves, %llu restores, %.0f bytes per restore, %llu handoffs\n",
+               shared_k, (unsigned long long)st.stack_saves, (unsigned long long)st.stack_restores,
+               (double)st.bytes_restored / (double)st.stack_restores,
+               (unsigned long long)st.handoffs);
+        ASSERT_EQ(st.stack_restores, HOPS_N * HOPS_M);
+        ASSERT_LE(st.stack_saves, st.stack_restores + HOPS_N);
+        ASSERT_LE(st.stack_restores, st.stack_saves + shared_k);
+        ASSERT_LE(64 * st.stack_restores, st.bytes_restored);
+        ASSERT_LE(st.bytes_restored, 2048 * st.stack_restores);
+        ASSERT_EQ(st.save_bytes, 0); /* every finished fiber's buffer was freed */
+        if (config.policy == FB_RING && shared_k == 1)
+            ASSERT_LE(HOPS_N * HOPS_M - HOPS_N - 1, st.handoffs);
+    }
     fb_runtime_free(rt);
 }
 
@@ -251,7 +281,13 @@ static void test_churn(void)
     ASSERT_EQ(st.spawned, CHURN_WAVES * CHURN_WAVE + 1);
     ASSERT_EQ(st.finished, st.spawned);
     ASSERT_LE(st.stack_maps, CHURN_WAVE + 1); /* one mapping per concurrent fiber, not per spawn */
-    ASSERT_EQ(st.stacks_cached, st.stacks_mapped);
+    if (copy_mode) {
+        ASSERT_EQ(st.stacks_mapped, shared_k); /* the shared stacks, nothing else */
+        ASSERT_EQ(st.stack_maps, shared_k);
+        ASSERT_EQ(st.save_bytes, 0);
+    } else {
+        ASSERT_EQ(st.stacks_cached, st.stacks_mapped);
+    }
     printf("%llu fibers on %llu stack mappings\n", (unsigned long long)st.spawned,
            (unsigned long long)st.stack_maps);
     fb_runtime_free(rt);
@@ -382,10 +418,180 @@ static void test_deadlock(void)
     fb_runtime_free(rt); /* discards the parked fiber and its stack */
 }
 
+/* ---- alias: the copy-stack hazard of seed 004, shown to happen (copy) and not (guarded) --- */
+
+/*
+ * Two fibers run the same function, so their locals sit at the same offset from their stack
+ * tops. The first publishes the address of its local `id` (= 1) and yields; the second sets
+ * its own `id` (= 2) and reads through the published pointer. With a stack of its own per
+ * fiber (guarded) it reads 1, the first fiber's value. On a shared stack the second fiber's
+ * `id` is at the very same address, so it reads its own 2: the first fiber's pointer now
+ * aliases another fiber's data. Back in the first fiber, its frames restored, the pointer
+ * reads 1 again. Fillers make the two land on the same one of K shared stacks.
+ */
+static volatile int *published;
+static int alias_read_by_second, alias_read_by_first;
+static bool alias_same_address;
+
+static void __attribute__((noinline)) alias_fiber(void *arg)
+{
+    volatile int id = (int)(long)arg;
+    if (id == 1) {
+        published = &id;
+        fb_yield();
+        alias_read_by_first = *published;
+        ASSERT_EQ(id, 1);
+    } else {
+        alias_same_address = published == &id;
+        alias_read_by_second = *published;
+        fb_yield();
+        ASSERT_EQ(id, 2);
+    }
+}
+
+static void filler(void *arg)
+{
+    (void)arg;
+}
+
+static void test_alias(void)
+{
+    fb_runtime *rt = new_runtime();
+    ASSERT_TRUE(fb_spawn(rt, alias_fiber, (void *)1L));
+    for (unsigned i = 1; copy_mode && i < shared_k; i++)
+        ASSERT_TRUE(fb_spawn(rt, filler, NULL));
+    ASSERT_TRUE(fb_spawn(rt, alias_fiber, (void *)2L));
+    ASSERT_EQ(fb_run(rt), 0);
+    printf("%s: the second fiber read %d through the first fiber's pointer (same address: %s); "
+           "the first read %d\n",
+           fb_stack_mode_name(config.stack_mode), alias_read_by_second,
+           alias_same_address ? "yes" : "no", alias_read_by_first);
+    ASSERT_EQ(alias_read_by_second, copy_mode ? 2 : 1);
+    ASSERT_EQ(alias_same_address, copy_mode);
+    ASSERT_EQ(alias_read_by_first, 1);
+    fb_runtime_free(rt);
+}
+
+/* ---- deep: live parts of changing size survive every eviction --------------------------- */
+
+/*
+ * DEEP_FIBERS fibers recurse to a depth that changes every round (1..DEEP_MAX frames of about
+ * 300 bytes, so live parts range from a few hundred bytes to ~15 KiB and save buffers must
+ * grow), yield twice at the bottom, and check every frame's pattern on the way back up.
+ */
+enum { DEEP_FIBERS = 7, DEEP_ROUNDS = 25, DEEP_MAX = 48, DEEP_WORDS = 32 };
+static long deep_corrupt, deep_bottoms;
+
+static void __attribute__((noinline)) deep_dig(long id, int depth, int target)
+{
+    volatile uint64_t frame[DEEP_WORDS];
+    for (int i = 0; i < DEEP_WORDS; i++)
+        frame[i] = (uint64_t)id << 40 ^ (uint64_t)depth << 20 ^ (uint64_t)i;
+    if (depth < target) {
+        deep_dig(id, depth + 1, target);
+    } else {
+        deep_bottoms++;
+        fb_yield();
+        fb_yield();
+    }
+    for (int i = 0; i < DEEP_WORDS; i++)
+        deep_corrupt += frame[i] != ((uint64_t)id << 40 ^ (uint64_t)depth << 20 ^ (uint64_t)i);
+}
+
+static void deep_fiber(void *arg)
+{
+    long id = (long)arg;
+    for (int r = 0; r < DEEP_ROUNDS; r++)
+        deep_dig(id, 1, (int)((id * 7 + r * 13) % DEEP_MAX) + 1);
+}
+
+static void test_deep(void)
+{
+    fb_runtime *rt = new_runtime();
+    for (long i = 0; i < DEEP_FIBERS; i++)
+        ASSERT_TRUE(fb_spawn(rt, deep_fiber, (void *)i));
+    ASSERT_EQ(fb_run(rt), 0);
+    fb_stats st = stats_of(rt);
+    printf("%ld frames checked after %llu saves of %llu bytes in all\n", deep_bottoms,
+           (unsigned long long)st.stack_saves, (unsigned long long)st.bytes_saved);
+    ASSERT_EQ(deep_bottoms, DEEP_FIBERS * DEEP_ROUNDS);
+    ASSERT_EQ(deep_corrupt, 0);
+    if (copy_mode) {
+        ASSERT_LE(DEEP_FIBERS * DEEP_ROUNDS, st.stack_saves);
+        ASSERT_LE(st.stack_saves * 1024, st.bytes_saved); /* deep parts were really moved */
+        ASSERT_EQ(st.save_bytes, 0);
+    }
+    fb_runtime_free(rt);
+}
+
+/* ---- overflow: a fiber running off its stack is reported in one line, in both modes ------ */
+
+static volatile bool keep_digging = true; /* never cleared: the recursion only ends by fault */
+
+static void __attribute__((noinline)) runaway(int depth)
+{
+    volatile char pad[512];
+    pad[0] = (char)depth;
+    if (keep_digging) runaway(depth + 1);
+    deep_corrupt += pad[0]; /* after the call: no tail call */
+}
+
+static void runaway_fiber(void *arg)
+{
+    (void)arg;
+    fb_yield(); /* in copy mode: be evicted and restored once first */
+    runaway(0);
+}
+
+static void test_overflow(void)
+{
+    int err[2];
+    ASSERT_EQ(pipe(err), 0);
+    fflush(stdout);
+    pid_t pid = fork();
+    ASSERT_TRUE(pid >= 0);
+    if (pid == 0) {
+        dup2(err[1], 2);
+        alarm(20);
+        fb_runtime *rt = new_runtime();
+        ASSERT_TRUE(fb_spawn(rt, runaway_fiber, NULL));
+        ASSERT_TRUE(fb_spawn(rt, filler, NULL));
+        fb_run(rt);
+        _exit(0); /* not reached: the overflow aborts */
+    }
+    close(err[1]);
+    char text[1024] = "";
+    size_t got = 0;
+    ssize_t n;
+    while (got < sizeof text - 1 && (n = read(err[0], text + got, sizeof text - 1 - got)) > 0)
+        got += (size_t)n;
+    close(err[0]);
+    int status;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    printf("child: %s", text);
+    ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+    /* One line, the last thing written (ASan may warn about swapcontext before it). */
+    const char *msg = strstr(text, "fiber stack overflow: fault at ");
+    ASSERT_TRUE(msg != NULL);
+    ASSERT_TRUE(strchr(msg, '\n') == text + strlen(text) - 1);
+}
+
 /* Bad configurations are refused; one runtime per thread. */
 static void test_config(void)
 {
     fb_policy p;
+    fb_stack_mode m;
+    unsigned k = 99;
+    ASSERT_EQ(fb_stack_mode_parse("guarded", &m, &k), 0);
+    ASSERT_TRUE(m == FB_STACK_GUARDED && k == 0);
+    ASSERT_EQ(fb_stack_mode_parse("copy", &m, &k), 0);
+    ASSERT_TRUE(m == FB_STACK_COPY && k == 1);
+    ASSERT_EQ(fb_stack_mode_parse("copy:16", &m, &k), 0);
+    ASSERT_TRUE(m == FB_STACK_COPY && k == 16);
+    const char *bad_modes[] = {"copy:",     "copy:0", "copy:x",    "copy:2x", "copy:-1",
+                               "copy:1025", "copies", "guarded:2", "",        NULL};
+    for (int i = 0; bad_modes[i]; i++)
+        ASSERT_EQ(fb_stack_mode_parse(bad_modes[i], &m, &k), -1);
     ASSERT_EQ(fb_policy_parse("circle", &p), -1);
     ASSERT_EQ(fb_policy_parse("ring", &p), 0);
     ASSERT_EQ(p, FB_RING);
@@ -394,6 +600,10 @@ static void test_config(void)
     ASSERT_TRUE(fb_runtime_new(&bad) == NULL && errno == EINVAL);
     bad = config;
     bad.backend = NULL;
+    ASSERT_TRUE(fb_runtime_new(&bad) == NULL && errno == EINVAL);
+    bad = config;
+    bad.stack_mode = FB_STACK_GUARDED;
+    bad.shared_stacks = 2; /* shared stacks without copy mode */
     ASSERT_TRUE(fb_runtime_new(&bad) == NULL && errno == EINVAL);
     fb_runtime *rt = new_runtime();
     ASSERT_TRUE(fb_runtime_new(&config) == NULL && errno == EBUSY);
@@ -409,16 +619,19 @@ static const struct {
     const char *name;
     void (*run)(void);
 } cases[] = {
-    {"order", test_order},       {"join", test_join},     {"exit", test_exit},
-    {"hops", test_hops},         {"churn", test_churn},   {"poller", test_poller},
-    {"deadlock", test_deadlock}, {"config", test_config},
+    {"order", test_order},       {"join", test_join},         {"exit", test_exit},
+    {"hops", test_hops},         {"churn", test_churn},       {"poller", test_poller},
+    {"deadlock", test_deadlock}, {"config", test_config},     {"alias", test_alias},
+    {"deep", test_deep},         {"overflow", test_overflow},
 };
 
 int main(int argc, char **argv)
 {
     enum { NCASES = sizeof cases / sizeof cases[0] };
-    if (argc != 4 || fb_policy_parse(argv[2], &config.policy) != 0) {
-        fprintf(stderr, "usage: test-sched CASE star|ring BACKEND\n");
+    if ((argc != 4 && argc != 5) || fb_policy_parse(argv[2], &config.policy) != 0 ||
+        (argc == 5 &&
+         fb_stack_mode_parse(argv[4], &config.stack_mode, &config.shared_stacks) != 0)) {
+        fprintf(stderr, "usage: test-sched CASE star|ring BACKEND [guarded|copy[:K]]\n");
         return 2;
     }
     config.backend = sw_backend_find(argv[3]);
@@ -427,16 +640,28 @@ int main(int argc, char **argv)
                sw_backend_names());
         return 77;
     }
+    copy_mode = config.stack_mode == FB_STACK_COPY;
+    shared_k = config.shared_stacks;
+    if (copy_mode && !config.backend->props.copy_stack) {
+        /* What the backend declares decides: such a runtime must be refused, with ENOTSUP. */
+        errno = 0;
+        ASSERT_TRUE(fb_runtime_new(&config) == NULL);
+        ASSERT_EQ(errno, ENOTSUP);
+        printf("ok: %s/%s/%s/%s: refused (ENOTSUP), as the backend declares no copy stacks\n",
+               argv[1], argv[2], argv[3], argv[4]);
+        return 0;
+    }
     for (int i = 0; i < NCASES; i++) {
         if (strcmp(cases[i].name, argv[1]) == 0) {
             cases[i].run();
-            printf("ok: %s/%s/%s\n", argv[1], argv[2], argv[3]);
+            printf("ok: %s/%s/%s/%s\n", argv[1], argv[2], argv[3],
+                   fb_stack_mode_name(config.stack_mode));
             return 0;
         }
     }
     fprintf(stderr,
             "test-sched: unknown case '%s' (valid: order, join, exit, hops, churn, "
-            "poller, deadlock, config)\n",
+            "poller, deadlock, config, alias, deep, overflow)\n",
             argv[1]);
     return 2;
 }

@@ -41,6 +41,7 @@ typedef int (*check_fn)(const sw_backend *b, int argc, char **argv);
     X(many, "many", true)                                                                          \
     X(entry_return, "entry-return", true)                                                          \
     X(finished_jump, "finished-jump", true)                                                        \
+    X(copy_stack, "copy-stack", true)                                                              \
     X(memcheck, "memcheck", true)                                                                  \
     X(fortify, "fortify", true)
 

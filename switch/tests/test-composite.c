@@ -11,7 +11,7 @@ int test_memcheck(const sw_backend *b, int argc, char **argv)
     check_align(b);
     check_entry_return(b);
     check_stack_use(b);
-    return 0;
+    return test_copy_stack(b, 0, NULL);
 }
 
 /* Built into switch-tests-fortify, whose copy of the switch library is compiled with
