@@ -385,6 +385,17 @@ void *fb_wait_area(fiber *f)
     return f->wait_area;
 }
 
+bool fb_on_shared_stack(const void *p, size_t len)
+{
+    fb_runtime *rt = tls_rt;
+    uintptr_t lo = (uintptr_t)p, hi = lo + len;
+    for (unsigned i = 0; rt && i < rt->nshared; i++) {
+        uintptr_t base = (uintptr_t)rt->shared[i].stack.base;
+        if (lo < base + rt->shared[i].stack.size && hi > base) return true;
+    }
+    return false;
+}
+
 /* ---- records --------------------------------------------------------------------------- */
 
 static fiber *record_new(fb_runtime *rt)

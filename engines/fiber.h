@@ -2,6 +2,7 @@
 #ifndef SWITCHYARD_FIBER_H
 #define SWITCHYARD_FIBER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -49,8 +50,11 @@ typedef enum fb_policy { FB_STAR, FB_RING } fb_policy;
  * another fiber (or an IO wait that outlives a switch: a buffer read into by a poller, a
  * queue entry) the address of a stack variable; keep such data in memory of its own
  * (malloc, the fiber's argument). A guarded-mode program that passes stack addresses between
- * fibers is correct there and breaks in copy mode. engines/tests (case alias) demonstrates
- * both outcomes; the fiber echo server keeps its per-connection buffers on the heap.
+ * fibers is correct there and breaks in copy mode. The same goes for IO buffers with a
+ * completion engine (io_uring): the kernel writes a read's buffer while the fiber is parked,
+ * so in copy mode such a buffer must not be on the fiber's stack either (the IO layer keeps
+ * its own records off the stack; the buffer is the caller's). engines/tests (case alias)
+ * demonstrates both outcomes; the fiber echo server keeps its per-connection buffers on the heap.
  */
 typedef enum fb_stack_mode { FB_STACK_GUARDED, FB_STACK_COPY } fb_stack_mode;
 
@@ -140,6 +144,14 @@ void fb_park(void);
 void fb_wake(fiber *f);
 /* A word the IO layer may use to remember what the fiber waits for. */
 void **fb_wait_slot(fiber *f);
+/* FB_WAIT_AREA bytes (16-byte aligned) in the fiber's record, for the IO layer's record of
+ * what a parked fiber waits on: unlike the fiber's stack, it stays put while the fiber is
+ * parked, in copy mode too. */
+#define FB_WAIT_AREA 128
+void *fb_wait_area(fiber *f);
+/* Whether [p, p + len) overlaps a shared stack of the calling thread's runtime (copy mode):
+ * memory that holds another fiber's frames whenever the owner is evicted. */
+bool fb_on_shared_stack(const void *p, size_t len);
 
 void fb_get_stats(const fb_runtime *rt, fb_stats *out);
 const char *fb_policy_name(fb_policy p);

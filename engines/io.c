@@ -13,8 +13,9 @@
 #include <unistd.h>
 
 /*
- * A wait lives on the waiting fiber's stack. Three things can end it, and whichever comes
- * first removes it from every structure that knows it (engine, fd table, timer heap) before
+ * A wait lives in the waiting fiber's record (fb_wait_area), not on its stack, so that it stays
+ * put while the fiber is parked in copy-stack mode too. Three things can end it, and whichever
+ * comes first removes it from every structure that knows it (engine, fd table, timer heap) before
  * waking the fiber, so nothing can point at it once the fiber runs again:
  *   - the engine delivers its token (fd ready):   err = 0
  *   - its timer expires in the poller:            err = ETIMEDOUT, engine cancel
@@ -32,8 +33,9 @@ typedef struct io_wait {
     uint32_t dir;
     int err;
     uint32_t revents;
-    bool sleep; /* fb_sleep: a timer without an fd */
-    eng_op *op; /* the completion form: the operation this wait is for, else NULL */
+    bool sleep;     /* fb_sleep: a timer without an fd */
+    eng_op *op;     /* the completion form: the operation this wait is for, else NULL */
+    eng_op op_copy; /* where `op` points: the caller's operation, off the fiber's stack */
 } io_wait;
 
 typedef struct io_fd {
@@ -223,6 +225,19 @@ static int64_t deadline_after(int64_t timeout_ns)
 }
 
 /*
+ * The record of a wait lives in the fiber's record (fb_wait_area), never on the fiber's stack:
+ * the poller, the timer heap and fb_close reach it while the fiber is parked, and in copy-stack
+ * mode a parked fiber's frames are elsewhere (fiber.h, the aliasing hazard). A fiber waits on
+ * one thing at a time, so one area per fiber is enough.
+ */
+_Static_assert(sizeof(io_wait) <= FB_WAIT_AREA, "io_wait must fit the fiber's wait area");
+
+static io_wait *new_wait(fiber *self)
+{
+    return fb_wait_area(self);
+}
+
+/*
  * The completion form: hand op to the engine and park until its delivery, however the wait
  * ends (see io_wait). A file opened non-blocking makes io_uring answer EAGAIN at once instead
  * of waiting; then the fd's readiness is awaited as an operation of its own and op retried.
@@ -245,16 +260,27 @@ static ssize_t complete_op(fb_io *io, eng_op *op, uint32_t dir, int64_t deadline
             errno = ETIMEDOUT;
             return -1;
         }
-        io_wait w = {.timer.idx = IO__TIMER_IDLE, .f = self, .fd = op->fd, .dir = dir, .op = op};
-        if (io->ops->submit(io->eng, op, &w) < 0) return -1;
-        if (deadline >= 0 && io__heap_push(&io->timers, &w.timer, deadline) < 0)
-            give_up(io, &w, ENOMEM); /* no timer: cancel at once rather than wait forever */
-        io->fds[op->fd].w[dir == FB_OUT] = &w;
+        /* The engine writes the operation's result while the fiber is parked, so the
+         * operation too goes into the wait area, and its result is copied back at once: the
+         * retry below reuses the area. */
+        io_wait *w = new_wait(self);
+        *w = (io_wait){.timer.idx = IO__TIMER_IDLE,
+                       .f = self,
+                       .fd = op->fd,
+                       .dir = dir,
+                       .op = &w->op_copy,
+                       .op_copy = *op};
+        if (io->ops->submit(io->eng, w->op, w) < 0) return -1;
+        if (deadline >= 0 && io__heap_push(&io->timers, &w->timer, deadline) < 0)
+            give_up(io, w, ENOMEM); /* no timer: cancel at once rather than wait forever */
+        io->fds[op->fd].w[dir == FB_OUT] = w;
         io->waiters++;
         fb_park();
+        op->res = w->op_copy.res;
+        int err = w->err;
         if (op->res >= 0) return op->res; /* also when it finished before an abort took hold */
-        if (w.err) {
-            errno = w.err;
+        if (err) {
+            errno = err;
             return -1;
         }
         if (op->res == -EINTR) continue;
@@ -266,6 +292,28 @@ static ssize_t complete_op(fb_io *io, eng_op *op, uint32_t dir, int64_t deadline
         errno = -op->res;
         return -1;
     }
+}
+
+/*
+ * complete_op for an operation with a buffer. In copy-stack mode a buffer on a shared stack
+ * cannot be handed to the kernel: it writes a read's bytes while the fiber is parked, when
+ * another fiber's frames occupy those addresses. Such a buffer goes through a heap copy
+ * (the fiber stays parked until the kernel let go of it, so the copy is freed after).
+ */
+static ssize_t complete_buffered(fb_io *io, eng_op *op, uint32_t dir, int64_t deadline)
+{
+    if (!op->len || !fb_on_shared_stack(op->buf, op->len))
+        return complete_op(io, op, dir, deadline);
+    void *caller = op->buf;
+    char *bounce = malloc(op->len);
+    if (!bounce) return -1;
+    if (op->kind == ENG_OP_WRITE) memcpy(bounce, caller, op->len);
+    op->buf = bounce;
+    ssize_t n = complete_op(io, op, dir, deadline);
+    if (n > 0 && op->kind == ENG_OP_READ) memcpy(caller, bounce, (size_t)n);
+    op->buf = caller;
+    free(bounce);
+    return n;
 }
 
 /* Park the calling fiber until fd is ready for dir or the deadline (-1: none) passes. */
@@ -290,18 +338,19 @@ static int wait_until(fb_io *io, int fd, uint32_t dir, int64_t deadline)
         errno = ETIMEDOUT;
         return -1;
     }
-    io_wait w = {.timer.idx = IO__TIMER_IDLE, .f = self, .fd = fd, .dir = dir};
-    int rc = io->ops->want(io->eng, fd, dir, &w);
+    io_wait *w = new_wait(self);
+    *w = (io_wait){.timer.idx = IO__TIMER_IDLE, .f = self, .fd = fd, .dir = dir};
+    int rc = io->ops->want(io->eng, fd, dir, w);
     if (rc != 0) return rc > 0 ? 0 : -1; /* 1: the engine already knows it is ready */
-    if (deadline >= 0 && io__heap_push(&io->timers, &w.timer, deadline) < 0) {
+    if (deadline >= 0 && io__heap_push(&io->timers, &w->timer, deadline) < 0) {
         io->ops->cancel(io->eng, fd, dir);
         return -1;
     }
-    slot->w[dir == FB_OUT] = &w;
+    slot->w[dir == FB_OUT] = w;
     io->waiters++;
     fb_park();
-    if (w.err) {
-        errno = w.err;
+    if (w->err) {
+        errno = w->err;
         return -1;
     }
     return 0;
@@ -350,8 +399,9 @@ int fb_sleep_until(int64_t mono_ns)
             ;
         return 0;
     }
-    io_wait w = {.timer.idx = IO__TIMER_IDLE, .f = self, .fd = -1, .sleep = true};
-    if (io__heap_push(&io->timers, &w.timer, mono_ns) < 0) return -1;
+    io_wait *w = new_wait(self);
+    *w = (io_wait){.timer.idx = IO__TIMER_IDLE, .f = self, .fd = -1, .sleep = true};
+    if (io__heap_push(&io->timers, &w->timer, mono_ns) < 0) return -1;
     io->sleepers++;
     fb_park();
     return 0;
@@ -372,7 +422,7 @@ ssize_t fb_read_timeout(int fd, void *buf, size_t len, int64_t timeout_ns)
     if (io->ops->submit) {
         eng_op op = {
             .kind = ENG_OP_READ, .fd = fd, .buf = buf, .len = len > INT_MAX ? INT_MAX : len};
-        return complete_op(io, &op, FB_IN, deadline);
+        return complete_buffered(io, &op, FB_IN, deadline);
     }
     for (;;) {
         ssize_t n = read(fd, buf, len);
@@ -400,7 +450,7 @@ ssize_t fb_write(int fd, const void *buf, size_t len)
                      .buf = (char *)buf + done,
                      .len = left > INT_MAX ? INT_MAX : left,
                      .socket = !io->fds[fd].not_socket};
-        ssize_t n = complete_op(io, &op, FB_OUT, -1);
+        ssize_t n = complete_buffered(io, &op, FB_OUT, -1);
         if (n < 0 && errno == ENOTSOCK && op.socket) {
             io->fds[fd].not_socket = true;
             continue;

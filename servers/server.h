@@ -33,6 +33,7 @@ struct srv_options {
     int procs;               /* worker processes (--procs); 1 = this process serves alone */
     long max_conns;          /* connections served at once; 0 = no limit */
     size_t stack_size;       /* --stack-size for thread and fiber; 0 = the model's default */
+    const char *stack;       /* --stack guarded|copy[:K] (fiber only), NULL when not given */
 };
 
 typedef atomic_uint_fast64_t srv_counter;
@@ -56,6 +57,7 @@ struct srv_stats {
     /* The event loop's other kernel calls, in the engines' shape (engine.h, eng_stats). */
     srv_counter epoll_waits, scan_calls, scan_fds, uring_enters, uring_sqes;
     srv_counter switches;
+    srv_counter stack_saves, stack_restores; /* fiber copy stacks: live parts moved out, in */
     /*
      * Filled in by the model so the JSON says what really ran. epoll_counted: the model
      * counts every epoll_ctl it makes (false prints null: calls happen inside a library and
@@ -69,6 +71,7 @@ struct srv_stats {
     bool children;
     srv_counter respawned; /* worker processes started again after one ended early */
     const char *engine, *switch_name, *sched;
+    const char *stack; /* "guarded" or "copy:K" (fiber), NULL for the other models */
 };
 
 struct srv_server {

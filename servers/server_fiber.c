@@ -39,6 +39,8 @@ struct runtime {
     int index;
     const sw_backend *backend;
     fb_policy policy;
+    fb_stack_mode stack_mode;
+    unsigned shared_stacks;
     const char *engine;
     fb_io *io;
     fb_runtime *rt;
@@ -53,10 +55,21 @@ struct runtime {
     pthread_t th;
 };
 
+/*
+ * In guarded mode a session and its buffer live on the fiber's own stack: a session costs no
+ * heap memory. In copy mode both go to the heap (one allocation, buffer after the record),
+ * because the fibers of a shared stack run at the same addresses (fiber.h, the aliasing
+ * hazard): the stopper walks the session list, and a list node on a session's stack would be
+ * some other session's bytes whenever that one ran last. The copy-mode buffer is small
+ * (COPY_BUF) so that an idle connection costs little; a larger echo just takes more reads.
+ */
+enum { COPY_BUF = 2048 };
+
 struct session {
     struct runtime *r;
     struct session *prev, *next;
     int fd;
+    char buf[]; /* copy mode: the echo buffer */
 };
 
 /* Runtime 0 prints "listening" once every runtime is set up (or one failed). */
@@ -91,21 +104,40 @@ static int s_close(void *ctx)
     return fb_close(s->fd);
 }
 
+static void serve(struct runtime *r, struct session *s, char *buf)
+{
+    s->next = r->sessions;
+    s->prev = NULL;
+    if (s->next) s->next->prev = s;
+    r->sessions = s;
+    struct srv_io io = {s_read, s_write, s_close, s};
+    srv_echo_session(&io, buf, r->buf_size, &r->bytes);
+}
+
 static void session_main(void *arg)
 {
     struct runtime *r = tls_runtime;
-    struct session s = {.fd = (int)(intptr_t)arg, .r = r};
+    int fd = (int)(intptr_t)arg;
     if (r->stopping) {
-        fb_close(s.fd); /* accepted just before the stop: nobody will shut it down */
+        fb_close(fd); /* accepted just before the stop: nobody will shut it down */
         srv_conn_done(r->srv);
         return;
     }
-    s.next = r->sessions;
-    if (s.next) s.next->prev = &s;
-    r->sessions = &s;
-    char buf[r->buf_size]; /* on the fiber's stack: a session costs no heap memory */
-    struct srv_io io = {s_read, s_write, s_close, &s};
-    srv_echo_session(&io, buf, sizeof buf, &r->bytes);
+    if (r->stack_mode == FB_STACK_COPY) {
+        struct session *s = malloc(sizeof *s + r->buf_size);
+        if (!s) {
+            fb_close(fd);
+            srv_add(&r->srv->stats->spawn_failed, 1);
+        } else {
+            *s = (struct session){.fd = fd, .r = r};
+            serve(r, s, s->buf);
+            free(s);
+        }
+    } else {
+        struct session s = {.fd = fd, .r = r};
+        char buf[r->buf_size];
+        serve(r, &s, buf);
+    }
     srv_conn_done(r->srv);
 }
 
@@ -180,8 +212,9 @@ static void stopper_main(void *arg)
 static int runtime_setup(struct runtime *r)
 {
     const struct srv_options *o = r->srv->opt;
-    size_t stack = o->stack_size ? o->stack_size : 64 * 1024;
-    r->buf_size = stack / 4 < SRV_ECHO_BUF ? stack / 4 : SRV_ECHO_BUF;
+    bool copy = r->stack_mode == FB_STACK_COPY;
+    size_t stack = o->stack_size ? o->stack_size : copy ? 256 * 1024 : 64 * 1024;
+    r->buf_size = copy ? COPY_BUF : stack / 4 < SRV_ECHO_BUF ? stack / 4 : SRV_ECHO_BUF;
     r->listen_fd = dup(r->srv->listen_fd[r->index]);
     /* Everything the runtime holds open is opened before "listening" is printed. */
     if (r->listen_fd < 0 || srv_acceptor_init(&r->acc, r->srv, r->listen_fd) < 0 ||
@@ -192,7 +225,9 @@ static int runtime_setup(struct runtime *r)
     fb_config cfg = {.backend = r->backend,
                      .policy = r->policy,
                      .stack_size = stack,
-                     .poller = fb_io_poller(r->io)};
+                     .poller = fb_io_poller(r->io),
+                     .stack_mode = r->stack_mode,
+                     .shared_stacks = r->shared_stacks};
     r->rt = fb_runtime_new(&cfg);
     if (!r->rt) return -1;
     if (!fb_spawn(r->rt, stopper_main, r) || !fb_spawn(r->rt, acceptor_main, r)) return -1;
@@ -206,6 +241,8 @@ static void runtime_finish(struct runtime *r)
         fb_stats fs;
         fb_get_stats(r->rt, &fs);
         srv_add(&st->switches, fs.switches);
+        srv_add(&st->stack_saves, fs.stack_saves);
+        srv_add(&st->stack_restores, fs.stack_restores);
         fb_runtime_free(r->rt);
     }
     if (r->io) {
@@ -264,12 +301,23 @@ static int fiber_run(struct srv_server *srv)
     st->switch_name = o->switch_name ? o->switch_name : sw_backend_at(0)->name;
     st->engine = o->engine ? o->engine : DEFAULT_ENGINE;
     st->sched = o->sched ? o->sched : fb_policy_name(DEFAULT_SCHED);
+    fb_stack_mode mode = FB_STACK_GUARDED;
+    unsigned k = 0;
+    fb_stack_mode_parse(o->stack ? o->stack : "guarded", &mode, &k); /* checked already */
+    static char stack_name[32];
+    if (mode == FB_STACK_COPY)
+        snprintf(stack_name, sizeof stack_name, "copy:%u", k);
+    else
+        snprintf(stack_name, sizeof stack_name, "guarded");
+    st->stack = stack_name;
     st->switches_counted = true;
     st->epoll_counted = st->kcalls_counted = true; /* until an engine says it cannot count */
     for (int i = 0; i < n; i++) {
         rs[i] = (struct runtime){
             .srv = srv, .index = i, .engine = st->engine, .listen_fd = -1, .acc.reserve_fd = -1};
         rs[i].backend = sw_backend_find(st->switch_name);
+        rs[i].stack_mode = mode;
+        rs[i].shared_stacks = k;
         fb_policy_parse(st->sched, &rs[i].policy);
     }
     /* Runtime 0 runs on the calling thread, so --threads 1 is truly single-threaded. */
@@ -290,6 +338,19 @@ static int fiber_run(struct srv_server *srv)
     return rc;
 }
 
+/* The compiled-in backends that declare copy-stack support, for the error message. */
+static const char *copy_backends(void)
+{
+    static char names[128];
+    size_t used = 0;
+    names[0] = '\0';
+    for (size_t i = 0; i < sw_backend_count(); i++)
+        if (sw_backend_at(i)->props.copy_stack)
+            used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "",
+                                     sw_backend_at(i)->name);
+    return names;
+}
+
 static int fiber_check(const struct srv_options *o, char *why, size_t len)
 {
     if (o->switch_name && !sw_backend_find(o->switch_name)) {
@@ -303,6 +364,21 @@ static int fiber_check(const struct srv_options *o, char *why, size_t len)
     fb_policy p;
     if (o->sched && fb_policy_parse(o->sched, &p) < 0) {
         snprintf(why, len, "unknown --sched '%s' (valid: star, ring)", o->sched);
+        return -1;
+    }
+    fb_stack_mode mode;
+    unsigned k;
+    if (o->stack && fb_stack_mode_parse(o->stack, &mode, &k) < 0) {
+        snprintf(why, len, "unknown --stack '%s' (valid: guarded, copy, copy:K with K 1..1024)",
+                 o->stack);
+        return -1;
+    }
+    const sw_backend *b = sw_backend_find(o->switch_name ? o->switch_name : sw_backend_at(0)->name);
+    if (o->stack && mode == FB_STACK_COPY && !b->props.copy_stack) {
+        snprintf(why, len,
+                 "--stack copy needs a switch backend that can move stacks; '%s' cannot "
+                 "(valid: %s)",
+                 b->name, copy_backends());
         return -1;
     }
     if (o->stack_size && o->stack_size < SW_STACK_MIN) {

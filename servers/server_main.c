@@ -16,7 +16,7 @@
 
 #define OPTIONS_LIST                                                                               \
     "--model, --switch, --sched, --engine, --bind, --port, --threads, --procs, --max-conns, "      \
-    "--stack-size"
+    "--stack-size, --stack"
 
 static bool any_model(const struct srv_model *m)
 {
@@ -68,7 +68,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: echo-server --model MODEL [--switch NAME] [--sched star|ring]\n"
             "       [--engine NAME] [--bind 127.0.0.1] [--port 0] [--threads N] [--procs P]\n"
-            "       [--max-conns N] [--stack-size BYTES]\n"
+            "       [--max-conns N] [--stack-size BYTES] [--stack guarded|copy[:K]]\n"
             "       echo-server --list [--json]   (the compiled-in models)\n"
             "models: %s\n"
             "--procs P: P worker processes (fiber: each with its own SO_REUSEPORT listeners;\n"
@@ -109,6 +109,7 @@ static void parse(int argc, char **argv, struct srv_options *o)
                                           {"procs", required_argument, 0, 'P'},
                                           {"max-conns", required_argument, 0, 'c'},
                                           {"stack-size", required_argument, 0, 'k'},
+                                          {"stack", required_argument, 0, 'S'},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
     *o = (struct srv_options){.bind = "127.0.0.1"}; /* threads, procs: 0 until the model says */
@@ -145,6 +146,9 @@ static void parse(int argc, char **argv, struct srv_options *o)
         case 'k':
             o->stack_size = (size_t)number("--stack-size", optarg, 1, 1L << 30);
             break;
+        case 'S':
+            o->stack = optarg;
+            break;
         case 'h':
             usage(stdout);
             exit(0);
@@ -176,9 +180,9 @@ static const struct srv_model *choose_model(struct srv_options *o)
     if (!o->threads) o->threads = m->default_threads ? m->default_threads : 1;
     if (!o->procs) o->procs = m->default_procs ? m->default_procs : 1;
     /* Options the model does not declare are refused, naming the models that take them. */
-    if ((o->switch_name || o->sched || o->engine) && !m->takes_fiber_flags) {
+    if ((o->switch_name || o->sched || o->engine || o->stack) && !m->takes_fiber_flags) {
         model_names(why, sizeof why, takes_fiber_flags);
-        bad("--switch, --sched and --engine apply only to --model %s", why);
+        bad("--switch, --sched, --engine and --stack apply only to --model %s", why);
     }
     if (o->threads != 1 && !m->takes_threads) {
         model_names(why, sizeof why, takes_threads);
@@ -266,6 +270,7 @@ static void print_stats(FILE *f, const struct srv_options *o, struct srv_stats *
     json_str(f, "switch", st->switch_name);
     json_str(f, "sched", st->sched);
     json_str(f, "engine", st->engine);
+    json_str(f, "stack", st->stack);
     fprintf(f, "\"threads\":%d,\"procs\":%d,\"max_conns\":%ld,", o->threads, o->procs,
             o->max_conns);
     json_u64(f, "connections", &st->connections);
@@ -297,10 +302,13 @@ static void print_stats(FILE *f, const struct srv_options *o, struct srv_stats *
     } else {
         fputs("\"kernel_calls\":null,", f);
     }
-    if (st->switches_counted)
+    if (st->switches_counted) {
         json_u64(f, "switches", &st->switches);
-    else
-        fputs("\"switches\":null,", f);
+        json_u64(f, "stack_saves", &st->stack_saves);
+        json_u64(f, "stack_restores", &st->stack_restores);
+    } else {
+        fputs("\"switches\":null,\"stack_saves\":null,\"stack_restores\":null,", f);
+    }
     print_rusage(f, st->children);
     fflush(f);
 }

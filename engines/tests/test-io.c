@@ -28,6 +28,8 @@ static const char *engine_name;
 static fb_policy policy;
 static fb_io *io;
 static fb_runtime *rt;
+static fb_stack_mode stack_mode; /* optional 4th argument: guarded (default) or copy[:K] */
+static unsigned shared_stacks;
 
 static int64_t now_ns(void)
 {
@@ -55,8 +57,12 @@ static void start(size_t stack_size)
         perror("fb_io_new");
         exit(1);
     }
-    fb_config cfg = {
-        .backend = b, .policy = policy, .stack_size = stack_size, .poller = fb_io_poller(io)};
+    fb_config cfg = {.backend = b,
+                     .policy = policy,
+                     .stack_size = stack_size,
+                     .poller = fb_io_poller(io),
+                     .stack_mode = stack_mode,
+                     .shared_stacks = shared_stacks};
     rt = fb_runtime_new(&cfg);
     if (!rt) {
         perror("fb_runtime_new");
@@ -824,8 +830,9 @@ static const struct {
 
 int main(int argc, char **argv)
 {
-    if (argc != 4) {
-        fprintf(stderr, "usage: test-io CASE ENGINE star|ring\n");
+    if ((argc != 4 && argc != 5) ||
+        (argc == 5 && fb_stack_mode_parse(argv[4], &stack_mode, &shared_stacks) != 0)) {
+        fprintf(stderr, "usage: test-io CASE ENGINE star|ring [guarded|copy[:K]]\n");
         return 2;
     }
     engine_name = argv[2];
@@ -840,7 +847,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         if (strcmp(cases[i].name, argv[1]) != 0) continue;
         cases[i].fn();
-        printf("ok %s/%s/%s\n", argv[1], argv[2], argv[3]);
+        printf("ok %s/%s/%s/%s\n", argv[1], argv[2], argv[3], fb_stack_mode_name(stack_mode));
         return 0;
     }
     fprintf(stderr, "test-io: unknown case '%s'\n", argv[1]);
