@@ -530,6 +530,10 @@ static void t_badflags(void)
         {"--model", "fiber", "--procs", "0"},
         {"--model", "fiber", "--threads", "8", "--procs", "9"},
         {"--model", "epoll", "--procs", "2"},
+        {"--model", "thread", "--stack", "copy"},
+        {"--model", "fiber", "--stack", "copy:0"},
+        {"--model", "fiber", "--stack", "stacky"},
+        {"--model", "fiber", "--switch", "setjmp", "--stack", "copy"},
     };
     char out[4096], err[4096];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
