@@ -23,9 +23,6 @@ enum { DEFAULT_STACK = 64 * 1024, DEFAULT_SHARED_STACK = 256 * 1024, MAX_SHARED_
  * its function returned (or it called fb_exit). Running needs no state of its own. */
 enum fb_state { FB_RUNNABLE, FB_PARKED, FB_DONE };
 
-/* Which backend's jump the runtime calls directly; TABLE means through the ops table. */
-enum fb_kind { K_TABLE, K_ASM, K_ASM_NOFPU, K_FCONTEXT, K_SETJMP, K_UCONTEXT, K_COPY };
-
 /* A shared stack of copy mode, and the fiber whose frames it holds now (NULL: nobody's). */
 typedef struct shared_stack {
     sw_stack stack;
@@ -66,8 +63,10 @@ struct fb_runtime {
     size_t runnable;   /* fibers in the run queue */
     int64_t pass_left; /* hops until the scheduler polls again (see fb_run) */
     fiber *handoff;    /* ring hop to a fiber of the same shared stack: the scheduler resumes it */
-    enum fb_kind kind; /* K_COPY in copy mode: every switch takes copy_jump */
-    enum fb_kind jump_kind; /* the backend's own kind, which copy_jump dispatches on */
+    enum sw_kind kind; /* which backend's jump switch_to calls directly; SW_KIND_HOOK in
+                          copy mode, where `dispatch` is the copy-stack hook */
+    const sw_backend *dispatch; /* what the jump site calls for SW_KIND_HOOK (or TABLE) */
+    enum sw_kind jump_kind;     /* the backend's own kind, which the copy-stack hook uses */
     fb_policy policy;
     fb_stats stats;
     sw_ctx sched; /* the thread's own context, where fb_run's loop runs */
@@ -85,14 +84,16 @@ struct fb_runtime {
 static __thread fb_runtime *tls_rt;
 
 /*
- * Every switch the runtime makes goes through here. The backend is known only at run time;
- * the compiled-in backends are called directly behind a chain of compares on rt->kind that
- * the branch predictor learns at once. ASan builds always take sw_jump, which carries the
- * fiber annotations ASan needs.
+ * Every switch the runtime makes goes through here, and from here through the switch layer's
+ * one jump site (sw_jump_direct): the backend is known only at run time, so the compiled-in
+ * backends are called directly behind a chain of compares on rt->kind that the branch
+ * predictor learns at once. Copy mode plugs its hook in there (SW_KIND_HOOK: copy_jump, which
+ * moves stacks and then comes back to the jump site with the backend's own kind), on the
+ * branch no backend kind reaches, so a guarded runtime executes no instruction more for it.
  *
  * Code generation (engines/CMakeLists.txt builds this file with two flags, both measured on
  * the 2-core EPYC VM, ring/asm-nofpu at 16 fibers, interleaved runs):
- *  - -fno-jump-tables keeps the switch below as compares and direct calls instead of an
+ *  - -fno-jump-tables keeps the dispatch as compares and direct calls instead of an
  *    indirect jump. Against a jump table and against an indirect call through the ops table
  *    it ran within noise (best of 24: 5.76, 5.85, 5.87 ns per hop); the indirect call even
  *    saves about 6 instructions, but direct calls are the project's rule for timed paths.
@@ -101,72 +102,10 @@ static __thread fb_runtime *tls_rt;
  *    loads those fields back as 8-byte words, and that cost a quarter of the hop (median
  *    5.23 -> 4.26 ns, star unchanged at 8.4 ns, same instruction count).
  */
-static void copy_jump(fb_runtime *rt, sw_ctx *from, sw_ctx *to);
-
-/*
- * The backend's jump, called directly for the compiled-in backends. K_COPY (copy mode) is
- * tested last, in the branch that no compiled-in backend reaches, so guarded runtimes pay
- * nothing for the copy-stack hook; copy_jump comes back here with the backend's own kind.
- */
-static inline void direct_jump(fb_runtime *rt, enum fb_kind kind, sw_ctx *from, sw_ctx *to)
-{
-#ifdef SWITCHYARD_ASAN
-    if (kind == K_COPY)
-        copy_jump(rt, from, to);
-    else
-        sw_jump(from, to);
-#else
-    switch (kind) {
-#ifdef SWITCHYARD_HAVE_ASM
-    case K_ASM_NOFPU:
-        sw_asm_nofpu_jump(from, to);
-        return;
-    case K_ASM:
-        sw_asm_jump(from, to);
-        return;
-#endif
-#ifdef SWITCHYARD_HAVE_FCONTEXT
-    case K_FCONTEXT:
-        sw_fcontext_jump(from, to);
-        return;
-#endif
-#ifdef SWITCHYARD_HAVE_SETJMP
-    case K_SETJMP:
-        sw_setjmp_jump(from, to);
-        return;
-#endif
-    case K_UCONTEXT:
-        sw_ucontext_jump(from, to);
-        return;
-    default:
-        if (kind == K_COPY)
-            copy_jump(rt, from, to);
-        else
-            rt->backend->jump(from, to);
-    }
-#endif
-}
-
-/* The one jump site: every switch the runtime makes goes through here, copy stacks too. */
 static inline void switch_to(fb_runtime *rt, sw_ctx *from, sw_ctx *to)
 {
     rt->stats.switches++;
-    direct_jump(rt, rt->kind, from, to);
-}
-
-static enum fb_kind kind_of(const sw_backend *b)
-{
-#ifdef SWITCHYARD_HAVE_ASM
-    if (b == &sw_backend_asm) return K_ASM;
-    if (b == &sw_backend_asm_nofpu) return K_ASM_NOFPU;
-#endif
-#ifdef SWITCHYARD_HAVE_FCONTEXT
-    if (b == &sw_backend_fcontext) return K_FCONTEXT;
-#endif
-#ifdef SWITCHYARD_HAVE_SETJMP
-    if (b == &sw_backend_setjmp) return K_SETJMP;
-#endif
-    return b == &sw_backend_ucontext ? K_UCONTEXT : K_TABLE;
+    sw_jump_direct(rt->kind, &rt->dispatch, from, to);
 }
 
 /* ---- the run queue: an intrusive FIFO through fiber.next ------------------------------ */
@@ -267,8 +206,9 @@ static inline fiber *fiber_of(sw_ctx *ctx)
  * for the target and resumes it (a handoff: one more switch). The scheduler is suspended here
  * whenever it resumed someone, so it is here that it finds the handoff when it wakes.
  */
-static void __attribute__((noinline)) copy_jump(fb_runtime *rt, sw_ctx *from, sw_ctx *to)
+static void copy_jump(sw_ctx *from, sw_ctx *to)
 {
+    fb_runtime *rt = tls_rt;
     if (to != &rt->sched) {
         fiber *f = fiber_of(to);
         if (f->ss->owner != f) {
@@ -281,16 +221,19 @@ static void __attribute__((noinline)) copy_jump(fb_runtime *rt, sw_ctx *from, sw
             }
         }
     }
-    direct_jump(rt, rt->jump_kind, from, to);
+    sw_jump_direct(rt->jump_kind, &rt->backend, from, to);
     if (from != &rt->sched) return;
     fiber *f;
     while ((f = rt->handoff)) { /* a fiber handed a ring hop to us: rt->current is f already */
         rt->handoff = NULL;
         claim_stack(rt, f);
         rt->stats.switches++;
-        direct_jump(rt, rt->jump_kind, &rt->sched, &f->ctx);
+        sw_jump_direct(rt->jump_kind, &rt->backend, &rt->sched, &f->ctx);
     }
 }
+
+/* The jump site's SW_KIND_HOOK target in copy mode: only its jump is ever called. */
+static const sw_backend copy_hook = {.name = "copy-stack hook", .jump = copy_jump};
 
 /* ---- giving up the CPU ----------------------------------------------------------------- */
 
@@ -635,8 +578,9 @@ fb_runtime *fb_runtime_new(const fb_config *cfg)
         return NULL;
     }
     rt->backend = cfg->backend;
-    rt->jump_kind = kind_of(cfg->backend);
-    rt->kind = copy ? K_COPY : rt->jump_kind;
+    rt->jump_kind = sw_kind_of(cfg->backend);
+    rt->kind = copy ? SW_KIND_HOOK : rt->jump_kind;
+    rt->dispatch = copy ? &copy_hook : cfg->backend;
     rt->policy = cfg->policy;
     rt->poller = cfg->poller;
     rt->pass_left = cfg->poller.poll ? 1 : INT64_MAX;

@@ -157,8 +157,9 @@ int sw_stack_alloc(sw_stack *st, size_t size);
 void sw_stack_free(sw_stack *st);
 
 /* How contexts get their stacks, declared so the harness reads what exists (switch-info
- * --list --json) instead of guessing. Today one mode: `guarded`, sw_stack_alloc's stack of
- * its own per context. */
+ * --list --json) instead of guessing: `guarded`, sw_stack_alloc's stack of its own per
+ * context, and `copy`, a few shared stacks the fiber runtime moves live parts on and off
+ * (sw_live_sp, sw_stack_copy; fiber.h's FB_STACK_COPY). */
 typedef struct sw_stack_mode {
     const char *name;
     const char *summary;

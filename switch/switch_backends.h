@@ -21,6 +21,10 @@ SW_BACKENDS(SW__DECLARE)
  * backend this build has no direct call for. */
 enum sw_kind {
     SW_KIND_TABLE,
+    /* Not a backend: the caller's own hook (the fiber runtime's copy-stack mode), reached
+     * through `table` like a backend without a kind, in ASan builds too. The hook ends in
+     * sw_jump_direct with the backend's real kind. */
+    SW_KIND_HOOK,
 #define SW__KIND(id) SW_KIND_##id,
     SW_BACKENDS(SW__KIND)
 #undef SW__KIND
@@ -50,9 +54,10 @@ static inline __attribute__((always_inline)) void
 sw_jump_direct(enum sw_kind kind, const sw_backend *const *table, sw_ctx *from, sw_ctx *to)
 {
 #ifdef SWITCHYARD_ASAN
-    (void)kind;
-    (void)table;
-    sw_jump(from, to);
+    if (kind == SW_KIND_HOOK)
+        (*table)->jump(from, to);
+    else
+        sw_jump(from, to);
 #else
     switch (kind) {
 #define SW__CASE(id)                                                                               \

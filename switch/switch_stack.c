@@ -24,6 +24,11 @@ static size_t page_size(void)
 
 static const sw_stack_mode stack_modes[] = {
     {"guarded", "one mapping per context, a PROT_NONE guard page below it", false},
+    {"copy",
+     "K guarded stacks shared by all contexts of a runtime, each one's live part "
+     "(sw_live_sp to the top) copied out when another needs the stack, copied back "
+     "before it resumes (needs props.copy_stack)",
+     true},
 };
 
 size_t sw_stack_mode_count(void)
