@@ -79,6 +79,7 @@ struct fb_runtime {
     shared_stack *shared; /* copy mode: `nshared` stacks; NULL when guarded */
     unsigned nshared;
     fb_stack_mode stack_mode;
+    bool tools_watch; /* ASan build or running under Valgrind: copy with sw_stack_copy */
 };
 
 static __thread fb_runtime *tls_rt;
@@ -144,9 +145,18 @@ static void __attribute__((noinline, noreturn)) copy_failed(const char *what)
 }
 
 /* Copy a suspended owner's live part into its save buffer (grown as needed, 64-byte steps). */
+/* Moving bytes on or off a shared stack: a plain memcpy, unless ASan or Valgrind watch. */
+static inline void move_bytes(const fb_runtime *rt, void *dst, const void *src, size_t n)
+{
+    if (rt->tools_watch)
+        sw_stack_copy(dst, src, n);
+    else
+        memcpy(dst, src, n);
+}
+
 static void save_live_part(fb_runtime *rt, fiber *f)
 {
-    char *sp = sw_live_sp(&f->ctx);
+    char *sp = rt->backend->live_sp(&f->ctx);
     char *top = (char *)f->ss->stack.base + f->ss->stack.size;
     if (!sp || sp < (char *)f->ss->stack.base || sp >= top) copy_failed("no live stack pointer");
     uint32_t n = (uint32_t)(top - sp);
@@ -158,7 +168,7 @@ static void save_live_part(fb_runtime *rt, fiber *f)
         f->save = grown;
         f->save_cap = cap;
     }
-    sw_stack_copy(f->save, sp, n);
+    move_bytes(rt, f->save, sp, n);
     f->save_sp = sp;
     f->save_len = n;
     rt->stats.stack_saves++;
@@ -183,10 +193,12 @@ static void __attribute__((noinline)) claim_stack(fb_runtime *rt, fiber *to)
 #ifdef SWITCHYARD_HAVE_VALGRIND_H
         /* memcheck may hold the bytes below the restored stack pointer as no-access (they
          * were released when another fiber's frames unwound there), and the restored fiber's
-         * next call pushes into them. A no-op outside Valgrind. */
-        VALGRIND_MAKE_MEM_UNDEFINED(ss->stack.base, (size_t)(to->save_sp - (char *)ss->stack.base));
+         * next call pushes into them. */
+        if (rt->tools_watch)
+            VALGRIND_MAKE_MEM_UNDEFINED(ss->stack.base,
+                                        (size_t)(to->save_sp - (char *)ss->stack.base));
 #endif
-        sw_stack_copy(to->save_sp, to->save, to->save_len);
+        move_bytes(rt, to->save_sp, to->save, to->save_len);
         rt->stats.stack_restores++;
         rt->stats.bytes_restored += to->save_len;
     }
@@ -585,6 +597,11 @@ fb_runtime *fb_runtime_new(const fb_config *cfg)
     rt->poller = cfg->poller;
     rt->pass_left = cfg->poller.poll ? 1 : INT64_MAX;
     rt->stack_mode = cfg->stack_mode;
+#if defined(SWITCHYARD_ASAN)
+    rt->tools_watch = true;
+#elif defined(SWITCHYARD_HAVE_VALGRIND_H)
+    rt->tools_watch = RUNNING_ON_VALGRIND;
+#endif
     rt->record_size = offsetof(fiber, ctx) + sw_ctx_size(cfg->backend);
     fb__pool_init(&rt->pool, stack);
     if (copy && map_shared_stacks(rt, k, stack) != 0) {
@@ -630,6 +647,17 @@ void fb_get_stats(const fb_runtime *rt, fb_stats *out)
     out->stacks_mapped = rt->pool.mapped + rt->nshared;
     out->stacks_cached = rt->pool.count;
     out->stack_maps = rt->pool.maps + rt->stats.stack_maps;
+}
+
+void fb__evict_shared(fb_runtime *rt)
+{
+    for (unsigned i = 0; i < rt->nshared; i++) {
+        shared_stack *ss = &rt->shared[i];
+        if (ss->owner && ss->owner != rt->current) {
+            save_live_part(rt, ss->owner);
+            ss->owner = NULL;
+        }
+    }
 }
 
 const char *fb_stack_mode_name(fb_stack_mode m)

@@ -154,6 +154,10 @@ void *fb_wait_area(fiber *f);
 bool fb_on_shared_stack(const void *p, size_t len);
 
 void fb_get_stats(const fb_runtime *rt, fb_stats *out);
+/* For benchmarks, from the scheduler context (a poller): copy every shared stack's live part
+ * out now, as if another fiber needed the stack, so that the next resume restores it. No-op
+ * in guarded mode. */
+void fb__evict_shared(fb_runtime *rt);
 const char *fb_policy_name(fb_policy p);
 const char *fb_stack_mode_name(fb_stack_mode m);
 /* Parse "guarded", "copy" or "copy:K" (1 <= K <= 1024); returns 0, or -1 for anything else. */

@@ -4,6 +4,8 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 __attribute__((noipa)) static void empty_function(void)
 {
@@ -241,7 +243,11 @@ static void sched_peer(void *arg)
 
 int bl_sched_run(bl_sched *s)
 {
-    fb_config cfg = {.backend = s->backend, .policy = s->policy, .stack_size = s->stack_size};
+    fb_config cfg = {.backend = s->backend,
+                     .policy = s->policy,
+                     .stack_size = s->stack_size,
+                     .stack_mode = s->stack_mode,
+                     .shared_stacks = s->shared_stacks};
     fb_runtime *rt = fb_runtime_new(&cfg);
     if (!rt) return -1;
     s->stop = false;
@@ -260,4 +266,93 @@ double bl_sched_switches_per_hop(const bl_sched *s)
 {
     uint64_t hops = s->after.hops - s->before.hops;
     return hops ? (double)(s->after.switches - s->before.switches) / (double)hops : 0.0;
+}
+
+bool bl_guarded_fits(long fibers)
+{
+    long limit = 65530; /* Linux's default, if /proc cannot say */
+    FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
+    if (f) {
+        if (fscanf(f, "%ld", &limit) != 1) limit = 65530;
+        fclose(f);
+    }
+    return 2 * fibers + 1024 <= limit;
+}
+
+/* ---- copystack ------------------------------------------------------------------------- */
+
+long bl_copystack_batch(long fibers)
+{
+    return fibers * bl_sched_batch(fibers);
+}
+
+static void copystack_worker(void *arg)
+{
+    bl_copystack *c = arg;
+    /* The N live bytes: in this frame, written once, kept across every yield. */
+    volatile char *live = __builtin_alloca(c->bytes);
+    for (size_t i = 0; i < c->bytes; i++)
+        live[i] = (char)i;
+    while (!c->stop)
+        fb_yield();
+    if (c->bytes && live[c->bytes - 1] != (char)(c->bytes - 1)) abort(); /* lost in a copy */
+}
+
+/* The poller hook, in the scheduler context once per pass over the F fibers. */
+static int copystack_poll(void *state, int64_t timeout_ns)
+{
+    (void)timeout_ns;
+    bl_copystack *c = state;
+    fb_runtime *rt = fb_current_runtime();
+    /* The first poll comes after one hop, the second after a whole pass: from then on every
+     * fiber has run once and every pass is F measured ops. */
+    if (++c->polls <= 2) {
+        if (c->polls == 2) {
+            fb_get_stats(rt, &c->before);
+            c->after = c->before;
+            c->stop = !c->more(c->more_arg);
+        }
+        if (c->fibers == 1) fb__evict_shared(rt);
+        return 0;
+    }
+    if (c->stop) return 0;
+    c->ops += c->fibers;
+    c->since_more += c->fibers;
+    if (c->since_more >= c->batch) {
+        c->since_more = 0;
+        if (!c->more(c->more_arg)) {
+            fb_get_stats(rt, &c->after);
+            c->stop = true;
+            return 0;
+        }
+    }
+    if (c->fibers == 1) fb__evict_shared(rt);
+    return 0;
+}
+
+static size_t copystack_pending(void *state)
+{
+    (void)state;
+    return 0; /* nothing waits on this poller: fb_run ends once the fibers have */
+}
+
+int bl_copystack_run(bl_copystack *c)
+{
+    fb_config cfg = {.backend = c->backend,
+                     .policy = FB_STAR,
+                     .stack_mode = FB_STACK_COPY,
+                     .shared_stacks = 1,
+                     .poller = {.state = c, .poll = copystack_poll, .pending = copystack_pending}};
+    fb_runtime *rt = fb_runtime_new(&cfg);
+    if (!rt) return -1;
+    c->stop = false;
+    c->ops = c->polls = c->since_more = 0;
+    int rc = 0;
+    for (long i = 0; rc == 0 && i < c->fibers; i++)
+        rc = fb_spawn(rt, copystack_worker, c) ? 0 : -1;
+    if (rc == 0) rc = fb_run(rt);
+    int saved = errno;
+    fb_runtime_free(rt);
+    errno = saved;
+    return rc;
 }

@@ -92,6 +92,8 @@ typedef struct bl_sched {
     long fibers;
     size_t stack_size;
     long batch;                   /* rounds per call of more() */
+    fb_stack_mode stack_mode;     /* guarded, or copy with shared_stacks stacks */
+    unsigned shared_stacks;
     bool (*more)(void *more_arg); /* may be called on fiber 0's stack */
     void *more_arg;
     volatile bool stop;
@@ -105,6 +107,38 @@ long bl_sched_batch(long fibers);
  * failed: ENOMEM/EAGAIN, e.g. vm.max_map_count). */
 int bl_sched_run(bl_sched *s);
 double bl_sched_switches_per_hop(const bl_sched *s);
+/* Whether `fibers` guarded stacks fit this process's memory-map limit (vm.max_map_count: two
+ * maps per stack, plus room for the program's own). */
+bool bl_guarded_fits(long fibers);
+
+/* ---- copystack/resume/bytes:N/fibers:F: resumes of fibers on one shared stack -------------- */
+
+/*
+ * F fibers on one shared stack (copy mode, star policy), each keeping `bytes` of its own
+ * locals live across its yields. The scheduler resumes them round-robin; one op is a resume
+ * and the yield back, and every op saves one live part and restores one: with F >= 2 the
+ * resumed fiber finds its predecessor's frames on the stack, with F = 1 the poller evicts the
+ * fiber once per op (fb__evict_shared) so that it, too, is saved and restored every time.
+ * The scheduler's poller hook drives the timing (more(), every `batch` ops) from the
+ * scheduler context, off the shared stack. The stats snapshot brackets the measured ops only,
+ * after a warm-up pass in which every fiber ran once.
+ */
+typedef struct bl_copystack {
+    const sw_backend *backend;
+    long fibers;
+    size_t bytes;
+    long batch; /* ops per call of more(); a multiple of fibers */
+    bool (*more)(void *more_arg);
+    void *more_arg;
+    volatile bool stop;
+    fb_stats before, after;
+    long ops; /* ops run between the snapshots */
+    long polls, since_more;
+} bl_copystack;
+
+long bl_copystack_batch(long fibers);
+/* 0, or -1 with errno (a spawn or the runtime failed; ENOTSUP: no copy stacks). */
+int bl_copystack_run(bl_copystack *c);
 
 #ifdef __cplusplus
 }

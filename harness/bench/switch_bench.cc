@@ -34,7 +34,12 @@ namespace
 
 constexpr long kChunk = 512;              // round trips (or calls) per loop call
 constexpr size_t kSchedStack = 16 * 1024; // every sched row: 16 KiB usable per fiber
-const long kFiberCounts[] = {2, 16, 256, 4096, 16384};
+const long kFiberCounts[] = {2, 16, 256, 4096, 16384, 100000};
+// Where guarded stacks do not fit vm.max_map_count, sched rows run on this many shared stacks
+// (copy mode): two, so that consecutive fibers of a ring never share one.
+constexpr unsigned kSchedSharedStacks = 2;
+const long kCopyBytes[] = {8, 64, 256, 1024, 4096, 8192};
+const long kCopyFibers[] = {1, 100000};
 std::vector<int> g_cpus; // CPUs this process may run on, from sched_getaffinity at start
 
 void BM_call(benchmark::State &state)
@@ -110,6 +115,9 @@ void BM_sched(benchmark::State &state, fb_policy policy, const sw_backend *b)
     s.fibers = state.range(0);
     s.stack_size = kSchedStack;
     s.batch = bl_sched_batch(s.fibers);
+    bool copy = !bl_guarded_fits(s.fibers);
+    s.stack_mode = copy ? FB_STACK_COPY : FB_STACK_GUARDED;
+    s.shared_stacks = copy ? kSchedSharedStacks : 0;
     SchedMore more{&state, s.batch * s.fibers};
     s.more = sched_more;
     s.more_arg = &more;
@@ -121,6 +129,45 @@ void BM_sched(benchmark::State &state, fb_policy policy, const sw_backend *b)
     }
     state.counters["switches_per_hop"] = bl_sched_switches_per_hop(&s);
     state.counters["fibers"] = static_cast<double>(s.fibers);
+    state.counters["shared_stacks"] = copy ? kSchedSharedStacks : 0;
+    if (copy) {
+        uint64_t hops = s.after.hops - s.before.hops;
+        state.counters["restores_per_hop"] =
+            hops ? static_cast<double>(s.after.stack_restores - s.before.stack_restores) / hops
+                 : 0.0;
+        state.SetLabel("copy:" + std::to_string(kSchedSharedStacks) +
+                       " (guarded stacks exceed vm.max_map_count)");
+    }
+}
+
+// One op: a resume of a fiber on a shared stack and its yield back, one live part of
+// `bytes` (+ the runtime's own frames) saved and one restored (bench_loops.h).
+void BM_copystack(benchmark::State &state, const sw_backend *b)
+{
+    bl_copystack c{};
+    c.backend = b;
+    c.bytes = static_cast<size_t>(state.range(0));
+    c.fibers = state.range(1);
+    c.batch = bl_copystack_batch(c.fibers);
+    SchedMore more{&state, c.batch};
+    c.more = sched_more;
+    c.more_arg = &more;
+    if (bl_copystack_run(&c) != 0) {
+        std::string why = "not run: " + std::to_string(c.fibers) + " fibers on a copy stack (" +
+                          strerror(errno) + ")";
+        state.SkipWithError(why.c_str());
+        return;
+    }
+    uint64_t restores = c.after.stack_restores - c.before.stack_restores;
+    uint64_t saves = c.after.stack_saves - c.before.stack_saves;
+    double ops = static_cast<double>(c.ops);
+    state.counters["fibers"] = static_cast<double>(c.fibers);
+    state.counters["restores_per_op"] = ops ? restores / ops : 0.0;
+    state.counters["saves_per_op"] = ops ? saves / ops : 0.0;
+    state.counters["live_bytes"] =
+        restores ? static_cast<double>(c.after.bytes_restored - c.before.bytes_restored) / restores
+                 : 0.0;
+    state.SetLabel(std::string(b->name) + ", 1 shared stack, star");
 }
 
 // ---- kernel ping-pongs ---------------------------------------------------------------------
@@ -334,8 +381,11 @@ void add_context(int pinned_cpu)
     benchmark::AddCustomContext("compiler", SWITCHYARD_C_COMPILER);
     benchmark::AddCustomContext("c_flags", SWITCHYARD_C_FLAGS);
     benchmark::AddCustomContext("switch_backends", sw_backend_names());
-    benchmark::AddCustomContext("sched_stack", std::to_string(kSchedStack / 1024) +
-                                                   " KiB usable per fiber, guarded, pooled");
+    benchmark::AddCustomContext("sched_stack",
+                                std::to_string(kSchedStack / 1024) +
+                                    " KiB usable per fiber, guarded, pooled; where guarded stacks "
+                                    "exceed vm.max_map_count, copy mode on " +
+                                    std::to_string(kSchedSharedStacks) + " shared stacks");
     benchmark::AddCustomContext(
         "units", "time per call, syscall, ONE switch, create, hop, one-way kernel hand-off, "
                  "epoll_ctl ADD+DEL pair");
@@ -367,6 +417,17 @@ void register_rows()
             for (long n : kFiberCounts)
                 bm->Arg(n);
         }
+    }
+    // The copy-stack rows run on the first backend of the registry that can move stacks.
+    for (size_t i = 0; i < sw_backend_count(); i++) {
+        const sw_backend *b = sw_backend_at(i);
+        if (!b->props.copy_stack) continue;
+        auto *bm = benchmark::RegisterBenchmark("copystack/resume", BM_copystack, b);
+        bm->ArgNames({"bytes", "fibers"});
+        for (long f : kCopyFibers)
+            for (long n : kCopyBytes)
+                bm->Args({n, f});
+        break;
     }
     benchmark::RegisterBenchmark("kernel/thread_pingpong/same_cpu", BM_thread_pingpong, false);
     benchmark::RegisterBenchmark("kernel/thread_pingpong/cross_cpu", BM_thread_pingpong, true);
