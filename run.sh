@@ -40,7 +40,8 @@ options:
     quick|full --reference   write into results/reference/ (replacing it) instead of a new
                              folder results/runs/<host>/<UTC date>-<sha>/
     quick|full --only STEPS  run only these steps (comma list of switch, icount, props,
-                             engines, sweep, slow, maxconns, threads, handoff, report)
+                             engines, sweep, slow, maxconns, threads, handoff, fibermem,
+                             report)
     regress --update         rewrite the baseline
     compare --out DIR        write the comparison into DIR
     compare --fail-on-verdict-change   exit 1 when a verdict differs between A and B

@@ -21,6 +21,7 @@ Steps (each writes one JSON file with a `meta` block into the run folder):
             (harness/handoff.py, claim C15)                          -> handoff.json
   maxconns  the most connections one fiber server process holds (harness/maxconns.py, C10)
   threads   fiber server with 1 vs 2 scheduler threads (harness/threads_scale.py, C11)
+  fibermem  memory per idle fiber, guarded against copy stacks (harness/fibermem.py, C1, C12)
   report    charts (PNG, SVG) and REPORT.md (plots/report.py)
 
 `quick` keeps the whole suite within five minutes on a 2-core machine and still reaches a
@@ -47,7 +48,7 @@ import meta  # noqa: E402  (the harness's shared meta module, beside this file)
 ROOT = meta.REPO_ROOT
 PY = "/usr/bin/python3"
 STEPS = ["switch", "icount", "props", "engines", "scale", "sweep", "slow", "maxconns",
-         "threads", "handoff", "report"]
+         "threads", "handoff", "fibermem", "report"]
 # The slow clients' pace, the same in both presets: 64 B requests in 16 B chunks 20 ms apart
 # (60 ms to send one), then half a second of thinking.
 SLOW_LOAD = "--chunk 16 --chunk-delay 0.02 --think 0.5"
@@ -55,7 +56,8 @@ SLOW_LOAD = "--chunk 16 --chunk-delay 0.02 --think 0.5"
 # Every size knob per preset, in one place, so the report can quote what was run.
 PRESETS = {
     "quick": {
-        "switch": {"filter": r"^(call|syscall|switch|create|kernel)/|^sched/.*/fibers:(2|16|256)$",
+        "switch": {"filter": r"^(call|syscall|switch|create|kernel|copystack)/|"
+                             r"^sched/.*/fibers:(2|16|256)$|^sched/(star|ring)/asm/fibers:100000$",
                    "min_time": 0.05, "repetitions": 3},
         "engines": ["--rounds", "1", "--duration", "1", "--warmup", "0.3"],
         "scale": ["--quick"],
@@ -65,10 +67,11 @@ PRESETS = {
         "handoff": ["--levels", "2,16,256,2048", "--rounds", "1", "--seconds", "0.3"],
         "maxconns": ["--levels", "19900", "--duration", "3", "--rate", "1000"],
         "threads": ["--rounds", "1", "--duration", "2"],
-        "estimate_s": {"switch": 20, "icount": 10, "props": 5, "engines": 25, "scale": 40,
+        "fibermem": ["--levels", "100000,1000000", "--guarded-levels", "10000,30000"],
+        "estimate_s": {"switch": 30, "icount": 10, "props": 5, "engines": 25, "scale": 40,
                        "sweep": 120,
                        "slow": 35, "handoff": 15,
-                       "maxconns": 10, "threads": 10, "report": 20},
+                       "maxconns": 10, "threads": 10, "fibermem": 10, "report": 20},
     },
     "full": {
         "switch": {"filter": "", "min_time": 0.1, "repetitions": 5},
@@ -82,10 +85,11 @@ PRESETS = {
         "maxconns": ["--levels", "1000,5000,10000,15000,19900", "--duration", "5",
                      "--rate", "2000"],
         "threads": ["--rounds", "3", "--duration", "4"],
-        "estimate_s": {"switch": 80, "icount": 10, "props": 5, "engines": 240, "scale": 750,
+        "fibermem": ["--levels", "100000,1000000", "--guarded-levels", "1000,10000,30000"],
+        "estimate_s": {"switch": 120, "icount": 10, "props": 5, "engines": 240, "scale": 750,
                        "sweep": 1200,
                        "slow": 300, "handoff": 150,
-                       "maxconns": 60, "threads": 60, "report": 30},
+                       "maxconns": 60, "threads": 60, "fibermem": 10, "report": 30},
     },
 }
 
@@ -140,8 +144,8 @@ def run(cmd, log, timeout):
         deadline = time.monotonic() + timeout
         for line in proc.stdout:
             lf.write(line)
-            if re.match(r"\s*(\[sweep|\[maxconns|\[threads|\[handoff|  round|engines_bench:|"
-                        r"icount:|profile|sweep:|not run)", line):
+            if re.match(r"\s*(\[sweep|\[maxconns|\[threads|\[handoff|\[fibermem|  round|"
+                        r"engines_bench:|icount:|profile|sweep:|not run)", line):
                 print("    " + line.rstrip(), flush=True)
             if time.monotonic() > deadline:
                 proc.kill()
@@ -269,6 +273,7 @@ STEP_FUNCS = {
     "handoff": step_driver("handoff.py", "handoff", "--out-file"),
     "maxconns": step_driver("maxconns.py", "maxconns", "--out-file"),
     "threads": step_driver("threads_scale.py", "threads", "--out-file"),
+    "fibermem": step_driver("fibermem.py", "fibermem", "--out-file"),
     "report": step_report,
 }
 

@@ -5,7 +5,8 @@ import json
 from pathlib import Path
 
 EXPERIMENTS = ["suite", "switch", "icount", "props", "engines", "scale", "sweep", "slow",
-               "maxconns", "threads", "handoff"]
+               "maxconns", "threads", "handoff",
+               "fibermem"]
 
 # A member's colour and marker follow from its place in its layer's declared order (below), so
 # a new backend, engine or model gets its own without touching the charts.

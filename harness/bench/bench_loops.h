@@ -91,8 +91,8 @@ typedef struct bl_sched {
     const sw_backend *backend;
     long fibers;
     size_t stack_size;
-    long batch;                   /* rounds per call of more() */
-    fb_stack_mode stack_mode;     /* guarded, or copy with shared_stacks stacks */
+    long batch;               /* rounds per call of more() */
+    fb_stack_mode stack_mode; /* guarded, or copy with shared_stacks stacks */
     unsigned shared_stacks;
     bool (*more)(void *more_arg); /* may be called on fiber 0's stack */
     void *more_arg;

@@ -19,11 +19,17 @@ def bench(name, ns, **counters):
 
 
 def switch(switch_ns=None, call=1.4, syscall=200.0, ring_factor=0.5, fibers=(2, 16),
-           ctl_growth=1.2, floors=None):
+           ctl_growth=1.2, floors=None, copy_ns=None):
     switch_ns = switch_ns or {"asm": 5.0, "fcontext": 6.0, "setjmp": 17.0, "ucontext": 280.0}
     rows = [bench("call/noinline", call), bench("syscall/getppid", syscall)]
     rows += [bench(f"switch/{b}", t) for b, t in switch_ns.items()]
     rows += [bench(f"switch/{f}", t) for f, t in (floors or {}).items()]
+    # copy_ns(bytes, fibers) -> ns per resume; default: 40 ns plus 0.02 ns per byte.
+    cost = copy_ns or (lambda n, f: 40.0 + 0.02 * n + (20.0 if f > 1 else 0.0))
+    for f in (1, 100000):
+        for n in (8, 64, 256, 1024, 4096, 8192):
+            rows.append(bench(f"copystack/resume/bytes:{n}/fibers:{f}", cost(n, f), fibers=f,
+                              live_bytes=n + 248.0, restores_per_op=1.0, saves_per_op=1.0))
     for b, t in switch_ns.items():
         for f in fibers:
             rows.append(bench(f"sched/star/{b}/fibers:{f}", 2.2 * t, fibers=f,
@@ -238,10 +244,22 @@ def write(folder, **docs):
     return folder
 
 
+def fibermem(copy_pss=776.0, guarded_pss=4500.0):
+    pts = [{"stack": "guarded", "fibers": 30000, "status": "ok", "pss_bytes_per_fiber": guarded_pss,
+            "rss_bytes_per_fiber": guarded_pss, "maps_per_fiber": 2.0},
+           {"stack": "guarded", "fibers": 100000,
+            "status": "not run: fiber 32743 of 100000 could not be made (synthetic)"}]
+    for n in (100000, 1000000):
+        pts.append({"stack": "copy", "fibers": n, "status": "ok", "pss_bytes_per_fiber": copy_pss,
+                    "rss_bytes_per_fiber": copy_pss, "maps_per_fiber": 0.0})
+    return {"experiment": "fibermem", "meta": META, "config": {}, "points": pts}
+
+
 def full(folder, **override):
     docs = {"suite": suite(), "switch": switch(), "icount": icount(), "props": props(),
             "engines": engines(), "scale": scale(), "sweep": sweep(), "maxconns": maxconns(),
-            "threads": threads(), "slow": slow(), "handoff": handoff()}
+            "threads": threads(), "slow": slow(), "handoff": handoff(),
+            "fibermem": fibermem()}
     docs.update(override)
     return write(folder, **docs)
 

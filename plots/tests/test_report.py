@@ -199,10 +199,34 @@ class Verdicts(unittest.TestCase):
                                                                        load_cores=0.5)), R.NOT)
 
     def test_c12(self):
-        self.assertEqual(self.verdict(R.verdict_c12), R.PARTLY)
+        # Guard pages pass and both sides of the trade were measured.
         self.assertEqual(self.verdict(R.verdict_c12, props=S.props(copy_stack=True)), R.HOLDS)
         self.assertEqual(self.verdict(R.verdict_c12, props=S.props(overflow_ok=False)), R.NOT)
         self.assertEqual(self.verdict(R.verdict_c12, props=None), R.NOTRUN)
+        # No memory measurement, or no copystack rows: the trade is not shown.
+        self.assertEqual(self.verdict(R.verdict_c12, fibermem=None), R.PARTLY)
+        no_rows = S.switch()
+        no_rows["benchmarks"] = [b for b in no_rows["benchmarks"]
+                                 if not b["run_name"].startswith("copystack/")]
+        self.assertEqual(self.verdict(R.verdict_c12, switch=no_rows), R.PARTLY)
+        # A side of the trade going the wrong way: copying free, or copy stacks dearer.
+        flat = S.switch(copy_ns=lambda n, f: 50.0 - 0.001 * n)
+        self.assertEqual(self.verdict(R.verdict_c12, switch=flat), R.NOT)
+        self.assertEqual(self.verdict(R.verdict_c12, fibermem=S.fibermem(copy_pss=9000.0)),
+                         R.NOT)
+        res = R.verdict_c12(self.run_with(props=S.props(copy_stack=True)))
+        text = "\n".join(res["measured"])
+        self.assertIn("under 1 KiB: 776 B, met", text)
+        self.assertIn("under 20 ns per round trip: 60.2 ns, not met", text)
+        self.assertIn("100000: not run: fiber 32743", text)
+
+    def test_c1_at_1e5_fibers(self):
+        sw = S.switch(fibers=(2, 16, 100000))
+        for b in sw["benchmarks"]:
+            if b["run_name"].endswith("/fibers:100000"):
+                b["shared_stacks"] = 2
+        text = "\n".join(R.verdict_c1(self.run_with(switch=sw))["measured"])
+        self.assertIn("largest run queue measured: 100000 fibers; at 100000 fibers on shared", text)
 
     def test_report_document(self):
         text, results = R.build_report(self.run_with())
