@@ -1,18 +1,26 @@
 #!/usr/bin/python3
-"""maxconns.py - how many connections one single-threaded fiber server process holds (claim C10).
+"""maxconns.py - how many connections a fiber server holds on ONE core (claim C10).
 
-For each level it starts `echo-server --model fiber --threads 1` (pinned to one CPU, its fd limit
-raised to the hard limit), opens that many persistent connections with echo-load and sends a
-trickle of traffic over them (--rate requests/s in total, open loop), and samples the server's
-resident memory, open fds and memory maps while they are held. A level is "held" when the
-server saw every connection at once and echo-load reports no error.
+For each level and stack mode it starts `echo-server --model fiber --threads 1 --procs P
+--stack MODE`: P single-threaded worker processes on one SO_REUSEPORT port, all pinned to one
+CPU, P chosen (unless --procs says) so that each worker's share of the connections stays well
+within its fd limit (RLIMIT_NOFILE, raised to the hard limit). It opens that many persistent
+connections with echo-load (itself several processes when one may not hold them all, pinned
+to the other CPU, spreading its source addresses over 127.0.0.2-254 so that the loopback
+ephemeral ports never run out), sends a trickle of traffic over them (--rate requests/s in
+total, open loop, every byte verified), and samples the server's processes while the
+connections are held: resident memory (RSS and PSS, summed over the workers and their parent:
+PSS counts pages the processes share once), open fds and memory maps. A level is "held" when
+the server saw every connection at once and echo-load reports no error. The server's CPU time
+comes from its statistics line.
 
-Levels beyond what this machine allows (fds against RLIMIT_NOFILE) are not run; instead the
-report names every resource the level would need, what the machine has, and which one binds,
-projected from the per-connection figures measured at the largest level that ran.
+Levels the machine cannot run (more workers than --threads x --procs listeners allow, more
+processes than pid_max leaves) say `not run: <limit>`; the report then names every resource
+the target would need, projected from the largest level held.
 
     /usr/bin/python3 harness/maxconns.py [--levels 1000,19900] [--target 100000]
-        [--rate 2000] [--duration 5] [--build-dir build] [--out-file maxconns.json]
+        [--stacks guarded,copy] [--procs 0] [--rate 2000] [--duration 5]
+        [--build-dir build] [--out-file maxconns.json]
 """
 import argparse
 import json
@@ -29,6 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import meta  # noqa: E402  (the harness's shared meta module, beside this file)
 
 FD_MARGIN = 64  # fds the server keeps besides its connections (listener, epoll, reserve, stdio)
+FD_SHARE = 0.8  # of a worker's fd room it is planned to use: SO_REUSEPORT spreads unevenly
+MAX_LISTENERS = 64  # echo-server's bound on --threads x --procs (one listener each)
 
 
 def parse_args(argv):
@@ -41,6 +51,10 @@ def parse_args(argv):
     ap.add_argument("--duration", type=float, default=5)
     ap.add_argument("--size", type=int, default=64)
     ap.add_argument("--server-args", default="", help="extra echo-server arguments")
+    ap.add_argument("--stacks", default="guarded,copy",
+                    help="fiber stack modes to run each level with (comma list)")
+    ap.add_argument("--procs", type=int, default=0,
+                    help="server worker processes (0: as many as the fd limit needs)")
     ap.add_argument("--server-cpu", default="0")
     ap.add_argument("--load-cpu", default="1")
     ap.add_argument("--out-file", help="write the JSON here (default: stdout)")
@@ -51,6 +65,11 @@ def parse_args(argv):
         ap.error(f"--levels must be whole numbers, got {a.levels!r}")
     if not a.levels or min(a.levels) < 1:
         ap.error("--levels must be positive")
+    a.stacks = [x.strip() for x in a.stacks.split(",") if x.strip()]
+    if not a.stacks or any(not (x == "guarded" or x.startswith("copy")) for x in a.stacks):
+        ap.error(f"--stacks wants guarded and/or copy[:K], got {','.join(a.stacks)!r}")
+    if a.procs < 0:
+        ap.error("--procs must be 0 (automatic) or more")
     return a
 
 
@@ -68,11 +87,35 @@ def pinned(cmd, cpus):
     return ["taskset", "-c", cpus, *cmd] if cpus else cmd
 
 
-def start_server(a):
-    cmd = pinned([a.server, "--model", "fiber", "--threads", "1", "--port", "0",
-                  *a.server_args.split()], a.server_cpu)
+def server_procs(a, conns, nofile):
+    """The worker processes for `conns` connections: each keeps FD_SHARE of its fd room."""
+    if a.procs:
+        return a.procs
+    room = int((nofile - FD_MARGIN) * FD_SHARE)
+    return max(1, -(-conns // room))
+
+
+def tree(pid):
+    return [pid] + meta.descendants(pid)
+
+
+def sample(pid):
+    """RSS and PSS (KiB), fds and maps summed over the server's processes, and how many."""
+    procs = tree(pid)
+    out = {"rss_kb": 0, "pss_kb": 0, "fds": 0, "maps": 0, "procs": len(procs)}
+    for p in procs:
+        out["rss_kb"] += meta.rss_kb(p)
+        out["pss_kb"] += meta.pss_kb(p) or 0
+        out["fds"] += proc_count(p, "fds") or 0
+        out["maps"] += proc_count(p, "maps") or 0
+    return out
+
+
+def start_server(a, procs, stack):
+    cmd = pinned([a.server, "--model", "fiber", "--threads", "1", "--procs", str(procs),
+                  "--stack", stack, "--port", "0", *a.server_args.split()], a.server_cpu)
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    ready, _, _ = select.select([proc.stdout], [], [], 10)
+    ready, _, _ = select.select([proc.stdout], [], [], 60)
     line = proc.stdout.readline().strip() if ready else ""
     if not line.startswith("listening "):
         proc.kill()
@@ -102,39 +145,39 @@ def kernel_samples(n=5):
     return out
 
 
-def measure(a, conns):
+def measure(a, conns, procs, stack):
     kern_before = kernel_samples()  # machine-wide: before the server exists
-    server, port = start_server(a)
+    server, port = start_server(a, procs, stack)
     if port is None:
         return {"status": "failed", "reason": "server did not start: "
                 + (server.stderr.read().strip() or f"exit {server.returncode}")}
     pid = server.pid
-    base = {"rss_kb": meta.rss_kb(pid), "fds": proc_count(pid, "fds"),
-            "maps": proc_count(pid, "maps")}
+    time.sleep(0.3)  # the workers report ready before their last pages settle
+    base = sample(pid)
     load = subprocess.Popen(
         pinned([a.load, "--port", str(port), "--conns", str(conns), "--size", str(a.size),
                 "--rate", str(a.rate), "--duration", str(a.duration), "--warmup", "1",
                 "--json"], a.load_cpu),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    peak = {"rss_kb": 0, "fds": 0, "maps": 0}
+    peak = {"rss_kb": 0, "pss_kb": 0, "fds": 0, "maps": 0, "procs": 0}
     kern = []
     started = time.monotonic()
-    deadline = started + a.duration + 60 + 60  # echo-load's ramp-up may take up to 60 s
+    deadline = started + a.duration + 60 + 120  # echo-load's ramp-up may take up to 60 s
     while load.poll() is None and time.monotonic() < deadline:
         kern.append((time.monotonic(), meta.kernel_kb()))
-        for k, v in (("rss_kb", meta.rss_kb(pid)), ("fds", proc_count(pid, "fds")),
-                     ("maps", proc_count(pid, "maps"))):
-            if v is not None and v > peak[k]:
+        now = sample(pid)
+        for k, v in now.items():
+            if v > peak[k]:
                 peak[k] = v
-        time.sleep(0.2)
+        time.sleep(0.5)
     try:
         out, err = load.communicate(timeout=max(1, deadline - time.monotonic()))
     except subprocess.TimeoutExpired:
         load.kill()
         out, err = load.communicate()
     stats = stop_server(server)
-    point = {"conns": conns, "load_exit": load.returncode, "server": stats,
-             "baseline": base, "peak": peak}
+    point = {"conns": conns, "stack": stack, "procs": procs, "load_exit": load.returncode,
+             "server": stats, "baseline": base, "peak": peak}
     try:
         point["load"] = json.loads(out)
     except json.JSONDecodeError:
@@ -151,19 +194,26 @@ def measure(a, conns):
         status="ok", errors=errors, held=held,
         all_held=bool(held is not None and held >= conns and errors == 0),
         rss_per_conn_kb=round((peak["rss_kb"] - base["rss_kb"]) / conns, 2),
+        pss_per_conn_kb=round((peak["pss_kb"] - base["pss_kb"]) / conns, 2),
         maps_per_conn=round((peak["maps"] - base["maps"]) / conns, 3),
-        fds_per_conn=round((peak["fds"] - base["fds"]) / conns, 3))
+        fds_per_conn=round((peak["fds"] - base["fds"]) / conns, 3),
+        server_cpu_s=round((stats or {}).get("cpu_user_s", 0)
+                           + (stats or {}).get("cpu_sys_s", 0), 3) if stats else None,
+        server_cpus=a.server_cpu)
     return point
 
 
-def projection(target, per_conn, limits):
-    """What `target` connections would need of each resource and which limit binds."""
+def projection(target, per_conn, limits, procs):
+    """What `target` connections would need of each resource and which limit binds: fds per
+    worker process, listeners, and the machine-wide memory maps and memory."""
     mem_avail = meta.meminfo_kb("MemAvailable")
-    rows = [{"resource": "fds (RLIMIT_NOFILE hard)", "needed": target + FD_MARGIN,
-             "available": limits["nofile_hard"]}]
+    rows = [{"resource": "fds per worker (RLIMIT_NOFILE hard)",
+             "needed": -(-target // procs) + FD_MARGIN, "available": limits["nofile_hard"]},
+            {"resource": "listeners (--threads x --procs)", "needed": procs,
+             "available": MAX_LISTENERS}]
     if per_conn:
-        rows.append({"resource": "memory maps (vm.max_map_count)",
-                     "needed": int(target * per_conn["maps_per_conn"]) + 1000,
+        rows.append({"resource": "memory maps per worker (vm.max_map_count)",
+                     "needed": int(target / procs * per_conn["maps_per_conn"]) + 1000,
                      "available": limits["max_map_count"]})
         rows.append({"resource": "memory (MemAvailable, KiB)",
                      "needed": int(target * per_conn["rss_per_conn_kb"]),
@@ -183,36 +233,62 @@ def main(argv=None):
     info = meta.collect(meta.REPO_ROOT, build,
                         pinning={"server": a.server_cpu, "load": a.load_cpu, "tool": "taskset"})
     levels = sorted(set(a.levels) | {a.target})
+    runs = [(conns, stack) for conns in levels for stack in a.stacks]
     points = []
-    for i, conns in enumerate(levels, 1):
-        if conns + FD_MARGIN > limits["nofile_hard"]:
-            p = {"conns": conns, "status": "not run",
-                 "reason": f"fd limit: {conns} connections + {FD_MARGIN} exceed RLIMIT_NOFILE "
-                           f"hard ({limits['nofile_hard']}) of one server process"}
+    for i, (conns, stack) in enumerate(runs, 1):
+        procs = server_procs(a, conns, limits["nofile_hard"])
+        if procs > MAX_LISTENERS:
+            p = {"conns": conns, "stack": stack, "procs": procs, "status": "not run",
+                 "reason": f"listener limit: {procs} worker processes of "
+                           f"{int((limits['nofile_hard'] - FD_MARGIN) * FD_SHARE)} connections "
+                           f"each exceed echo-server's {MAX_LISTENERS} listeners"}
+        elif a.procs and -(-conns // procs) + FD_MARGIN > limits["nofile_hard"]:
+            p = {"conns": conns, "stack": stack, "procs": procs, "status": "not run",
+                 "reason": f"fd limit: {-(-conns // procs)} connections per worker + "
+                           f"{FD_MARGIN} exceed RLIMIT_NOFILE hard ({limits['nofile_hard']})"}
+        elif limits.get("pid_max") and 2 * procs + 64 > limits["pid_max"]:
+            p = {"conns": conns, "stack": stack, "procs": procs, "status": "not run",
+                 "reason": f"pid limit: {procs} server workers (pid_max {limits['pid_max']})"}
         else:
-            p = measure(a, conns)
+            p = measure(a, conns, procs, stack)
         points.append(p)
         if p["status"] == "ok":
             kern = (p.get("kernel") or {}).get("per_conn_total_kb")
-            line = (f"held {p['held']} (errors {p['errors']}), rss/conn "
-                    f"{p['rss_per_conn_kb']} KiB, kernel/conn "
-                    f"{kern if kern is not None else 'n/a'} KiB, maps/conn "
-                    f"{p['maps_per_conn']}, peak rss {p['peak']['rss_kb']} KiB")
+            line = (f"held {p['held']} (errors {p['errors']}), pss/conn {p['pss_per_conn_kb']} "
+                    f"KiB, rss/conn {p['rss_per_conn_kb']} KiB, kernel/conn "
+                    f"{kern if kern is not None else 'n/a'} KiB, maps/conn {p['maps_per_conn']}, "
+                    f"server cpu {p['server_cpu_s']} s")
         else:
             line = f"{p['status']}: {p.get('reason', '')}"
-        print(f"[maxconns {i}/{len(levels)}] conns={conns:<7} {line}", flush=True)
-    ok = [p for p in points if p["status"] == "ok" and p["all_held"]]
-    best = max(ok, key=lambda p: p["conns"]) if ok else None
+        print(f"[maxconns {i}/{len(runs)}] conns={conns:<7} {stack:8s} procs={procs:<3} {line}",
+              flush=True)
+    by_stack = {}
+    for stack in a.stacks:
+        ok = [p for p in points if p["stack"] == stack and p["status"] == "ok" and p["all_held"]]
+        best = max(ok, key=lambda p: p["conns"]) if ok else None
+        by_stack[stack] = {
+            "max_held": best["conns"] if best else None,
+            "per_conn_at_max": ({k: best[k] for k in ("rss_per_conn_kb", "pss_per_conn_kb",
+                                                      "maps_per_conn", "fds_per_conn")}
+                                if best else None)}
+    held = [p for p in points if p["status"] == "ok" and p["all_held"]]
+    best = max(held, key=lambda p: (p["conns"], -p["pss_per_conn_kb"])) if held else None
     result = {
         "experiment": "maxconns", "meta": info,
         "config": {"levels": a.levels, "target": a.target, "rate": a.rate,
                    "duration": a.duration, "size": a.size, "server_args": a.server_args,
-                   "server": "echo-server --model fiber --threads 1"},
+                   "stacks": a.stacks, "procs": a.procs or "auto",
+                   "server_cpus": a.server_cpu, "load_cpus": a.load_cpu,
+                   "server": "echo-server --model fiber --threads 1 --procs P --stack MODE, "
+                             "every process pinned to CPU " + a.server_cpu},
         "points": points,
         "max_held": best["conns"] if best else None,
-        "per_conn_at_max": ({k: best[k] for k in ("rss_per_conn_kb", "maps_per_conn",
-                                                  "fds_per_conn")} if best else None),
-        "target_projection": projection(a.target, best, limits),
+        "per_conn_at_max": ({k: best[k] for k in ("rss_per_conn_kb", "pss_per_conn_kb",
+                                                  "maps_per_conn", "fds_per_conn")}
+                            if best else None),
+        "by_stack": by_stack,
+        "target_projection": projection(a.target, best, limits,
+                                        server_procs(a, a.target, limits["nofile_hard"])),
     }
     text = json.dumps(result, indent=1) + "\n"
     if a.out_file:

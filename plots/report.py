@@ -534,45 +534,69 @@ def verdict_c8(run):
 # ---- C10, C11, C12 --------------------------------------------------------------------------
 
 def verdict_c10(run):
-    rule = ("holds when one single-threaded fiber server held the target (100K) connections; "
-            "holds partly when the target could not run because of a machine limit, every level "
-            "that ran was held without error, and the memory projected for the target fits in "
-            "MemAvailable (only tunable kernel limits stand in the way); does not hold when a "
-            "level within the limits was not held; otherwise not run")
+    rule = ("one core: holds when the fiber server, every one of its processes pinned to one "
+            "CPU, held the target (100K) connections with no error under a trickle of verified "
+            "traffic, in at least one stack mode; holds partly when the target could not run "
+            "because of a machine limit, every level that ran was held without error, and the "
+            "memory projected for the target fits in MemAvailable; does not hold when a level "
+            "within the limits was not held; otherwise not run")
     mc = run.get("maxconns")
     if not mc:
         return result(NOTRUN, rule, [f"no max-connections run: {run.why('maxconns')}"])
     target = mc["config"]["target"]
     pts = mc.get("points", [])
     ran = [p for p in pts if p.get("status") == "ok"]
+    cpus = mc["config"].get("server_cpus")
     lines = []
     for p in pts:
+        where = (f" ({p['stack']} stacks, {p['procs']} process{'es' if p['procs'] > 1 else ''}"
+                 + (f" on CPU {cpus}" if cpus is not None else "") + ")") if "stack" in p else ""
         if p.get("status") == "ok":
-            lines.append(f"- {p['conns']} connections: held {p.get('held')}, errors "
-                         f"{p.get('errors')}, {fmt(p.get('rss_per_conn_kb'), '.1f')} KiB and "
-                         f"{fmt(p.get('maps_per_conn'), '.2f')} memory maps per connection")
+            pss = p.get("pss_per_conn_kb")
+            lines.append(f"- {p['conns']} connections{where}: held {p.get('held')}, errors "
+                         f"{p.get('errors')}, "
+                         + (f"{fmt(pss, '.2f')} KiB PSS, " if pss is not None else "")
+                         + f"{fmt(p.get('rss_per_conn_kb'), '.2f')} KiB RSS and "
+                         f"{fmt(p.get('maps_per_conn'), '.3f')} memory maps per connection"
+                         + (f", server CPU {fmt(p.get('server_cpu_s'), '.2f')} s"
+                            if p.get("server_cpu_s") is not None else ""))
         else:
-            lines.append(f"- {p['conns']} connections: {p['status']}: {p.get('reason', '')}")
+            lines.append(f"- {p['conns']} connections{where}: {p['status']}: "
+                         f"{p.get('reason', '')}")
     proj = mc.get("target_projection") or []
     if proj:
         lines.append(f"- what {target} connections would need: " + "; ".join(
             f"{r['resource']} {r['needed']} of {r['available']}"
             + (" (binds)" if r["binds"] else "") for r in proj))
+    copy_at = [p for p in ran if str(p.get("stack", "")).startswith("copy") and p.get("all_held")
+               and p["conns"] >= target and p.get("pss_per_conn_kb") is not None]
+    if copy_at:
+        kb = min(p["pss_per_conn_kb"] for p in copy_at)
+        lines.append(f"- aim: at most 4 KiB per connection in copy mode at {target}: "
+                     f"{kb:.2f} KiB, {'met' if kb <= 4 else 'not met'}")
     held = mc.get("max_held")
-    nums = {"connections held by one process": (held, float(target))} if held else {}
+    nums = {"connections held on one core": (held, float(target))} if held else {}
     at = mc.get("per_conn_at_max") or {}
-    figures = [F.once("most connections held by one fiber server thread", held, "", "maxconns"),
+    figures = [F.once("most connections held on one core", held, "", "maxconns"),
                F.once("resident memory per connection there", at.get("rss_per_conn_kb"), "KiB",
                       "maxconns"),
                F.exact("memory maps per connection there", at.get("maps_per_conn"), "",
                        "maxconns")]
+    for stack, b in sorted((mc.get("by_stack") or {}).items()):
+        pc = b.get("per_conn_at_max") or {}
+        figures += [F.once(f"most connections held on one core, {stack} stacks",
+                           b.get("max_held"), "", "maxconns"),
+                    F.once(f"PSS per connection there, {stack} stacks",
+                           pc.get("pss_per_conn_kb"), "KiB", "maxconns")]
+    figures = figs(*figures)
     if held and held >= target:
         return result(HOLDS, rule, lines, numbers=nums, figures=figures)
     if any(not p.get("all_held") for p in ran):
         return result(NOT, rule, lines, numbers=nums, figures=figures)
     tgt = [p for p in pts if p["conns"] == target]
     mem = [r for r in proj if r["resource"].startswith("memory (")]
-    if ran and tgt and tgt[0].get("status") == "not run" and mem and not mem[0]["binds"]:
+    if ran and tgt and all(t.get("status") == "not run" for t in tgt) and mem \
+            and not mem[0]["binds"]:
         return result(PARTLY, rule, lines, numbers=nums, figures=figures)
     return result(NOTRUN, rule, lines, numbers=nums, figures=figures)
 

@@ -131,21 +131,37 @@ def sweep(thread=None, fork=None, levels=(1, 10, 100, 1000), thread_rss=10.0, ex
             "points": pts}
 
 
-def maxconns(held=19900, errors=0, target=100000):
-    ok = {"conns": 19900, "status": "ok", "held": held, "errors": errors,
-          "all_held": held >= 19900 and errors == 0, "rss_per_conn_kb": 9.0,
-          "maps_per_conn": 2.0, "fds_per_conn": 1.0}
-    pts = [ok]
-    if target > 19900:
-        pts.append({"conns": target, "status": "not run", "reason": "fd limit: synthetic"})
+def maxconns(held=19900, errors=0, target=100000, held_target=False, copy_pss=3.5):
+    """One fiber server on one CPU: 19900 connections held in both stack modes (one worker),
+    and the target either held by 7 workers (held_target) or not run at a machine limit."""
+    def point(conns, stack, procs, pss, maps, ok_held):
+        return {"conns": conns, "stack": stack, "procs": procs, "status": "ok",
+                "held": ok_held, "errors": errors, "all_held": ok_held >= conns and errors == 0,
+                "rss_per_conn_kb": pss + 0.5, "pss_per_conn_kb": pss, "maps_per_conn": maps,
+                "fds_per_conn": 1.0, "server_cpu_s": 2.0}
+    pts = [point(19900, "guarded", 1, 9.0, 2.0, held), point(19900, "copy", 1, copy_pss, 0.0, held)]
+    if held_target:
+        pts += [point(target, "guarded", 7, 9.0, 2.0, target),
+                point(target, "copy", 7, copy_pss, 0.0, target)]
+    elif target > 19900:
+        pts += [{"conns": target, "stack": s, "procs": 7, "status": "not run",
+                 "reason": "listener limit: synthetic"} for s in ("guarded", "copy")]
+    top = target if held_target else 19900
+    all_ok = all(p["all_held"] for p in pts if p["status"] == "ok")
+    per = {"rss_per_conn_kb": copy_pss + 0.5, "pss_per_conn_kb": copy_pss, "maps_per_conn": 0.0,
+           "fds_per_conn": 1.0}
     return {"experiment": "maxconns", "meta": META,
-            "config": {"target": target, "levels": [19900]}, "points": pts,
-            "max_held": 19900 if ok["all_held"] else None,
-            "per_conn_at_max": {"rss_per_conn_kb": 9.0, "maps_per_conn": 2.0,
-                                "fds_per_conn": 1.0} if ok["all_held"] else None,
+            "config": {"target": target, "levels": [19900], "stacks": ["guarded", "copy"],
+                       "procs": "auto", "server_cpus": "0", "load_cpus": "1"},
+            "points": pts,
+            "max_held": top if all_ok else None,
+            "per_conn_at_max": per if all_ok else None,
+            "by_stack": {s: {"max_held": top if all_ok else None,
+                             "per_conn_at_max": per if all_ok else None}
+                         for s in ("guarded", "copy")},
             "target_projection": [
-                {"resource": "fds (RLIMIT_NOFILE hard)", "needed": target + 64,
-                 "available": 20000, "binds": True},
+                {"resource": "fds per worker (RLIMIT_NOFILE hard)", "needed": target // 7 + 64,
+                 "available": 20000, "binds": False},
                 {"resource": "memory (MemAvailable, KiB)", "needed": target * 9,
                  "available": 8000000, "binds": target * 9 > 8000000}]}
 

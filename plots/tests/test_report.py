@@ -187,6 +187,14 @@ class Verdicts(unittest.TestCase):
         self.assertEqual(self.verdict(R.verdict_c10, maxconns=S.maxconns(target=10 ** 7)),
                          R.NOTRUN)  # projected memory does not fit either
         self.assertEqual(self.verdict(R.verdict_c10, maxconns=None), R.NOTRUN)
+        # One core, several processes, the target held: holds, and the copy-mode aim is read.
+        res = R.verdict_c10(self.run_with(maxconns=S.maxconns(held_target=True)))
+        self.assertEqual(res["verdict"], R.HOLDS)
+        text = "\n".join(res["measured"])
+        self.assertIn("100000 connections (copy stacks, 7 processes on CPU 0): held 100000", text)
+        self.assertIn("at most 4 KiB per connection in copy mode at 100000: 3.50 KiB, met", text)
+        res = R.verdict_c10(self.run_with(maxconns=S.maxconns(held_target=True, copy_pss=5.0)))
+        self.assertIn("5.00 KiB, not met", "\n".join(res["measured"]))
 
     def test_c11(self):
         self.assertEqual(self.verdict(R.verdict_c11, threads=S.threads(ratio=1.6)), R.HOLDS)
@@ -291,7 +299,7 @@ class ReferenceColumn(unittest.TestCase):
     def test_figure_missing_in_reference_is_na(self):
         ref = D.Run(S.full(Path(self.tmp.name) / "ref2", maxconns=None))
         text, _ = R.build_report(self.local, ref)
-        self.assertIn("| most connections held by one fiber server thread | 19900 | n/a |", text)
+        self.assertIn("| most connections held on one core | 19900 | n/a |", text)
 
     def test_a_new_claim_gets_the_column_from_its_numbers(self):
         def verdict_cx(run):
