@@ -115,7 +115,8 @@ def ratio_checks(doc):
     t = medians(doc)
     out = []
     for num, den, limit in SWITCH_RATIOS:
-        if num in t and den in t:
+        if num in t and den in t and t[den][TIME] > 0 and not t[num].get("error_occurred") \
+                and not t[den].get("error_occurred"):
             r = t[num][TIME] / t[den][TIME]
             out.append(("%s / %s" % (num, den), r, "limit %.2f" % limit, r <= limit))
     for star_name in sorted(n for n in t if n.startswith("sched/star/")):

@@ -98,7 +98,7 @@ void bl_pair_fini(bl_pair *p)
 
 /* ---- switch/floor ---------------------------------------------------------------------- */
 
-#if defined(SWITCHYARD_HAVE_ASM) && !defined(SWITCHYARD_ASAN)
+#if defined(SWITCHYARD_HAVE_FLOOR) && !defined(SWITCHYARD_ASAN)
 void bl_floor_jump(void **save_sp, void *const *load_sp);
 void bl_floor_fp_jump(void **save_sp, void *const *load_sp);
 void bl__floor_entry(void);
