@@ -17,7 +17,7 @@ usage() {
 usage: ./run.sh [subcommand] [options]
 
 subcommands:
-  (none)       set up, build, then the quick suite (about 3 minutes): switch and scheduler
+  (none)       set up, build, then the quick suite (a few minutes): switch and scheduler
                benchmarks, instruction counts, engine comparison, a reduced server sweep
                (1 to 10000 connections), the max-connections and 1-vs-2-thread runs, charts,
                CSV files and REPORT.md (a verdict on every claim)
