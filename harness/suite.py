@@ -19,7 +19,8 @@ Steps (each writes one JSON file with a `meta` block into the run folder):
             between them) against every model (harness/sweep.py)   -> slow.json
   handoff   CPU time per hand-off, m kernel threads vs m fibers in pairs on one CPU
             (harness/handoff.py, claim C15)                          -> handoff.json
-  maxconns  the most connections one fiber server process holds (harness/maxconns.py, C10)
+  maxconns  the most connections a fiber server holds on one core, P processes pinned to one
+            CPU (harness/maxconns.py, C10; quick: 100,000 in copy mode, full: both modes)
   threads   fiber server with 1 vs 2 scheduler threads (harness/threads_scale.py, C11)
   fibermem  memory per idle fiber, guarded against copy stacks (harness/fibermem.py, C1, C12)
   report    charts (PNG, SVG) and REPORT.md (plots/report.py)
@@ -65,13 +66,14 @@ PRESETS = {
         "slow": ["--modes", "slow", "--levels", "10,1000", "--duration", "1", "--warmup",
                  "0.3", "--load-args", SLOW_LOAD, "--out-name", "slow.json", "--no-perf"],
         "handoff": ["--levels", "2,16,256,2048", "--rounds", "1", "--seconds", "0.3"],
-        "maxconns": ["--levels", "19900", "--duration", "3", "--rate", "1000"],
+        "maxconns": ["--levels", "100000", "--stacks", "copy", "--duration", "2",
+                     "--rate", "1000"],
         "threads": ["--rounds", "1", "--duration", "2"],
         "fibermem": ["--levels", "100000,1000000", "--guarded-levels", "10000,30000"],
         "estimate_s": {"switch": 30, "icount": 10, "props": 5, "engines": 25, "scale": 40,
                        "sweep": 120,
                        "slow": 35, "handoff": 15,
-                       "maxconns": 10, "threads": 10, "fibermem": 10, "report": 20},
+                       "maxconns": 45, "threads": 10, "fibermem": 10, "report": 20},
     },
     "full": {
         "switch": {"filter": "", "min_time": 0.1, "repetitions": 5},
@@ -82,14 +84,14 @@ PRESETS = {
                  "--warmup", "1", "--load-args", SLOW_LOAD, "--out-name", "slow.json"],
         "handoff": ["--levels", "2,4,16,64,256,1024,4096,10000", "--rounds", "5",
                     "--seconds", "1"],
-        "maxconns": ["--levels", "1000,5000,10000,15000,19900", "--duration", "5",
+        "maxconns": ["--levels", "1000,10000,19900,100000", "--duration", "5",
                      "--rate", "2000"],
         "threads": ["--rounds", "3", "--duration", "4"],
         "fibermem": ["--levels", "100000,1000000", "--guarded-levels", "1000,10000,30000"],
         "estimate_s": {"switch": 120, "icount": 10, "props": 5, "engines": 240, "scale": 750,
                        "sweep": 1200,
                        "slow": 300, "handoff": 150,
-                       "maxconns": 60, "threads": 60, "fibermem": 10, "report": 30},
+                       "maxconns": 240, "threads": 60, "fibermem": 10, "report": 30},
     },
 }
 
