@@ -69,7 +69,7 @@ def parse_args(argv):
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build-dir", default=str(ROOT / "build"))
     ap.add_argument("--quick", action="store_true",
-                    help="reduced sizes (about 30 s): levels 0,1000,10000, fewer configurations")
+                    help="reduced sizes (about 40 s): levels 0,1000,10000, fewer configurations")
     ap.add_argument("--levels", default="0,10,100,1000,10000,19000",
                     help="idle connections (idle and churn experiments)")
     ap.add_argument("--churn-levels", default="0,1000,10000,19000")
@@ -89,6 +89,7 @@ def parse_args(argv):
         a.rounds, a.duration = 1, 0.4
         if not a.configs:
             a.configs = "select,poll,merged,edge,uring-poll,uring,epoll (model),uring (model)"
+        a.churn_configs = ["merged", "uring-poll", "uring", "epoll (model)"]
     a.levels = [int(x) for x in a.levels.split(",")]
     a.churn_levels = [int(x) for x in a.churn_levels.split(",")]
     a.conc = [int(x) for x in a.conc.split(",")]
@@ -270,7 +271,7 @@ def part_idle(a, hard):
 
 
 def part_churn(a, hard):
-    configs = [c for c in CHURN_CONFIGS if c in dict(IDLE_CONFIGS)]
+    configs = getattr(a, "churn_configs", None) or CHURN_CONFIGS
     runs = []
     for rnd in range(a.rounds):
         order = configs[rnd % len(configs):] + configs[:rnd % len(configs)]
