@@ -155,7 +155,10 @@ typedef struct eng_props {
      * (the next read or write then returns the error). */
     bool reports_hup_err;
     /* Told of wake-ups (edges) rather than levels: readiness that arrived while nobody waited
-     * is remembered, and the next want() for it returns 1 instead of parking. */
+     * is remembered, and the next want() for it returns 1 instead of parking. Readiness that
+     * was already there before the last edge was taken is not reported again, so the IO
+     * layer's read policies (io.h) wait before reading on such an engine only when the fd is
+     * known to be drained. A hang-up stays reported (want for ENG_IN returns 1 ever after). */
     bool edge_triggered;
     /* Completion-based (the kernel performs the IO and reports its result) rather than
      * readiness-based (the kernel says when IO would not block). */

@@ -16,6 +16,14 @@
  * direction that fired with no waiter. A wait that finds its bit set consumes it and returns
  * "ready now" instead of parking, so even a bare wait (no call first) cannot miss the edge;
  * at worst the caller retries once and gets EAGAIN, and the next wait parks.
+ *
+ * An end of file is the exception to "once per change": it never goes away, and the data
+ * before it and the FIN often arrive in one edge. A reader that waits before reading (the
+ * wait and adaptive read policies, io.h) may take that edge, read the data short and wait
+ * again, with nothing left to report the FIN. So a hang-up seen on an fd is kept (ENG_HUP in
+ * its ready bits, never consumed) and every later read wait returns "ready now": the read
+ * that follows returns 0 at once, it cannot block. Errors are not kept: a datagram socket's
+ * error is consumed by one read, and a kept one would spin an eager reader.
  */
 typedef struct edge {
     eng__ep ep;
@@ -47,6 +55,7 @@ static int edge_want(void *st, int fd, uint32_t dir, void *token)
         f->ready &= ~dir;
         return 1;
     }
+    if (dir == ENG_IN && (f->ready & ENG_HUP)) return 1;
     if (eng__park(&e->ep, f, dir, token) < 0) return -1;
     if (!f->reg) {
         if (eng__ctl(&e->ep, EPOLL_CTL_ADD, fd, ENG_IN | ENG_OUT, EPOLLET | EPOLLRDHUP) < 0) {
@@ -76,6 +85,7 @@ static int edge_poll(void *st, int64_t timeout_ns, eng_deliver_fn fn, void *ctx)
         uint32_t ready = eng__revents(e->ep.evs[i].events);
         uint32_t done = eng__deliver(&e->ep, f, ready, fn, ctx, &got);
         f->ready |= ready & (ENG_IN | ENG_OUT) & ~done;
+        if (e->ep.evs[i].events & (EPOLLRDHUP | EPOLLHUP)) f->ready |= ENG_HUP;
     }
     return nev < 0 ? -1 : got;
 }

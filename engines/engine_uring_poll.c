@@ -19,7 +19,10 @@
  * A multishot poll reports wake-ups, not levels, so it has the edge engine's lost-wake-up
  * hazard and the same defence: a CQE that finds no waiter sets the direction's ready bit, and
  * the next want consumes it and answers "ready now". The IO layer tries its system call
- * before waiting, so a stale bit costs one EAGAIN at most.
+ * before waiting, so a stale bit costs one EAGAIN at most. A hang-up is kept as the edge
+ * engine keeps it (ENG_HUP in the ready bits, never consumed): the data before a FIN and the
+ * FIN may come in one CQE, and a reader that waits before reading (io.h's wait and adaptive
+ * policies) must still learn about the end of file after its short read.
  *
  * A CQE names its request by user_data = generation << 32 | fd << 1 | direction. fd_closed
  * queues POLL_REMOVE for the fd's requests and bumps the generation, so a CQE still in flight
@@ -125,6 +128,7 @@ static int up_want(void *st, int fd, uint32_t dir, void *token)
         f->ready &= (uint8_t)~dir;
         return 1;
     }
+    if (dir == ENG_IN && (f->ready & ENG_HUP)) return 1;
     if (!(f->armed & (1u << d)) && arm(p, fd, f, d) < 0) return -1;
     f->tok[d] = token;
     p->st.waits++;
@@ -162,6 +166,7 @@ static int on_cqe(upoll *p, uint64_t ud, int res, uint32_t flags, eng_deliver_fn
         res = -ENOMEM; /* no request could be queued: wake the waiter with an error */
     }
     uint32_t extra = res < 0 ? ENG_ERR : ready_of(res);
+    if (!d && res > 0 && (res & (POLLHUP | POLLRDHUP))) f->ready |= ENG_HUP;
     void *tok = f->tok[d];
     if (!tok) {
         f->ready |= (uint8_t)dir;

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -38,8 +39,34 @@ typedef struct io_wait {
     eng_op op_copy; /* where `op` points: the caller's operation, off the fiber's stack */
 } io_wait;
 
+/*
+ * The read policies' state per fd (io.h): what the last attempt on the fd's input side said
+ * about its receive queue or accept backlog. It is kept apart from the waits, in one small
+ * structure with one decision (try_first) and one update (hint_note), so that another way
+ * of doing IO can sit beside it without touching either.
+ */
+enum io_kind {
+    IO_KIND_UNKNOWN,   /* not looked at yet (only a short read makes it matter) */
+    IO_KIND_STREAM,    /* stream socket or pipe: a short read means the queue was empty */
+    IO_KIND_OTHER,     /* datagrams, devices, eventfds: a short read tells nothing */
+    IO_KIND_UNPOLLABLE /* the engine refused it (EPERM: a regular file): never wait first */
+};
+
+typedef struct io_hint {
+    uint8_t drained; /* found empty, and nothing reported ready since */
+    uint8_t kind;    /* enum io_kind */
+} io_hint;
+
+enum io_outcome {
+    IO_GOT_FULL,  /* a read that filled the buffer, end of file, an error, a connection */
+    IO_GOT_SHORT, /* a read that returned less than asked */
+    IO_GOT_AGAIN, /* EAGAIN */
+    IO_GOT_READY  /* the engine reported the fd ready */
+};
+
 typedef struct io_fd {
     io_wait *w[2];     /* [0] reader, [1] writer */
+    io_hint hint;      /* the read policies' view of the input side */
     bool nonblock_set; /* O_NONBLOCK is known to be set on this file */
     bool not_socket;   /* fb_write found it is no socket: write(2), not send(2) */
 } io_fd;
@@ -52,6 +79,8 @@ struct fb_io {
     io_heap timers;
     size_t waiters, sleepers;
     uint64_t timers_fired;
+    uint64_t reads_tried, reads_again, reads_waited_first;
+    fb_read_policy read_policy;
     int woke; /* wake-ups in the current poll */
 };
 
@@ -114,8 +143,43 @@ void fb_io_get_stats(const fb_io *io, fb_io_stats *out)
 {
     io->ops->get_stats(io->eng, &out->engine);
     out->timers_fired = io->timers_fired;
+    out->reads_tried = io->reads_tried;
+    out->reads_again = io->reads_again;
+    out->reads_waited_first = io->reads_waited_first;
     out->waiters = io->waiters;
     out->sleepers = io->sleepers;
+}
+
+static const char *const read_policy_names[] = {"eager", "wait", "adaptive"};
+
+void fb_io_set_read_policy(fb_io *io, fb_read_policy p)
+{
+    io->read_policy = p;
+}
+
+fb_read_policy fb_io_read_policy(const fb_io *io)
+{
+    return io->read_policy;
+}
+
+const char *fb_read_policy_name(fb_read_policy p)
+{
+    return (unsigned)p < 3 ? read_policy_names[p] : "?";
+}
+
+int fb_read_policy_parse(const char *name, fb_read_policy *out)
+{
+    for (int i = 0; name && i < 3; i++)
+        if (strcmp(name, read_policy_names[i]) == 0) {
+            *out = (fb_read_policy)i;
+            return 0;
+        }
+    return -1;
+}
+
+const char *fb_read_policy_names(void)
+{
+    return "eager, wait, adaptive";
 }
 
 static io_fd *fd_slot(fb_io *io, int fd)
@@ -412,6 +476,77 @@ int fb_sleep(int64_t ns)
     return fb_sleep_until(io__now() + (ns > 0 ? ns : 0));
 }
 
+/* ---- read policies --------------------------------------------------------------------------- */
+
+/* Try the system call first (true) or wait for readiness first (false)? */
+static bool try_first(const fb_io *io, const io_hint *h)
+{
+    if (h->kind == IO_KIND_UNPOLLABLE || !fb_self()) return true; /* outside a fiber: no waits */
+    switch (io->read_policy) {
+    case FB_READ_WAIT:
+        /* An edge engine would never report data that was there before the last edge was
+         * consumed, so waiting first is only safe once the fd is known to be drained. */
+        return io->ops->props.edge_triggered && !h->drained;
+    case FB_READ_ADAPTIVE:
+        return !h->drained;
+    default:
+        return true;
+    }
+}
+
+/* Whether a short read on fd means its queue was empty: true for stream sockets and pipes.
+ * A datagram socket returns one datagram per read, however many wait behind it; a regular
+ * file or directory never blocks, and epoll refuses it. */
+static uint8_t classify(int fd)
+{
+    int type = 0;
+    socklen_t len = sizeof type;
+    if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0)
+        return type == SOCK_STREAM ? IO_KIND_STREAM : IO_KIND_OTHER;
+    struct stat st;
+    if (fstat(fd, &st) < 0) return IO_KIND_OTHER;
+    if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) return IO_KIND_UNPOLLABLE;
+    return S_ISFIFO(st.st_mode) ? IO_KIND_STREAM : IO_KIND_OTHER;
+}
+
+static void hint_note(fb_io *io, int fd, enum io_outcome what)
+{
+    io_hint *h = &io->fds[fd].hint; /* re-read: the table may have moved during a wait */
+    switch (what) {
+    case IO_GOT_SHORT:
+        /* Classified on the first short read only, and never under eager, which ignores the
+         * hint: one getsockopt per connection at most. */
+        if (io->read_policy == FB_READ_EAGER) return;
+        if (h->kind == IO_KIND_UNKNOWN) h->kind = classify(fd);
+        h->drained = h->kind == IO_KIND_STREAM;
+        break;
+    case IO_GOT_AGAIN:
+        h->drained = 1;
+        break;
+    default:
+        h->drained = 0;
+        break;
+    }
+}
+
+/* The policy chose to wait before the call. Files that never block and that epoll refuses
+ * (regular files, directories) are recognised on the first such wait and always read at
+ * once; an engine refusing some other file with EPERM gets the same treatment. */
+static int wait_first(fb_io *io, int fd, int64_t deadline)
+{
+    io_hint *h = &io->fds[fd].hint;
+    if (h->kind == IO_KIND_UNKNOWN) h->kind = classify(fd);
+    if (h->kind == IO_KIND_UNPOLLABLE) return 0;
+    io->reads_waited_first++;
+    if (wait_until(io, fd, FB_IN, deadline) == 0) {
+        hint_note(io, fd, IO_GOT_READY);
+        return 0;
+    }
+    if (errno != EPERM) return -1;
+    io->fds[fd].hint.kind = IO_KIND_UNPOLLABLE;
+    return 0;
+}
+
 /* ---- the calls ------------------------------------------------------------------------------ */
 
 ssize_t fb_read_timeout(int fd, void *buf, size_t len, int64_t timeout_ns)
@@ -424,11 +559,27 @@ ssize_t fb_read_timeout(int fd, void *buf, size_t len, int64_t timeout_ns)
             .kind = ENG_OP_READ, .fd = fd, .buf = buf, .len = len > INT_MAX ? INT_MAX : len};
         return complete_buffered(io, &op, FB_IN, deadline);
     }
+    if (len && !try_first(io, &io->fds[fd].hint) && wait_first(io, fd, deadline) < 0) return -1;
     for (;;) {
+        io->reads_tried++;
         ssize_t n = read(fd, buf, len);
-        if (n >= 0) return n;
+        if (n > 0 && (size_t)n < len) {
+            hint_note(io, fd, IO_GOT_SHORT);
+            return n;
+        }
+        if (n >= 0) {
+            hint_note(io, fd, IO_GOT_FULL); /* a full buffer, or end of file (stays readable) */
+            return n;
+        }
         if (errno == EINTR) continue;
-        if (errno != EAGAIN || wait_until(io, fd, FB_IN, deadline) < 0) return -1;
+        if (errno != EAGAIN) {
+            hint_note(io, fd, IO_GOT_FULL); /* an error: whatever comes next, ask the kernel */
+            return -1;
+        }
+        io->reads_again++;
+        hint_note(io, fd, IO_GOT_AGAIN);
+        if (wait_until(io, fd, FB_IN, deadline) < 0) return -1;
+        hint_note(io, fd, IO_GOT_READY);
     }
 }
 
@@ -437,6 +588,14 @@ ssize_t fb_read(int fd, void *buf, size_t len)
     return fb_read_timeout(fd, buf, len, FB_FOREVER);
 }
 
+/*
+ * Writes try first under every read policy. A socket's send buffer is nearly always
+ * writable (a request-response peer has read the previous reply before sending the next
+ * request), so waiting first would add a wait to every write and save nothing; EAGAIN comes
+ * only from a full buffer, and only then is waiting worth its cost. The send that fills the
+ * buffer partly returns a short count, and the loop's next send gets EAGAIN and waits: that
+ * extra call happens once per full buffer, not once per request.
+ */
 ssize_t fb_write(int fd, const void *buf, size_t len)
 {
     fb_io *io = prepare(fd);
@@ -490,13 +649,23 @@ int fb_accept(int lfd, struct sockaddr *addr, socklen_t *addrlen)
         if (fd >= 0 && addr && addrlen && getpeername((int)fd, addr, addrlen) < 0) *addrlen = 0;
         return (int)fd;
     }
+    /* The read policy applies to the backlog as to a receive queue: after EAGAIN the
+     * listener counts as drained and adaptive waits before the next accept4. */
+    if (!try_first(io, &io->fds[lfd].hint) && wait_first(io, lfd, -1) < 0) return -1;
     for (;;) {
         /* The new fd is not recorded as non-blocking here: the caller may close it with
          * close(2) (a refused connection) and the number must not carry the mark. */
+        io->reads_tried++;
         int fd = accept4(lfd, addr, addrlen, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd >= 0) return fd;
-        if (errno == EINTR || errno == ECONNABORTED) continue;
-        if (errno != EAGAIN || wait_until(io, lfd, FB_IN, -1) < 0) return -1;
+        if (fd >= 0 || (errno != EINTR && errno != ECONNABORTED && errno != EAGAIN)) {
+            hint_note(io, lfd, IO_GOT_FULL);
+            return fd;
+        }
+        if (errno != EAGAIN) continue;
+        io->reads_again++;
+        hint_note(io, lfd, IO_GOT_AGAIN);
+        if (wait_until(io, lfd, FB_IN, -1) < 0) return -1;
+        hint_note(io, lfd, IO_GOT_READY);
     }
 }
 

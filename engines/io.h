@@ -62,11 +62,35 @@ typedef struct fb_io fb_io;
 enum { FB_IN = ENG_IN, FB_OUT = ENG_OUT };
 #define FB_FOREVER ((int64_t)-1)
 
+/*
+ * Read policies: when fb_read and fb_accept try their system call and when they wait for
+ * readiness first. Chosen per IO runtime (fb_io_set_read_policy), FB_READ_EAGER by default:
+ *   FB_READ_EAGER     try the call first, wait only after EAGAIN;
+ *   FB_READ_WAIT      wait for readiness first, then call. An engine that reports only new
+ *                     readiness (eng_props.edge_triggered: edge, uring-poll) cannot tell
+ *                     about data that was already there, so on such an engine it waits first
+ *                     only when the fd is known to be drained, as adaptive does;
+ *   FB_READ_ADAPTIVE  a per-fd hint: after a read that returned less than asked on a stream
+ *                     (a stream socket or a pipe), or after EAGAIN, the fd counts as drained
+ *                     and the next call waits first; after a read that filled the buffer, an
+ *                     end of file, an error, or once the engine reported the fd ready, the
+ *                     next call tries first.
+ * None can hang on data that arrives between a call and the wait that follows it: a
+ * level-triggered engine reports what is there when the waiter registers, and an edge engine
+ * reports the arrival (the new edge) or has kept it in its ready bit. fb_write always tries
+ * first (see io.c). A completion engine (eng_ops.submit: uring) has no readiness to wait for:
+ * the kernel performs the read, so the policy does not apply there.
+ */
+typedef enum fb_read_policy { FB_READ_EAGER, FB_READ_WAIT, FB_READ_ADAPTIVE } fb_read_policy;
+
 typedef struct fb_io_stats {
     eng_stats engine;      /* epoll_ctl by operation, waits, polls (engine.h) */
     uint64_t timers_fired; /* sleeps and timed waits that ran out */
-    size_t waiters;        /* fibers waiting on an fd now */
-    size_t sleepers;       /* fibers in fb_sleep now */
+    /* fb_read and fb_accept: system calls tried, those that said EAGAIN, and waits done
+     * before trying (the read policy's choice). */
+    uint64_t reads_tried, reads_again, reads_waited_first;
+    size_t waiters;  /* fibers waiting on an fd now */
+    size_t sleepers; /* fibers in fb_sleep now */
 } fb_io_stats;
 
 /* Create the calling thread's IO runtime on the engine `name` (see eng_names()). NULL with
@@ -81,6 +105,14 @@ const eng_ops *fb_io_engine(const fb_io *io);
 /* The kernel mechanism underneath (engine.h: "epoll", or libevent's method). */
 const char *fb_io_method(const fb_io *io);
 void fb_io_get_stats(const fb_io *io, fb_io_stats *out);
+/* The read policy of an IO runtime; takes effect from the next call. */
+void fb_io_set_read_policy(fb_io *io, fb_read_policy p);
+fb_read_policy fb_io_read_policy(const fb_io *io);
+/* "eager", "wait", "adaptive"; parse returns 0, or -1 for an unknown name. */
+const char *fb_read_policy_name(fb_read_policy p);
+int fb_read_policy_parse(const char *name, fb_read_policy *out);
+/* "eager, wait, adaptive", for error messages. */
+const char *fb_read_policy_names(void);
 
 /* Wait until fd is ready for dir (FB_IN or FB_OUT), at most timeout_ns (FB_FOREVER: no
  * limit). Returns 0 when ready (readiness is a hint: the next call may still get EAGAIN), or

@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
@@ -17,15 +18,17 @@
 #include <unistd.h>
 
 /*
- * usage: test-io CASE ENGINE star|ring. One CTest test per combination, each its own process
- * (engines/io/<case>/<engine>/<sched>). The switch backend is asm when compiled in, else
- * ucontext: the cases test IO, not switching. Loopback only, every wait bounded.
+ * usage: test-io CASE ENGINE star|ring [eager|wait|adaptive]. One CTest test per combination,
+ * each its own process (engines/io/<case>/<engine>/<sched>/<read policy>; the read policy is
+ * eager when not given). The switch backend is asm when compiled in, else ucontext: the cases
+ * test IO, not switching. Loopback only, every wait bounded.
  */
 
 #define MS ((int64_t)1000000)
 
 static const char *engine_name;
 static fb_policy policy;
+static fb_read_policy read_policy = FB_READ_EAGER;
 static fb_io *io;
 static fb_runtime *rt;
 static fb_stack_mode stack_mode; /* optional 4th argument: guarded (default) or copy[:K] */
@@ -57,6 +60,7 @@ static void start(size_t stack_size)
         perror("fb_io_new");
         exit(1);
     }
+    fb_io_set_read_policy(io, read_policy);
     fb_config cfg = {.backend = b,
                      .policy = policy,
                      .stack_size = stack_size,
@@ -624,6 +628,209 @@ static void t_busy(void)
     finish();
 }
 
+/* ---- late_data: data arriving after a short read, before the next read waits -------------- */
+
+/*
+ * The read policies' promise: a policy that waits before reading after a short read (the fd
+ * counts as drained) must still see data that arrived in between. Each step below arranges
+ * one such order deterministically, in one fiber, and reads with a time limit, so a lost
+ * wake-up fails with ETIMEDOUT instead of hanging. The number of waits done before reading is
+ * checked too, so that the wait-first path is really taken under the policies that have it.
+ */
+static int ld_fd, ld_peer;
+static bool ld_pipe;
+
+static uint64_t waited_first(void)
+{
+    fb_io_stats st;
+    fb_io_get_stats(io, &st);
+    return st.reads_waited_first;
+}
+
+/* Waits expected before one read: after_drain says whether the fd counts as drained. */
+static uint64_t expect_wait(bool after_drain)
+{
+    switch (read_policy) {
+    case FB_READ_WAIT:
+        return !fb_io_engine(io)->props.edge_triggered || after_drain;
+    case FB_READ_ADAPTIVE:
+        return after_drain;
+    default:
+        return 0;
+    }
+}
+
+static void ld_read(const char *want, bool after_drain)
+{
+    char buf[64];
+    size_t n = strlen(want);
+    uint64_t w0 = waited_first();
+    ssize_t got = fb_read_timeout(ld_fd, buf, n < 32 ? 32 : n, 2000 * MS);
+    if (got < 0) perror("fb_read_timeout (a lost wake-up ends in ETIMEDOUT)");
+    ASSERT_EQ(got, (ssize_t)n);
+    ASSERT_EQ(memcmp(buf, want, n), 0);
+    ASSERT_EQ(waited_first() - w0, expect_wait(after_drain));
+}
+
+static void ld_late_writer(void *arg)
+{
+    (void)arg;
+    fb_sleep(2 * MS);
+    ASSERT_EQ(write(ld_peer, "late", 4), 4);
+}
+
+static void ld_fiber(void *arg)
+{
+    char buf[32];
+    (void)arg;
+    /* A short read on a fresh fd: the fd now counts as drained. */
+    ASSERT_EQ(write(ld_peer, "abc", 3), 3);
+    ld_read("abc", false);
+    /* Data arrives, no poll happens, the next read waits first: the engine must report it
+     * (level: it is there when the waiter registers; edge: the arrival's edge is queued). */
+    ASSERT_EQ(write(ld_peer, "defg", 4), 4);
+    ld_read("defg", true);
+    /* Data arrives, then the loop polls while nobody waits (this fiber sleeps): an edge
+     * engine keeps the edge in its ready bit, merged may drop the idle interest. */
+    ASSERT_EQ(write(ld_peer, "hijkl", 5), 5);
+    fb_sleep(3 * MS);
+    ld_read("hijkl", true);
+    /* A read that fills the buffer exactly: more may be queued, so adaptive tries first. */
+    ASSERT_EQ(write(ld_peer, "0123456789abcdefghijklmnopqrstuvwxyz", 36), 36);
+    uint64_t w0 = waited_first();
+    ASSERT_EQ(fb_read_timeout(ld_fd, buf, 32, 2000 * MS), 32);
+    ASSERT_EQ(waited_first() - w0, expect_wait(true));
+    ld_read("wxyz", false);
+    /* Nothing there: the read parks, and data from another fiber wakes it. */
+    spawn(ld_late_writer, NULL);
+    ld_read("late", true);
+    /* End of file after a short read: 0, and 0 again (an end of file stays readable, and an
+     * edge engine reports it only once, so it must not count as drained). */
+    if (ld_pipe) {
+        close(ld_peer);
+        ld_peer = -1;
+    } else {
+        ASSERT_EQ(shutdown(ld_peer, SHUT_WR), 0);
+    }
+    for (int i = 0; i < 2; i++)
+        ASSERT_EQ(fb_read_timeout(ld_fd, buf, sizeof buf, 2000 * MS), 0);
+}
+
+static void t_late_data(void)
+{
+    for (int round = 0; round < 2; round++) {
+        int sv[2];
+        ld_pipe = round == 1;
+        if (ld_pipe) {
+            ASSERT_EQ(pipe2(sv, O_CLOEXEC), 0);
+            ld_fd = sv[0];
+            ld_peer = sv[1];
+        } else {
+            unix_pair(sv);
+            ld_fd = sv[0];
+            ld_peer = sv[1];
+        }
+        start(0);
+        spawn(ld_fiber, NULL);
+        run_all();
+        fb_close(ld_fd);
+        if (ld_peer >= 0) close(ld_peer);
+        finish();
+        printf("late_data over a %s: every late byte delivered\n",
+               ld_pipe ? "pipe" : "unix stream socket");
+    }
+}
+
+/* ---- late_accept: a connection arriving after accept said EAGAIN, before the next wait ------ */
+
+static int la_listener, la_got;
+static uint64_t la_w0;
+
+static void la_accept(void *arg)
+{
+    (void)arg;
+    la_w0 = waited_first();
+    la_got = fb_accept(la_listener, NULL, NULL);
+}
+
+static void la_sleeper(void *arg)
+{
+    (void)arg;
+    fb_sleep(3 * MS);
+}
+
+static int la_connect(struct sockaddr_in *a)
+{
+    int c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT_EQ(connect(c, (struct sockaddr *)a, sizeof *a), 0); /* loopback: in the backlog now */
+    return c;
+}
+
+/* One accept inside a fiber, after an EAGAIN outside one left the listener drained. */
+static void la_round(struct sockaddr_in *a, bool poll_between)
+{
+    ASSERT_EQ(fb_accept(la_listener, NULL, NULL), -1); /* outside a fiber: never waits */
+    ASSERT_EQ(errno, EAGAIN);
+    int c = la_connect(a);
+    if (poll_between) {
+        spawn(la_sleeper, NULL); /* the loop polls while nobody waits on the listener */
+        ASSERT_EQ(fb_run(rt), 0);
+    }
+    alarm(10); /* fb_accept has no time limit: a lost wake-up ends the test here */
+    spawn(la_accept, NULL);
+    run_all();
+    alarm(0);
+    ASSERT_GE(la_got, 0);
+    ASSERT_EQ(waited_first() - la_w0, expect_wait(true));
+    fb_close(la_got);
+    close(c);
+}
+
+static void t_late_accept(void)
+{
+    struct sockaddr_in a;
+    la_listener = tcp_listener(&a);
+    start(0);
+    /* The first round finds the listener unknown to the engine (an edge engine's ADD reports
+     * the pending connection); the second finds it registered, the arrival's edge queued and
+     * not yet polled; in the third the loop polls it with nobody waiting (a ready bit). */
+    la_round(&a, false);
+    la_round(&a, false);
+    la_round(&a, true);
+    fb_close(la_listener);
+    finish();
+    printf("late_accept: three connections that arrived after EAGAIN were accepted\n");
+}
+
+/* ---- file_read: a regular file (which epoll refuses) reads under every policy ------------- */
+
+static int fr_fd;
+
+static void fr_fiber(void *arg)
+{
+    char buf[16];
+    (void)arg;
+    ASSERT_EQ(fb_read_timeout(fr_fd, buf, sizeof buf, 1000 * MS), 5);
+    ASSERT_EQ(memcmp(buf, "hello", 5), 0);
+    ASSERT_EQ(fb_read_timeout(fr_fd, buf, sizeof buf, 1000 * MS), 0);
+    ASSERT_EQ(fb_read_timeout(fr_fd, buf, sizeof buf, 1000 * MS), 0);
+}
+
+static void t_file_read(void)
+{
+    char path[] = "/tmp/test-io-file.XXXXXX";
+    fr_fd = mkstemp(path);
+    ASSERT_GE(fr_fd, 0);
+    unlink(path);
+    ASSERT_EQ(write(fr_fd, "hello", 5), 5);
+    ASSERT_EQ(lseek(fr_fd, 0, SEEK_SET), 0);
+    start(0);
+    spawn(fr_fiber, NULL);
+    run_all();
+    fb_close(fr_fd);
+    finish();
+}
+
 /* ---- ctl workload: ping-pong over TCP, the pattern the echo server produces --------------- */
 
 enum { PP_CONNS = 4, PP_ROUNDS = 100 };
@@ -633,7 +840,7 @@ static struct sockaddr_in pp_addr;
 static void pp_session(void *arg)
 {
     int c = (int)(intptr_t)arg;
-    char buf[64];
+    char buf[256]; /* larger than a request, as the echo server's is */
     ssize_t r;
     while ((r = fb_read(c, buf, sizeof buf)) > 0)
         ASSERT_EQ(fb_write(c, buf, (size_t)r), r);
@@ -652,7 +859,8 @@ static void pp_acceptor(void *arg)
 
 static void pp_client(void *arg)
 {
-    char out[64], in[64];
+    /* in is larger than a reply, as a real client's buffer is: each reply is a short read. */
+    char out[64], in[256];
     (void)arg;
     int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     int one = 1;
@@ -662,15 +870,18 @@ static void pp_client(void *arg)
         memset(out, 'a' + k % 26, sizeof out);
         ASSERT_EQ(fb_write(s, out, sizeof out), (ssize_t)sizeof out);
         size_t n = 0;
-        while (n < sizeof in) {
+        while (n < sizeof out) {
             ssize_t r = fb_read_timeout(s, in + n, sizeof in - n, 2000 * MS);
             ASSERT_GE(r, 1);
             n += (size_t)r;
         }
-        ASSERT_EQ(memcmp(in, out, sizeof in), 0);
+        ASSERT_EQ(n, sizeof out);
+        ASSERT_EQ(memcmp(in, out, sizeof out), 0);
     }
     fb_close(s);
 }
+
+static fb_io_stats pp_stats;
 
 static eng_stats pp_run(void)
 {
@@ -681,10 +892,9 @@ static eng_stats pp_run(void)
         spawn(pp_client, NULL);
     run_all();
     fb_close(pp_listener);
-    fb_io_stats st;
-    fb_io_get_stats(io, &st);
+    fb_io_get_stats(io, &pp_stats);
     finish();
-    return st.engine;
+    return pp_stats.engine;
 }
 
 static void print_kernel_calls(const eng_stats *st)
@@ -707,6 +917,23 @@ static void t_ctl_pattern(void)
     print_kernel_calls(&st);
     /* Every round trip parks each side at least once. */
     ASSERT_GE(st.waits, PP_CONNS * PP_ROUNDS);
+    /* The read policy's effect. Eager: every server read after a reply finds the queue empty
+     * (the client runs only once the server parks), so at least one EAGAIN per round trip.
+     * Adaptive and wait: a reply is always a short read, so the next read waits first and
+     * finds data; EAGAIN is left only where readiness was stale (an edge engine's ready bit
+     * or the first accept), a few per connection, not one per request. The first read on
+     * each fd tries first (nothing is known about it yet). */
+    printf("%s: reads tried %llu, EAGAIN %llu, waited first %llu\n",
+           fb_read_policy_name(read_policy), (unsigned long long)pp_stats.reads_tried,
+           (unsigned long long)pp_stats.reads_again,
+           (unsigned long long)pp_stats.reads_waited_first);
+    if (read_policy == FB_READ_EAGER) {
+        ASSERT_GE(pp_stats.reads_again, PP_CONNS * PP_ROUNDS);
+        ASSERT_EQ(pp_stats.reads_waited_first, 0);
+    } else {
+        ASSERT_LE(pp_stats.reads_again, 4 * PP_CONNS + 4);
+        ASSERT_GE(pp_stats.reads_waited_first, 2 * PP_CONNS * (PP_ROUNDS - 1));
+    }
     uint64_t fds = 2 * PP_CONNS + 1;
     const eng_props *p = &eng_find(engine_name)->props;
     if (p->interest != ENG_INTEREST_KERNEL) {
@@ -780,7 +1007,8 @@ static void t_kernel_calls(void)
     if (pid == 0) {
         dup2(wf, 1);
         execlp("perf", "perf", "stat", "-x,", "-e", events, "-o", perf_out, "--", self,
-               "ctl_workload", engine_name, fb_policy_name(policy), (char *)NULL);
+               "ctl_workload", engine_name, fb_policy_name(policy),
+               fb_read_policy_name(read_policy), (char *)NULL);
         _exit(127);
     }
     int status;
@@ -847,13 +1075,21 @@ static const struct {
     {"ctl_pattern", t_ctl_pattern},
     {"kernel_calls", t_kernel_calls},
     {"ctl_workload", t_ctl_workload},
+    {"late_data", t_late_data},
+    {"late_accept", t_late_accept},
+    {"file_read", t_file_read},
 };
 
 int main(int argc, char **argv)
 {
-    if ((argc != 4 && argc != 5) ||
-        (argc == 5 && fb_stack_mode_parse(argv[4], &stack_mode, &shared_stacks) != 0)) {
-        fprintf(stderr, "usage: test-io CASE ENGINE star|ring [guarded|copy[:K]]\n");
+    /* Optional trailing arguments, in any order: a read policy, a stack mode. */
+    bool bad_arg = argc < 4 || argc > 6;
+    for (int i = 4; !bad_arg && i < argc; i++)
+        bad_arg = fb_read_policy_parse(argv[i], &read_policy) != 0 &&
+                  fb_stack_mode_parse(argv[i], &stack_mode, &shared_stacks) != 0;
+    if (bad_arg) {
+        fprintf(stderr, "usage: test-io CASE ENGINE star|ring [%s] [guarded|copy[:K]]\n",
+                fb_read_policy_names());
         return 2;
     }
     engine_name = argv[2];
@@ -868,7 +1104,8 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         if (strcmp(cases[i].name, argv[1]) != 0) continue;
         cases[i].fn();
-        printf("ok %s/%s/%s/%s\n", argv[1], argv[2], argv[3], fb_stack_mode_name(stack_mode));
+        printf("ok %s/%s/%s/%s/%s\n", argv[1], argv[2], argv[3], fb_read_policy_name(read_policy),
+               fb_stack_mode_name(stack_mode));
         return 0;
     }
     fprintf(stderr, "test-io: unknown case '%s'\n", argv[1]);
