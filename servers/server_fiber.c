@@ -31,6 +31,8 @@
 
 #define DEFAULT_ENGINE "merged"
 #define DEFAULT_SCHED  FB_RING
+/* The read policy that measured best (README: ping-pong and streaming, per engine). */
+#define DEFAULT_READ_POLICY FB_READ_ADAPTIVE
 
 struct session;
 
@@ -41,6 +43,7 @@ struct runtime {
     fb_policy policy;
     fb_stack_mode stack_mode;
     unsigned shared_stacks;
+    fb_read_policy read_policy;
     const char *engine;
     fb_io *io;
     fb_runtime *rt;
@@ -222,6 +225,7 @@ static int runtime_setup(struct runtime *r)
         return -1;
     r->io = fb_io_new(r->engine);
     if (!r->io) return -1;
+    fb_io_set_read_policy(r->io, r->read_policy);
     fb_config cfg = {.backend = r->backend,
                      .policy = r->policy,
                      .stack_size = stack,
@@ -257,6 +261,9 @@ static void runtime_finish(struct runtime *r)
         srv_add(&st->uring_enters, is.engine.uring_enters);
         srv_add(&st->uring_sqes, is.engine.uring_sqes);
         if (is.engine.ctl_source == ENG_CTL_NONE) st->epoll_counted = st->kcalls_counted = false;
+        srv_add(&st->reads_tried, is.reads_tried);
+        srv_add(&st->reads_again, is.reads_again);
+        srv_add(&st->reads_waited_first, is.reads_waited_first);
         if (r->listen_fd >= 0) fb_close(r->listen_fd);
         fb_io_free(r->io);
     } else if (r->listen_fd >= 0) {
@@ -310,7 +317,9 @@ static int fiber_run(struct srv_server *srv)
     else
         snprintf(stack_name, sizeof stack_name, "guarded");
     st->stack = stack_name;
+    st->read_policy = o->read_policy ? o->read_policy : fb_read_policy_name(DEFAULT_READ_POLICY);
     st->switches_counted = true;
+    st->reads_counted = true;
     st->epoll_counted = st->kcalls_counted = true; /* until an engine says it cannot count */
     for (int i = 0; i < n; i++) {
         rs[i] = (struct runtime){
@@ -319,6 +328,7 @@ static int fiber_run(struct srv_server *srv)
         rs[i].stack_mode = mode;
         rs[i].shared_stacks = k;
         fb_policy_parse(st->sched, &rs[i].policy);
+        fb_read_policy_parse(st->read_policy, &rs[i].read_policy);
     }
     /* Runtime 0 runs on the calling thread, so --threads 1 is truly single-threaded. */
     while (started < n && pthread_create(&rs[started].th, NULL, runtime_main, &rs[started]) == 0)
@@ -359,6 +369,12 @@ static int fiber_check(const struct srv_options *o, char *why, size_t len)
     }
     if (o->engine && !eng_find(o->engine)) {
         snprintf(why, len, "unknown --engine '%s' (valid: %s)", o->engine, eng_names());
+        return -1;
+    }
+    fb_read_policy rp;
+    if (o->read_policy && fb_read_policy_parse(o->read_policy, &rp) < 0) {
+        snprintf(why, len, "unknown --read-policy '%s' (valid: %s)", o->read_policy,
+                 fb_read_policy_names());
         return -1;
     }
     fb_policy p;

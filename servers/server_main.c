@@ -15,8 +15,8 @@
 #include <sys/resource.h>
 
 #define OPTIONS_LIST                                                                               \
-    "--model, --switch, --sched, --engine, --bind, --port, --threads, --procs, --max-conns, "      \
-    "--stack-size, --stack"
+    "--model, --switch, --sched, --engine, --read-policy, --bind, --port, --threads, --procs, "    \
+    "--max-conns, --stack-size, --stack"
 
 static bool any_model(const struct srv_model *m)
 {
@@ -67,8 +67,9 @@ static void usage(FILE *f)
     model_names(names, sizeof names, any_model);
     fprintf(f,
             "usage: echo-server --model MODEL [--switch NAME] [--sched star|ring]\n"
-            "       [--engine NAME] [--bind 127.0.0.1] [--port 0] [--threads N] [--procs P]\n"
-            "       [--max-conns N] [--stack-size BYTES] [--stack guarded|copy[:K]]\n"
+            "       [--engine NAME] [--read-policy eager|wait|adaptive] [--bind 127.0.0.1]\n"
+            "       [--port 0] [--threads N] [--procs P] [--max-conns N] [--stack-size BYTES]\n"
+            "       [--stack guarded|copy[:K]]\n"
             "       echo-server --list [--json]   (the compiled-in models)\n"
             "models: %s\n"
             "--procs P: P worker processes (fiber: each with its own SO_REUSEPORT listeners;\n"
@@ -103,6 +104,7 @@ static void parse(int argc, char **argv, struct srv_options *o)
                                           {"switch", required_argument, 0, 'w'},
                                           {"sched", required_argument, 0, 's'},
                                           {"engine", required_argument, 0, 'e'},
+                                          {"read-policy", required_argument, 0, 'r'},
                                           {"bind", required_argument, 0, 'b'},
                                           {"port", required_argument, 0, 'p'},
                                           {"threads", required_argument, 0, 't'},
@@ -127,6 +129,9 @@ static void parse(int argc, char **argv, struct srv_options *o)
             break;
         case 'e':
             o->engine = optarg;
+            break;
+        case 'r':
+            o->read_policy = optarg;
             break;
         case 'b':
             o->bind = optarg;
@@ -180,9 +185,10 @@ static const struct srv_model *choose_model(struct srv_options *o)
     if (!o->threads) o->threads = m->default_threads ? m->default_threads : 1;
     if (!o->procs) o->procs = m->default_procs ? m->default_procs : 1;
     /* Options the model does not declare are refused, naming the models that take them. */
-    if ((o->switch_name || o->sched || o->engine || o->stack) && !m->takes_fiber_flags) {
+    if ((o->switch_name || o->sched || o->engine || o->stack || o->read_policy) &&
+        !m->takes_fiber_flags) {
         model_names(why, sizeof why, takes_fiber_flags);
-        bad("--switch, --sched, --engine and --stack apply only to --model %s", why);
+        bad("--switch, --sched, --engine, --stack and --read-policy apply only to --model %s", why);
     }
     if (o->threads != 1 && !m->takes_threads) {
         model_names(why, sizeof why, takes_threads);
@@ -271,6 +277,7 @@ static void print_stats(FILE *f, const struct srv_options *o, struct srv_stats *
     json_str(f, "sched", st->sched);
     json_str(f, "engine", st->engine);
     json_str(f, "stack", st->stack);
+    json_str(f, "read_policy", st->read_policy);
     fprintf(f, "\"threads\":%d,\"procs\":%d,\"max_conns\":%ld,", o->threads, o->procs,
             o->max_conns);
     json_u64(f, "connections", &st->connections);
@@ -309,6 +316,12 @@ static void print_stats(FILE *f, const struct srv_options *o, struct srv_stats *
     } else {
         fputs("\"switches\":null,\"stack_saves\":null,\"stack_restores\":null,", f);
     }
+    if (st->reads_counted)
+        fprintf(f, "\"fiber_reads\":{\"tried\":%llu,\"again\":%llu,\"waited_first\":%llu},",
+                (unsigned long long)st->reads_tried, (unsigned long long)st->reads_again,
+                (unsigned long long)st->reads_waited_first);
+    else
+        fputs("\"fiber_reads\":null,", f);
     print_rusage(f, st->children);
     fflush(f);
 }

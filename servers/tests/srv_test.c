@@ -59,6 +59,27 @@ static int fresh(struct tc_server *s, uint32_t seed, size_t size)
     return fd;
 }
 
+/*
+ * A fiber server started with --read-policy says so in its statistics, and the policy did
+ * what it says: eager never waits before a read, wait and adaptive do.
+ */
+static void check_read_policy(struct tc_server *s)
+{
+    const char *want = NULL;
+    for (int i = 0; server_argv[i] && server_argv[i + 1]; i++)
+        if (strcmp(server_argv[i], "--read-policy") == 0) want = server_argv[i + 1];
+    if (!want) return;
+    const char *v = tc_json_find(s->json, "read_policy");
+    ASSERT_MSG(v && strncmp(v + 1, want, strlen(want)) == 0 && v[1 + strlen(want)] == '"',
+               "read_policy is not \"%s\" in %s", want, s->json);
+    uint64_t waited = tc_stat(s, "fiber_reads.waited_first");
+    if (strcmp(want, "eager") == 0)
+        ASSERT_EQ(waited, 0);
+    else
+        ASSERT_MSG(waited > 0, "--read-policy %s never waited before a read", want);
+    tc_note("read policy %s: %llu waits before a read", want, (unsigned long long)waited);
+}
+
 /* Payloads from 1 byte to 4 MiB, several connections at once, exact both ways. */
 static void t_echo(void)
 {
@@ -80,6 +101,7 @@ static void t_echo(void)
     tc_server_stop(&s, SIGTERM);
     ASSERT_EQ(tc_stat(&s, "bytes"), total);
     ASSERT_EQ(tc_stat(&s, "connections"), conns);
+    check_read_policy(&s);
 }
 
 /* Half-close: everything sent comes back, then the server closes. */
@@ -519,6 +541,9 @@ static void t_badflags(void)
         {"--model", "epoll", "--engine", "merged"},
         {"--model", "libevent", "--sched", "ring"},
         {"--model", "epoll", "--sched", "diagonal"},
+        {"--model", "fiber", "--read-policy", "lazy"},
+        {"--model", "fiber", "--read-policy"},
+        {"--model", "thread", "--read-policy", "eager"},
         {"--model", "thread", "--stack-size", "1000"},
         {"--model", "fork", "--stack-size", "65536"},
         {"--model", "thread", "--bogus"},
