@@ -42,6 +42,7 @@ struct ld_config {
     double duration;   /* measured seconds, or 0 when --requests is used */
     uint64_t requests; /* requests to measure, or 0 when --duration is used */
     enum ld_mode mode;
+    unsigned pipeline;      /* pingpong, closed loop: requests in flight per connection (>= 1) */
     double rate;            /* total requests per second (open loop), 0 = closed loop */
     unsigned threads;       /* worker threads per process */
     unsigned procs;         /* worker processes (1 = this process only) */

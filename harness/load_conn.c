@@ -58,6 +58,14 @@ struct slot {
                                  mode) */
     int64_t t_start, t_due, deadline;
     int64_t t_connect, wake_at;
+    uint16_t p_head, p_count; /* --pipeline: the slot's requests in flight (ring in w->pipe) */
+};
+
+/* --pipeline: one request in flight on a connection, in stream order. */
+struct ld_inflight {
+    uint64_t end; /* stream offset just past its last byte */
+    int64_t t_start;
+    bool counted;
 };
 
 /*
@@ -104,6 +112,7 @@ struct worker {
     int64_t next_due;
     uint64_t quota, issued; /* --requests: counted requests this worker may start / has started */
     uint8_t *sbuf, *rbuf, *ebuf;
+    struct ld_inflight *pipe; /* --pipeline > 1: cfg->pipeline entries per slot */
     struct rusage ru0;
     int64_t wall0;
     struct ld_result res;
@@ -152,11 +161,17 @@ static void close_slot(struct slot *s)
     s->fd = -1;
 }
 
+static bool pipelined(const struct worker *w)
+{
+    return w->cfg->pipeline > 1;
+}
+
 static void end_request(struct worker *w, struct slot *s)
 {
     if (s->busy) {
         s->busy = false;
-        w->inflight--;
+        w->inflight -= s->p_count ? s->p_count : 1; /* p_count: pipelined requests */
+        s->p_count = 0;
     }
 }
 
@@ -225,6 +240,7 @@ static int bind_source(const struct worker *w, const struct slot *s, int fd)
 
 static void send_some(struct worker *w, struct slot *s, int64_t now);
 static void begin_request(struct worker *w, struct slot *s, int64_t now, int64_t due);
+static void pipe_fill(struct worker *w, struct slot *s, int64_t now);
 
 static void connected(struct worker *w, struct slot *s, int64_t now)
 {
@@ -248,6 +264,8 @@ static void connected(struct worker *w, struct slot *s, int64_t now)
     }
     if (rate_mode(w))
         make_available(w, s);
+    else if (pipelined(w))
+        pipe_fill(w, s, now);
     else if (may_start(w))
         begin_request(w, s, now, now);
 }
@@ -476,6 +494,8 @@ static void start_after_ramp(struct worker *w, int64_t now)
         if (s->state != S_READY) continue;
         if (rate_mode(w))
             make_available(w, s);
+        else if (pipelined(w))
+            pipe_fill(w, s, now);
         else if (may_start(w))
             begin_request(w, s, now, now);
     }
@@ -505,8 +525,77 @@ static void complete(struct worker *w, struct slot *s, int64_t now)
         make_available(w, s);
     else if (w->cfg->mode == LD_SLOW && w->cfg->think > 0)
         start_wait(w, s, &w->thinkq, now);
+    else if (pipelined(w))
+        pipe_fill(w, s, now);
     else if (may_start(w))
         begin_request(w, s, now, now);
+}
+
+/* ---- pipelining (--pipeline K > 1) -------------------------------------------------------- */
+
+/*
+ * Each connection keeps K requests in flight, sent back to back: a ring of K entries per slot
+ * in stream order, so the echo's stream offset tells which request a byte completes. The
+ * verification is the same as with one request (the connection's bytes are one payload
+ * stream whatever the request boundaries); only completion and latency are per request.
+ */
+static struct ld_inflight *pipe_at(struct worker *w, struct slot *s, unsigned k)
+{
+    unsigned K = w->cfg->pipeline;
+    return &w->pipe[(size_t)(s - w->slots) * K + (s->p_head + k) % K];
+}
+
+/* Start requests on the slot until K are in flight or no more may start, then send them. */
+static void pipe_fill(struct worker *w, struct slot *s, int64_t now)
+{
+    bool started = false;
+    while (s->p_count < w->cfg->pipeline && may_start(w)) {
+        if (s->p_count == 0) {
+            s->busy = true;
+            s->state = S_ACTIVE;
+            s->req_end = s->tx;
+            s->deadline = now + secs_ns(w->cfg->timeout);
+        }
+        struct ld_inflight *q = pipe_at(w, s, s->p_count++);
+        q->t_start = now;
+        q->counted = w->phase == PH_MEASURE;
+        if (q->counted && w->cfg->requests) w->issued++;
+        s->req_end += w->cfg->size;
+        s->chunk_end = s->req_end; /* pingpong only: every request goes whole */
+        q->end = s->req_end;
+        w->inflight++;
+        started = true;
+    }
+    if (started) send_some(w, s, now);
+}
+
+/* Complete every request whose echo is now whole, and start as many new ones. */
+static void pipe_progress(struct worker *w, struct slot *s, int64_t now)
+{
+    bool done = false;
+    /* The caller's clock was read before its receive loop, which with several requests in
+     * flight may already have completed and started others: read it afresh. */
+    now = ld_now_ns();
+    while (s->p_count && s->rx >= pipe_at(w, s, 0)->end) {
+        struct ld_inflight *q = pipe_at(w, s, 0);
+        s->p_head = (uint16_t)((s->p_head + 1) % w->cfg->pipeline);
+        s->p_count--;
+        w->inflight--;
+        done = true;
+        if (!q->counted) continue;
+        w->res.requests++;
+        w->res.bytes += w->cfg->size;
+        ld_hist_record(&w->res.lat, (uint64_t)(now - q->t_start));
+        w->last_done = now;
+    }
+    if (!done) return;
+    if (s->p_count) {
+        s->deadline = pipe_at(w, s, 0)->t_start + secs_ns(w->cfg->timeout);
+    } else {
+        s->busy = false;
+        s->state = S_READY;
+    }
+    pipe_fill(w, s, now);
 }
 
 static void send_some(struct worker *w, struct slot *s, int64_t now)
@@ -569,6 +658,11 @@ static void recv_some(struct worker *w, struct slot *s, int64_t now)
         ssize_t k = recv(s->fd, w->rbuf, BUF_SIZE, 0);
         if (k > 0) {
             if (!verify(w, s, (size_t)k, now)) return;
+            if (s->p_count) { /* pipelined requests in flight (a ramp-up echo goes alone) */
+                pipe_progress(w, s, now);
+                if (s->state != S_ACTIVE) return; /* nothing owed, or the slot failed */
+                continue;
+            }
             if (s->state == S_ACTIVE && s->rx == s->req_end) {
                 /* Nothing more is owed, so stop here instead of paying for a read that says
                  * EAGAIN; stray bytes would arrive with a fresh edge and fail verification. */
@@ -748,7 +842,12 @@ static void finish(struct worker *w, int64_t now)
     r->seconds = end > w->t_measure ? (double)(end - w->t_measure) / NS_PER_S : 0;
     for (unsigned i = 0; i < w->nslots; i++) {
         struct slot *s = &w->slots[i];
-        if (s->busy && s->counted) r->unfinished++;
+        if (pipelined(w)) {
+            for (unsigned k = 0; s->busy && k < s->p_count; k++)
+                r->unfinished += pipe_at(w, s, k)->counted;
+        } else if (s->busy && s->counted) {
+            r->unfinished++;
+        }
         close_slot(s);
     }
     if (w->cfg->requests)
@@ -807,6 +906,7 @@ static void worker_free(struct worker *w)
     free(w->ebuf);
     free(w->chunkq.e);
     free(w->thinkq.e);
+    free(w->pipe);
 }
 
 static int worker_setup(struct worker *w, const struct ld_config *cfg, const struct ld_share *sh,
@@ -822,6 +922,8 @@ static int worker_setup(struct worker *w, const struct ld_config *cfg, const str
     w->rbuf = malloc(BUF_SIZE);
     w->ebuf = malloc(BUF_SIZE + 1);
     if (w->epfd < 0 || !w->slots || !w->idle || !w->sbuf || !w->rbuf || !w->ebuf) return -1;
+    if (cfg->pipeline > 1 && !(w->pipe = calloc((size_t)n * cfg->pipeline, sizeof *w->pipe)))
+        return -1;
     for (unsigned i = 0; i < n; i++) {
         w->slots[i].fd = -1;
         w->slots[i].id = sh->slot_base + first + i;

@@ -20,7 +20,7 @@
 #define MAX_PROCS 64
 
 static const char *const valid_options =
-    "--port --host --conns --size --duration --requests --mode --rate "
+    "--port --host --conns --size --duration --requests --mode --pipeline --rate "
     "--threads --procs "
     "--warmup --timeout --connect-timeout --max-time --ramp-timeout --chunk "
     "--chunk-delay "
@@ -31,7 +31,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: echo-load --port P [--host 127.0.0.1] --conns N --size BYTES\n"
                "                 (--duration S | --requests N) [--mode "
                "pingpong|churn|slow]\n"
-               "                 [--rate R] [--threads T] [--procs P] [--warmup S] "
+               "                 [--pipeline K] [--rate R] [--threads T] [--procs P] [--warmup S] "
                "[--timeout S]\n"
                "                 [--connect-timeout S] [--max-time S] [--ramp-timeout "
                "S]\n"
@@ -44,6 +44,9 @@ static void usage(FILE *f)
                "(default)\n"
                "  --mode churn     connect, one request, close; --conns of them at a "
                "time\n"
+               "  --pipeline K     pingpong: keep K requests in flight on each connection (sent\n"
+               "                   back to back, each verified byte by byte as it returns; a new\n"
+               "                   one leaves as soon as one completes); closed loop only\n"
                "  --mode slow      persistent connections whose requests go out in "
                "--chunk\n"
                "                   bytes (default 16) every --chunk-delay s (default "
@@ -169,6 +172,7 @@ static const struct option long_opts[] = {{"port", required_argument, 0, 'p'},
                                           {"requests", required_argument, 0, 'n'},
                                           {"mode", required_argument, 0, 'm'},
                                           {"rate", required_argument, 0, 'r'},
+                                          {"pipeline", required_argument, 0, 'I'},
                                           {"threads", required_argument, 0, 't'},
                                           {"procs", required_argument, 0, 'P'},
                                           {"warmup", required_argument, 0, 'w'},
@@ -208,6 +212,9 @@ static void apply_option(struct ld_config *c, int opt, const char *v)
         break;
     case 'r':
         c->rate = parse_double("--rate", v, 0.001, 1e8);
+        break;
+    case 'I':
+        c->pipeline = (unsigned)parse_u64("--pipeline", v, 1, 1024, false);
         break;
     case 't':
         c->threads = (unsigned)parse_u64("--threads", v, 1, 256, false);
@@ -290,6 +297,7 @@ static void check_slow(struct ld_config *c)
 static void parse_args(struct ld_config *c, int argc, char **argv)
 {
     *c = (struct ld_config){.threads = 1,
+                            .pipeline = 1,
                             .warmup = 0.5,
                             .timeout = 5,
                             .connect_timeout = 5,
@@ -320,6 +328,8 @@ static void parse_args(struct ld_config *c, int argc, char **argv)
     if ((c->duration > 0) == (c->requests > 0))
         bad("give exactly one of --duration S or --requests N%s%s", "", "");
     check_slow(c);
+    if (c->pipeline > 1 && (c->mode != LD_PINGPONG || c->rate > 0))
+        bad("--pipeline applies only to --mode pingpong without --rate%s%s", "", "");
     set_port(c);
     if (c->max_time == 0)
         c->max_time = c->duration > 0 ? c->warmup + c->duration + c->timeout + 5 : 300;

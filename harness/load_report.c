@@ -284,6 +284,7 @@ void ld_report_human(const struct ld_config *c, const struct ld_result *r)
         printf("%llu requests", (unsigned long long)c->requests);
     printf(" after %.3g s warm-up, %u process(es) x %u thread(s)", c->warmup, c->procs, c->threads);
     if (c->rate > 0) printf(", open loop at %.0f req/s", c->rate);
+    if (c->pipeline > 1) printf(", %u in flight per connection", c->pipeline);
     if (c->mode == LD_SLOW)
         printf(", %llu B chunks %.3g s apart, %.3g s think time", (unsigned long long)c->chunk,
                c->chunk_delay, c->think);
@@ -375,6 +376,7 @@ static void json_config(const struct ld_config *c)
         printf("\"rate\":%.6g,", c->rate);
     else
         printf("\"rate\":null,");
+    printf("\"pipeline\":%u,", c->pipeline);
     printf("\"threads\":%u,\"procs\":%u,\"warmup\":%.6g,\"timeout\":%.6g,"
            "\"connect_timeout\":%.6g,"
            "\"max_time\":%.6g,\"ramp_timeout\":%.6g,\"seed\":%llu,\"spread_"

@@ -202,6 +202,33 @@ def case_requests_exact(a):
     check(r["cpu"]["workers"] == 2, "two workers")
 
 
+def case_pipeline(a):
+    # Eight requests in flight on each of 4 connections, an exact count, every byte checked.
+    with Server(a.server) as s:
+        rc, r, err, _ = run_load(a.load, "--port", s.port, "--conns", 4, "--size", 300,
+                                 "--pipeline", 8, "--requests", 2000, "--warmup", 0.1, "--json")
+    show(r)
+    expect_clean(r, rc)
+    check(r["config"]["pipeline"] == 8, "pipeline in the config", r["config"])
+    check(r["requests"] == 2000 and r["unfinished"] == 0, "exactly 2000 requests",
+          (r["requests"], r["unfinished"]))
+    check(s.stats["bytes"] >= 2000 * 300, "the server echoed them", s.stats["bytes"])
+
+
+def case_pipeline_swap(a):
+    # A damaged byte in the middle of a pipelined stream is found and located as without one.
+    with Server(a.server, "--fault", "swap", "--at", 5050) as s:
+        rc, r, err, _ = run_load(a.load, "--port", s.port, "--conns", 4, "--size", SIZE,
+                                 "--pipeline", 4, "--duration", 1, "--warmup", 0, "--json")
+    show(r)
+    check(s.stats["fault_applied"], "the server applied its fault")
+    check(rc == 1, "exit status 1 on a damaged echo", rc)
+    check(nonzero_errors(r) == {"mismatch": 1}, "exactly one mismatch", nonzero_errors(r))
+    fm = r["first_mismatch"]
+    check(fm["kind"] == "reordered" and fm["offset"] in (5050, 5051), "located", fm)
+    check(r["requests"] > 0, "the other connections kept going", r["requests"])
+
+
 def case_multi_process(a):
     with Server(a.server) as s:
         rc, r, err, _ = run_load(a.load, "--port", s.port, "--conns", 6, "--size", 64,
@@ -416,6 +443,12 @@ def case_bad_cli_slow(a):
             needle="slow")
     bad_cli(a, [*BASE, "--ramp-timeout", -1], [*BASE, "--mode", "slow", "--chunk", 0],
             needle="must be")
+
+
+def case_bad_cli_pipeline(a):
+    bad_cli(a, [*BASE, "--pipeline", 4, "--mode", "churn"], [*BASE, "--pipeline", 2, "--rate", 10],
+            needle="--pipeline applies only to --mode pingpong")
+    bad_cli(a, [*BASE, "--pipeline", 0], [*BASE, "--pipeline", 2000], needle="--pipeline")
 
 
 def case_bad_cli_missing(a):
