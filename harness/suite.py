@@ -23,6 +23,8 @@ Steps (each writes one JSON file with a `meta` block into the run folder):
             CPU (harness/maxconns.py, C10; quick: 100,000 in copy mode, full: both modes)
   threads   fiber server with 1 vs 2 scheduler threads (harness/threads_scale.py, C11)
   fibermem  memory per idle fiber, guarded against copy stacks (harness/fibermem.py, C1, C12)
+  fiberio   fiber read policies x engines beside the epoll, libevent and thread servers:
+            syscalls, epoll_ctl, CPU per request, throughput (harness/fiberio_bench.py, C13)
   report    charts (PNG, SVG) and REPORT.md (plots/report.py)
 
 `quick` aims at five minutes on a 2-core machine (measured: plots/README.md) and reaches a
@@ -49,7 +51,7 @@ import meta  # noqa: E402  (the harness's shared meta module, beside this file)
 ROOT = meta.REPO_ROOT
 PY = "/usr/bin/python3"
 STEPS = ["switch", "icount", "props", "engines", "scale", "sweep", "slow", "maxconns",
-         "threads", "handoff", "fibermem", "report"]
+         "threads", "handoff", "fibermem", "fiberio", "report"]
 # The slow clients' pace, the same in both presets: 64 B requests in 16 B chunks 20 ms apart
 # (60 ms to send one), then half a second of thinking.
 SLOW_LOAD = "--chunk 16 --chunk-delay 0.02 --think 0.5"
@@ -70,10 +72,13 @@ PRESETS = {
                      "--rate", "1000"],
         "threads": ["--rounds", "1", "--duration", "2"],
         "fibermem": ["--levels", "100000,1000000", "--guarded-levels", "10000,30000"],
+        "fiberio": ["--rounds", "1", "--duration", "0.5", "--warmup", "0.2",
+                    "--count-requests", "5000", "--conns-large", "0"],
         "estimate_s": {"switch": 30, "icount": 10, "props": 5, "engines": 25, "scale": 40,
                        "sweep": 120,
                        "slow": 35, "handoff": 15,
-                       "maxconns": 45, "threads": 10, "fibermem": 10, "report": 20},
+                       "maxconns": 45, "threads": 10, "fibermem": 10, "fiberio": 30,
+                       "report": 20},
     },
     "full": {
         "switch": {"filter": "", "min_time": 0.1, "repetitions": 5},
@@ -88,10 +93,13 @@ PRESETS = {
                      "--rate", "2000"],
         "threads": ["--rounds", "3", "--duration", "4"],
         "fibermem": ["--levels", "100000,1000000", "--guarded-levels", "1000,10000,30000"],
+        "fiberio": ["--engines", "all", "--rounds", "5", "--duration", "1",
+                    "--count-requests", "30000"],
         "estimate_s": {"switch": 120, "icount": 10, "props": 5, "engines": 240, "scale": 750,
                        "sweep": 1200,
                        "slow": 300, "handoff": 150,
-                       "maxconns": 240, "threads": 60, "fibermem": 10, "report": 30},
+                       "maxconns": 240, "threads": 60, "fibermem": 10, "fiberio": 960,
+                       "report": 30},
     },
 }
 
@@ -147,7 +155,7 @@ def run(cmd, log, timeout):
         for line in proc.stdout:
             lf.write(line)
             if re.match(r"\s*(\[sweep|\[maxconns|\[threads|\[handoff|\[fibermem|  round|"
-                        r"engines_bench:|icount:|profile|sweep:|not run)", line):
+                        r"engines_bench:|icount:|fiberio_bench:|profile|sweep:|not run)", line):
                 print("    " + line.rstrip(), flush=True)
             if time.monotonic() > deadline:
                 proc.kill()
@@ -276,6 +284,7 @@ STEP_FUNCS = {
     "maxconns": step_driver("maxconns.py", "maxconns", "--out-file"),
     "threads": step_driver("threads_scale.py", "threads", "--out-file"),
     "fibermem": step_driver("fibermem.py", "fibermem", "--out-file"),
+    "fiberio": step_driver("fiberio_bench.py", "fiberio", "--out"),
     "report": step_report,
 }
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 EXPERIMENTS = ["suite", "switch", "icount", "props", "engines", "scale", "sweep", "slow",
                "maxconns", "threads", "handoff",
-               "fibermem"]
+               "fibermem", "fiberio"]
 
 # A member's colour and marker follow from its place in its layer's declared order (below), so
 # a new backend, engine or model gets its own without touching the charts.
@@ -273,3 +273,37 @@ def server_cpu_us_per_request(p, size):
     cpu = (srv.get("cpu_user_s") or 0) + (srv.get("cpu_sys_s") or 0)
     served = (srv.get("bytes") or 0) / size if size else 0
     return 1e6 * cpu / served if served and cpu else None
+
+
+FIBERIO_LOADS = ["pingpong", "pingpong-1k", "stream"]
+
+
+def fiberio_summary(doc):
+    """fiberio.json's summary rows as {load: {server: medians}}."""
+    out = {}
+    for row in (doc or {}).get("summary") or []:
+        out.setdefault(row.get("load"), {})[row.get("variant")] = row
+    return out
+
+
+def fiberio_variants(doc):
+    """The servers of the read-policy experiment in a fixed order: the fiber variants by
+    engine, then policy, in the orders the run declared (echo-server's own lists), then the
+    callback and thread servers in the order measured."""
+    doc = doc or {}
+    seen = []
+    summary = fiberio_summary(doc)
+    for load in FIBERIO_LOADS:
+        for v in summary.get(load, {}):
+            if v not in seen:
+                seen.append(v)
+    engines, policies = doc.get("engines") or [], doc.get("policies") or []
+
+    def key(v):
+        parts = v.split("/")
+        if parts[0] == "fiber" and len(parts) == 3:
+            eng = engines.index(parts[2]) if parts[2] in engines else len(engines)
+            pol = policies.index(parts[1]) if parts[1] in policies else len(policies)
+            return (0, eng, pol, seen.index(v))
+        return (1, 0, 0, seen.index(v))
+    return sorted(seen, key=key)

@@ -926,6 +926,74 @@ def completion_section(run):
     if (run.dir / "completion.png").exists():
         out += ["![completion](completion.png)", ""]
     return out
+# ---- C13: synchronous code, asynchronous efficiency ----------------------------------------------
+
+def verdict_c13(run):
+    rule = ("the fiber server (its default read policy, merged engine) against the raw-epoll "
+            "callback server, medians of paired interleaved rounds, at every ping-pong level "
+            "measured (100 and 1000 connections): holds when it needs at most 1.05x the epoll "
+            "server's CPU per request, reaches at least 0.95x its throughput, and makes at most "
+            "2.1 system calls per request (kernel count); holds partly when the CPU ratio is at "
+            "most 1.25 and the throughput ratio at least 0.8 everywhere (\"slightly below\", "
+            "seed 004's words); otherwise does not hold")
+    doc = run.get("fiberio")
+    if not doc or not doc.get("summary"):
+        return result(NOTRUN, rule, [f"no read-policy experiment: {run.why('fiberio')}"])
+    summ, rat, default = D.fiberio_summary(doc), doc.get("ratios") or {}, doc.get("default", "")
+    cfg = doc.get("config", {})
+    names = D.fiberio_variants(doc)
+    lines = [f"- default: `{default}`; {cfg.get('rounds', '?')} interleaved rounds, server on "
+             f"CPU {cfg.get('server_cpu', '?')}, load on CPU {cfg.get('load_cpu', '?')}; load "
+             f"average {doc.get('loadavg_start')} at start, {doc.get('loadavg_end')} at end",
+             "", "| load | server | syscalls/req | epoll_ctl/req | EAGAIN/req | CPU us/req | "
+             "req/s |", "|---|---|---:|---:|---:|---:|---:|"]
+    for load in D.FIBERIO_LOADS:
+        for v in names:
+            s = summ.get(load, {}).get(v)
+            if s:
+                lines.append(f"| {load} | {v} | {fmt(s.get('syscalls_per_request'), '.3f')} | "
+                             f"{fmt(s.get('epoll_ctl_per_request'), '.3f')} | "
+                             f"{fmt(s.get('eagain_per_request'), '.2f')} | "
+                             f"{fmt(s.get('server_cpu_us_per_request'), '.2f')} | "
+                             f"{fmt(s.get('requests_per_sec'), '.0f')} |")
+    lines.append("")
+    for name, r in rat.items():
+        lines.append(f"- {name}: median **{fmt(r.get('median'), '.3f')}** (rounds: "
+                     + ", ".join(fmt(x, ".3f") for x in r.get("per_round", [])) + ")")
+    cpu, tput, levels = [], [], []
+    for load in ("pingpong", "pingpong-1k"):
+        c = (rat.get(f"{load} cpu {default}/epoll") or {}).get("median")
+        t = (rat.get(f"{load} tput {default}/epoll") or {}).get("median")
+        if c is not None and t is not None:
+            cpu.append(c)
+            tput.append(t)
+            levels.append(load)
+    sysc = (summ.get("pingpong", {}).get(default) or {}).get("syscalls_per_request")
+    nums = {}
+    if cpu:
+        nums["fiber/epoll CPU per request"] = (max(cpu), 1.0)
+    if not cpu:
+        return result(NOTRUN, rule, lines + ["- no paired fiber/epoll ping-pong rounds"])
+    lines.append(f"- worst over {', '.join(levels)}: CPU per request {default}/epoll "
+                 f"{fmt(max(cpu), '.3f')}, throughput {fmt(min(tput), '.3f')}; syscalls per "
+                 f"request (ping-pong) {fmt(sysc, '.3f')}")
+    if max(cpu) <= 1.05 and min(tput) >= 0.95 and sysc is not None and sysc <= 2.1:
+        v = HOLDS
+    elif max(cpu) <= 1.25 and min(tput) >= 0.8:
+        v = PARTLY
+    else:
+        v = NOT
+    figs = [F.exact("syscalls per request, ping-pong, default fiber", sysc, "", "fiberio"),
+            F.exact("syscalls per request, ping-pong, eager fiber",
+                    (summ.get("pingpong", {}).get("fiber/eager/" + default.split("/")[-1])
+                     or {}).get("syscalls_per_request"), "", "fiberio")]
+    for load in levels:
+        for what in ("cpu", "tput"):
+            r = rat.get(f"{load} {what} {default}/epoll") or {}
+            figs.append(F.timing(f"{load}: {'CPU per request' if what == 'cpu' else 'throughput'}"
+                                 " fiber/epoll", r.get("median"), "x", "fiberio",
+                                 samples=r.get("per_round")))
+    return result(v, rule, lines, numbers=nums, figures=figs)
 
 
 # ---- C15: kernel hand-offs against the number of contexts -----------------------------------
@@ -1109,6 +1177,11 @@ CLAIMS = [
     ("C12", "Guard pages (mprotect) catch fiber stack overflows; a shared copy stack trades "
      "switch time for memory.", "seed 004 (libco)", "no figure quoted", verdict_c12,
      ["copystack"]),
+    ("C13", "\"Synchronous code, asynchronous efficiency\": a coroutine server written as "
+     "blocking read/write loops performs like an asynchronous callback server; coroutine IO "
+     "sits \"slightly below\" asynchronous calls.", "seeds 001 (NtyCo, its title), 004 (libco)",
+     "like a callback server; \"slightly below\" (no figure quoted)", verdict_c13,
+     ["fiberio"]),
     ("C14", "epoll keeps registered fds in a red-black tree, so EPOLL_CTL_ADD/DEL cost O(log n) "
      "in the registered fds; with very many connections, very short connections pay for it.",
      "seed 003 (PyCon 2014 talk)", "O(log n) per ADD/DEL (no figure quoted)", verdict_c14,
@@ -1126,7 +1199,7 @@ CLAIMS = [
 
 CHART_LIST = ["switch_cost", "instructions", "star_ring", "sweep_throughput", "sweep_p99",
               "engines", "rss_per_conn", "epoll_ctl_share", "idle_scaling", "epoll_ctl_scaling",
-              "completion", "ramp_time", "slow_clients", "handoff_scale"]
+              "completion", "ramp_time", "slow_clients", "handoff_scale", "fiberio"]
 
 
 def machine_section(run):

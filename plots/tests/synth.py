@@ -244,6 +244,36 @@ def handoff(thread_ns=None, levels=(2, 16, 256, 4096)):
             "series": series, "runs": runs}
 
 
+def fiberio(cpu=1.0, tput=1.0, sysc=2.05, cpu_1k=None, tput_1k=None):
+    """The read-policy experiment: the default fiber server's ratios to the epoll server."""
+    default = "fiber/adaptive/merged"
+    cpu_1k = cpu if cpu_1k is None else cpu_1k
+    tput_1k = tput if tput_1k is None else tput_1k
+    summary, ratios = {}, {}
+    for load, c, t in (("pingpong", cpu, tput), ("pingpong-1k", cpu_1k, tput_1k),
+                       ("stream", 1.0, 1.0)):
+        summary[load] = {
+            "fiber/eager/merged": {"syscalls_per_request": 3.05, "epoll_ctl_per_request": 0.01,
+                                   "eagain_per_request": 1.0, "server_cpu_us_per_request": 4.0,
+                                   "requests_per_sec": 40000.0},
+            default: {"syscalls_per_request": sysc, "epoll_ctl_per_request": 0.01,
+                      "eagain_per_request": 0.0, "server_cpu_us_per_request": 3.0 * c,
+                      "requests_per_sec": 50000.0 * t},
+            "epoll": {"syscalls_per_request": 2.02, "epoll_ctl_per_request": 0.0,
+                      "server_cpu_us_per_request": 3.0, "requests_per_sec": 50000.0},
+            "thread": {"syscalls_per_request": 2.05, "server_cpu_us_per_request": 9.0,
+                       "requests_per_sec": 20000.0}}
+        ratios[f"{load} cpu {default}/epoll"] = {"per_round": [c], "median": c}
+        ratios[f"{load} tput {default}/epoll"] = {"per_round": [t], "median": t}
+    rows = [dict(load=ld, variant=v, **st) for ld, vs in summary.items() for v, st in vs.items()]
+    return {"experiment": "fiberio", "meta": META, "default": default, "summary": rows,
+            "engines": ["merged"], "policies": ["eager", "wait", "adaptive"],
+            "ratios": ratios, "loadavg_start": [1.0, 1.0, 1.0], "loadavg_end": [1.0, 1.0, 1.0],
+            "config": {"rounds": 1, "server_cpu": "0", "load_cpu": "1", "conns": 100,
+                       "conns_large": 1000, "size": 64, "stream_conns": 100, "pipeline": 4,
+                       "stream_size": 16384}}
+
+
 def suite():
     return {"experiment": "suite", "meta": META, "preset": "quick", "seconds": 60,
             "loadavg_start": [0.5, 0.5, 0.5], "loadavg_end": [1.0, 0.8, 0.6],
@@ -275,7 +305,7 @@ def full(folder, **override):
     docs = {"suite": suite(), "switch": switch(), "icount": icount(), "props": props(),
             "engines": engines(), "scale": scale(), "sweep": sweep(), "maxconns": maxconns(),
             "threads": threads(), "slow": slow(), "handoff": handoff(),
-            "fibermem": fibermem()}
+            "fibermem": fibermem(), "fiberio": fiberio()}
     docs.update(override)
     return write(folder, **docs)
 

@@ -29,7 +29,7 @@ class Charts(unittest.TestCase):
     def test_full_synthetic_run(self):
         run = S.full(self.dir / "full")
         status = C.draw_all(run)
-        self.assertEqual(len(status), 15)
+        self.assertEqual(len(status), 16)
         self.assertEqual(status, {stem: "ok" for stem, _, _ in C.CHARTS})
         for stem, _, _ in C.CHARTS:
             for ext in ("png", "svg"):

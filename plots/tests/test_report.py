@@ -236,6 +236,19 @@ class Verdicts(unittest.TestCase):
         text = "\n".join(R.verdict_c1(self.run_with(switch=sw))["measured"])
         self.assertIn("largest run queue measured: 100000 fibers; at 100000 fibers on shared", text)
 
+    def test_c13(self):
+        self.assertEqual(self.verdict(R.verdict_c13), R.HOLDS)
+        # Within 1.05 at 100 connections but not at 1000: partly.
+        self.assertEqual(self.verdict(R.verdict_c13, fiberio=S.fiberio(cpu_1k=1.15)), R.PARTLY)
+        self.assertEqual(self.verdict(R.verdict_c13, fiberio=S.fiberio(tput=0.9)), R.PARTLY)
+        # Fast enough, but still an EAGAIN read per request: partly.
+        self.assertEqual(self.verdict(R.verdict_c13, fiberio=S.fiberio(sysc=3.02)), R.PARTLY)
+        self.assertEqual(self.verdict(R.verdict_c13, fiberio=S.fiberio(cpu=1.3)), R.NOT)
+        self.assertEqual(self.verdict(R.verdict_c13, fiberio=S.fiberio(tput_1k=0.7)), R.NOT)
+        self.assertEqual(self.verdict(R.verdict_c13, fiberio=None), R.NOTRUN)
+        r = R.verdict_c13(self.run_with())
+        self.assertIn("| pingpong | fiber/adaptive/merged | 2.050 |", "\n".join(r["measured"]))
+
     def test_report_document(self):
         text, results = R.build_report(self.run_with())
         self.assertEqual(set(results), {c[0] for c in R.CLAIMS})
