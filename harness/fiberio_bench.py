@@ -87,8 +87,16 @@ def pinned(cmd, cpu):
     return (["taskset", "-c", cpu] + cmd) if cpu and shutil.which("taskset") else cmd
 
 
+def registry(exe):
+    """A layer's compiled-in members, in the registry's order (`--list --json`)."""
+    p = subprocess.run([exe, "--list", "--json"], capture_output=True, text=True, timeout=10)
+    if p.returncode != 0:
+        sys.exit(f"fiberio_bench: cannot list {exe}: {p.stderr.strip()}")
+    return [m["name"] for m in json.loads(p.stdout)["members"]]
+
+
 def valid_choices(server, *args):
-    """The names echo-server accepts, from its own one-line error (one source of truth)."""
+    """The values echo-server accepts for an option, from its one-line error."""
     p = subprocess.run([server, *args], capture_output=True, text=True, timeout=10)
     m = re.search(r"valid: ([^)]*)\)", p.stderr)
     if not m:
@@ -363,8 +371,8 @@ def main(argv=None):
     for exe in (a.server, a.load):
         if not os.access(exe, os.X_OK):
             sys.exit(f"fiberio_bench: {exe} missing: build first (./run.sh build)")
-    engines = valid_choices(a.server, "--model", "fiber", "--engine", "?")
-    models = valid_choices(a.server, "--model", "?")
+    engines = registry(str(build / "bin" / "engine-info"))
+    models = registry(a.server)
     policies = valid_choices(a.server, "--model", "fiber", "--read-policy", "?")
     wanted = engines if a.engines == "all" else a.engines.split(",")
     bad = [e for e in wanted if e not in engines]
