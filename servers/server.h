@@ -129,8 +129,8 @@ struct srv_model {
     /* Values when --threads or --procs is not given (0: 1). */
     int default_threads, default_procs;
     /* Options the model takes besides the common ones: --threads other than 1, --stack-size,
-     * and --switch/--sched/--engine. The front end refuses the others with one line naming
-     * the models that do take them. */
+     * and --switch/--sched/--engine/--read-policy. The front end refuses the others with one
+     * line naming the models that do take them. */
     bool takes_threads, takes_stack_size, takes_fiber_flags;
     /* Validate the model-specific options (NULL: none); on error write one line to why, return
      * -1. */
