@@ -23,6 +23,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -285,16 +286,27 @@ def sample_memory(proc, server_pid, deadline):
     start depends on how long the ramp-up took). The interval grows with one walk's time."""
     peak, procs, pss, kern = 0, 1, [], []
     next_pss = 0.0
+    # /proc/meminfo is read on its own thread, four times a second: a walk over ten thousand
+    # processes takes seconds and must not leave the window without a kernel sample.
+    done = threading.Event()
+
+    def read_kernel():
+        while not done.is_set():
+            kern.append((time.monotonic(), meta.kernel_kb()))
+            done.wait(0.25)
+    reader = threading.Thread(target=read_kernel, daemon=True)
+    reader.start()
     while proc.poll() is None and time.monotonic() < deadline:
         t = time.monotonic()
         rss, n = meta.tree_rss_kb(server_pid, True)
         if rss > peak:
             peak, procs = rss, n
-        kern.append((t, meta.kernel_kb()))
         if t >= next_pss:
             pss.append((t, meta.tree_pss_kb(server_pid, True)))
             next_pss = t + max(1.0, 3 * (time.monotonic() - t))
         time.sleep(max(0.25, 2 * (time.monotonic() - t)))
+    done.set()
+    reader.join()
     return peak, procs, pss, kern
 
 
