@@ -329,7 +329,7 @@ def rss_per_conn(run, fig):
     grid(ax)
     return ("left: (peak VmRSS of the server and its children during the load - VmRSS of the "
             "server process before) / connections; right: at each model's largest error-free "
-            "level, user memory stacked on the kernel's growth (KernelStack, SUnreclaim, "
+            "level, user memory (PSS) stacked on the kernel's growth (KernelStack, SUnreclaim, "
             "PageTables: machine-wide /proc/meminfo medians, echo-load's own sockets included)")
 
 
@@ -345,8 +345,9 @@ def memory_stack(run, ax):
         return
     names = list(per)
     x = list(range(len(names)))
-    user = [max(0.0, per[m][1]) for m in names]
-    ax.bar(x, user, 0.6, color=[run.color("models", m) for m in names], label="user (VmRSS)")
+    user = [max(0.0, R.user_kb(per[m][1], per[m][2])) for m in names]
+    ax.bar(x, user, 0.6, color=[run.color("models", m) for m in names],
+           label="user (PSS; VmRSS without PSS)")
     bottom = list(user)
     for field, color in KERNEL_COLORS.items():
         vals = [max(0.0, (per[m][4] or {}).get(field) or 0.0) for m in names]

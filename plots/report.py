@@ -487,9 +487,16 @@ def memory_points(run):
     return per
 
 
+def user_kb(rss_kb, pss_kb):
+    """User memory per connection: PSS (fork's children share most of their pages, which a sum
+    of VmRSS counts once per child) or VmRSS where there is no PSS."""
+    return pss_kb if pss_kb is not None else rss_kb
+
+
 def verdict_c8(run):
-    rule = ("holds when a thread-per-connection server's memory per connection, user (VmRSS "
-            "growth) plus kernel (growth of KernelStack, SUnreclaim and PageTables in "
+    rule = ("holds when a thread-per-connection server's memory per connection, user (PSS "
+            "growth, which counts pages shared between processes once; VmRSS growth where there "
+            "is no PSS) plus kernel (growth of KernelStack, SUnreclaim and PageTables in "
             "/proc/meminfo), at its largest error-free persistent level >= 100, is <= 1 MiB "
             "(an 8 MiB stack is virtual, only touched pages count); does not hold when it is "
             ">= 4 MiB; holds partly between. Without a kernel figure the user part alone is "
@@ -501,8 +508,9 @@ def verdict_c8(run):
     for m, (n, kb, pss, kern, parts) in per.items():
         k = (f" + {kern:.1f} KiB kernel (" + ", ".join(f"{f} {v:.1f}" for f, v in parts.items())
              + ")") if kern is not None else " (no kernel figure)"
-        lines.append(f"- {m}: {kb:.1f} KiB user (VmRSS)" + k + f" per connection at {n} "
-                     "connections" + (f"; PSS {pss:.1f} KiB" if pss is not None else ""))
+        lines.append(f"- {m}: {user_kb(kb, pss):.1f} KiB user ("
+                     + ("PSS" if pss is not None else "VmRSS") + ")" + k
+                     + f" per connection at {n} connections; VmRSS {kb:.1f} KiB")
     lines.append("- kernel figures are machine-wide: medians of /proc/meminfo read 5 times "
                  "before the server started and about 4 times a second in the measured window; "
                  "they include echo-load's own end of every connection (the same for every "
@@ -512,8 +520,8 @@ def verdict_c8(run):
     if mc:
         lines.append(f"- fiber holding {run.get('maxconns').get('max_held')} mostly idle "
                      f"connections: {mc['rss_per_conn_kb']:.1f} KiB each (C10 run)")
-    n, kb, _, kern, _ = per["thread"]
-    total = kb + (kern or 0)
+    n, kb, pss, kern, _ = per["thread"]
+    total = user_kb(kb, pss) + (kern or 0)
     if kern is None:
         lines.append("- no kernel figure for thread: the verdict uses its user memory only")
     v = HOLDS if total <= 1024 else NOT if total >= 4096 else PARTLY

@@ -102,7 +102,7 @@ def point(model, mode, conns, rps, errors=0, rss_kb=10.0, p99_us=1000.0, kernel_
                   "ramp_up": {"seconds": ramp_s, "complete": True, "unfinished": 0,
                               "errors_total": ramp_errors,
                               "errors": {"timeout": ramp_errors}}},
-         "rss": {"per_conn_kb": rss_kb, "pss_per_conn_kb": rss_kb / 2},
+         "rss": {"per_conn_kb": rss_kb, "pss_per_conn_kb": rss_kb * 0.95},
          "server": {"cpu_user_s": 0.1, "cpu_sys_s": 0.4, "bytes": 64 * 100000,
                     "max_concurrent": conns}}
     if kernel_kb is not None:

@@ -141,7 +141,7 @@ class Verdicts(unittest.TestCase):
         self.assertEqual(self.verdict(R.verdict_c8, sweep=S.sweep(thread_kernel=1500.0)),
                          R.PARTLY)
         lines = R.verdict_c8(self.run_with())["measured"]
-        self.assertTrue(any("KernelStack" in ln and "user (VmRSS)" in ln for ln in lines), lines)
+        self.assertTrue(any("KernelStack" in ln and "user (PSS)" in ln for ln in lines), lines)
         self.assertEqual(self.verdict(R.verdict_c8, sweep=S.sweep(thread_rss=2000.0)), R.PARTLY)
         self.assertEqual(self.verdict(R.verdict_c8, sweep=S.sweep(thread_rss=8000.0)), R.NOT)
         self.assertEqual(self.verdict(R.verdict_c8, sweep=None), R.NOTRUN)
