@@ -61,14 +61,16 @@ typedef struct sw_ctx {
     union {
         ucontext_t uc;
         jmp_buf jb;
-        void *words[8]; /* asm: resume address, rbx, rbp, r12-r15, FP control; fcontext:
-                           [0] = the context last jumped to */
+        /* asm: the saved registers (switch_asm_frame.h: 8 words on x86_64, 21 on
+         * aarch64); fcontext: [0] = the context last jumped to. */
+        void *words[24];
     } priv;
 } sw_ctx;
 
 /* Documented properties of a backend; the verification suite asserts each of them. */
 typedef struct sw_props {
-    bool keeps_fp_control; /* MXCSR and the x87 control word are per context */
+    bool keeps_fp_control; /* the FP control state (x86_64: MXCSR and the x87 control
+                              word; aarch64: FPCR) is per context */
     bool switches_sigmask; /* each context has its own signal mask */
     bool enters_kernel;    /* at least one system call on every switch */
     bool copy_stack;       /* sw_live_sp works: a suspended context's live stack can be moved

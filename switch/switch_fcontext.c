@@ -33,8 +33,9 @@ static int fcontext_init_self(sw_ctx *self)
 
 static int fcontext_make(sw_ctx *ctx, void *lo, size_t size)
 {
-    /* make_fcontext takes the top of the stack and aligns it itself. Boost's frame starts
-     * with the creator's MXCSR and x87 control word, as the asm backend's does. */
+    /* make_fcontext takes the top of the stack and aligns it itself. On x86_64 Boost's
+     * frame starts with the creator's MXCSR and x87 control word, as the asm backend's
+     * does; its aarch64 jump_fcontext saves no FPCR at all. */
     ctx->sp = make_fcontext((char *)lo + size, size, fcontext_entry);
     return 0;
 }
@@ -45,10 +46,23 @@ static void *fcontext_live_sp(const sw_ctx *ctx)
     return ctx->sp;
 }
 
+/* What Boost 1.74's jump_fcontext keeps of the FP control state differs by architecture:
+ * the x86_64 SysV code saves MXCSR and the x87 control word; the aarch64 AAPCS code saves
+ * d8-d15 but not FPCR (read from its disassembly; switch/tests/test-fpu.c checks both). */
+#if defined(__x86_64__)
+#define FCONTEXT_FP       "saves MXCSR and x87 CW"
+#define FCONTEXT_KEEPS_FP true
+#elif defined(__aarch64__)
+#define FCONTEXT_FP       "does not save FPCR"
+#define FCONTEXT_KEEPS_FP false
+#else
+#error "switch_fcontext.c: declare what jump_fcontext keeps of the FP state on this CPU"
+#endif
+
 const sw_backend sw_backend_fcontext = {
     .name = "fcontext",
-    .summary = "Boost.Context jump_fcontext (Debian's libboost_context): saves MXCSR and x87 CW",
-    .props = {.keeps_fp_control = true,
+    .summary = "Boost.Context jump_fcontext (Debian's libboost_context): " FCONTEXT_FP,
+    .props = {.keeps_fp_control = FCONTEXT_KEEPS_FP,
               .switches_sigmask = false,
               .enters_kernel = false,
               .copy_stack = true},

@@ -32,6 +32,7 @@ sw__fcontext_transfer jump_fcontext(void *to, void *vp);
  * store the handle of the context that just left; priv.words[0] tells a fresh context
  * (switch_fcontext.c) which sw_ctx it is.
  */
+#if defined(__x86_64__)
 static inline void sw_fcontext_jump(sw_ctx *from, sw_ctx *to)
 {
     from->priv.words[0] = to;
@@ -50,6 +51,18 @@ static inline void sw_fcontext_jump(sw_ctx *from, sw_ctx *to)
                        "st(5)", "st(6)", "st(7)");
     ((sw_ctx *)data)->sp = fctx;
 }
+#else
+/*
+ * Elsewhere (aarch64) Boost's jump_fcontext resumes the other side with `ret`, so a plain
+ * call keeps the return-stack predictor balanced and the hand-made call above is not needed.
+ */
+static inline void sw_fcontext_jump(sw_ctx *from, sw_ctx *to)
+{
+    from->priv.words[0] = to;
+    sw__fcontext_transfer t = jump_fcontext(to->sp, from);
+    ((sw_ctx *)t.data)->sp = t.fctx;
+}
+#endif
 
 #ifdef __cplusplus
 }

@@ -19,8 +19,8 @@
 #include <sanitizer/common_interface_defs.h>
 #endif
 
-#if !defined(__x86_64__)
-#error "switch_setjmp.c: the bootstrap below is written for x86_64 only"
+#if !defined(__x86_64__) && !defined(__aarch64__)
+#error "switch_setjmp.c: the bootstrap below is written for x86_64 and aarch64 only"
 #endif
 
 /*
@@ -33,15 +33,17 @@
  *    thread's alternate signal stack and a signal disposition for a moment (the overflow
  *    guard needs its own alternate stack installed at that very time), and runs the first
  *    code of every context inside a signal handler, which ASan cannot follow.
- *  - a one-time bootstrap, the choice here: two instructions of inline assembly move rsp to
- *    the new stack and call bootstrap(), which takes the _setjmp the context will later be
- *    resumed from and _longjmps straight back into sw_make's frame. No system call, no
- *    signal state touched; the price is those two instructions per architecture.
+ *  - a one-time bootstrap, the choice here: two instructions of inline assembly move the
+ *    stack pointer to the new stack and call bootstrap(), which takes the _setjmp the
+ *    context will later be resumed from and _longjmps straight back into sw_make's frame.
+ *    No system call, no signal state touched; the price is those two instructions per
+ *    architecture (x86_64 and aarch64 below).
  *
  * After that, every switch is _setjmp(from) + _longjmp(to): no signal mask (that is what
- * the underscore variants skip) and no system call. glibc's jmp_buf holds rbx, rbp, r12-r15,
- * rsp and the return address, and nothing of MXCSR or the x87 control word, so this backend
- * does not keep the floating-point control state per context.
+ * the underscore variants skip) and no system call. glibc's jmp_buf holds the callee-saved
+ * registers, the stack pointer and the return address (x86_64: rbx, rbp, r12-r15; aarch64:
+ * x19-x30 and d8-d15) and nothing of the FP control state (MXCSR and the x87 control word,
+ * or FPCR), so this backend does not keep it per context.
  *
  * Two caveats of _longjmp carry over: glibc runs pthread_cleanup_push handlers of frames it
  * believes it unwinds (a fiber should not leave one pushed across a switch), and under ASan
@@ -98,13 +100,26 @@ static int setjmp_make(sw_ctx *ctx, void *lo, size_t size)
 #ifdef SWITCHYARD_ASAN
         __sanitizer_start_switch_fiber(&args.creator_fake_stack, lo, size);
 #endif
-        /* rsp := top (16-aligned), then call: bootstrap starts 8 below a 16-byte boundary,
-         * as the ABI requires. It never returns; it comes back by _longjmp(args.back). */
+        /* The stack pointer := top (16-aligned), then call bootstrap(&args). It never
+         * returns; it comes back by _longjmp(args.back). */
+#if defined(__x86_64__)
+        /* After the call's push, bootstrap starts 8 below a 16-byte boundary, as the ABI
+         * requires. */
         __asm__ volatile("movq %0, %%rsp\n\t"
                          "call *%1"
                          :
                          : "r"(top), "r"(bootstrap), "D"(&args)
                          : "memory");
+#else
+        /* AAPCS64: sp 16-aligned at all times; blr pushes nothing. The argument goes in x0.
+         * bootstrap is a C function, so with BTI it starts with a landing pad for blr. */
+        register struct bootstrap_args *x0 __asm__("x0") = &args;
+        __asm__ volatile("mov sp, %0\n\t"
+                         "blr %1"
+                         :
+                         : "r"(top), "r"(bootstrap), "r"(x0)
+                         : "memory");
+#endif
         __builtin_unreachable();
     }
 #ifdef SWITCHYARD_ASAN
