@@ -87,11 +87,17 @@ const char *check_describe_status(int status, char *buf, size_t size);
 long check_maps_count(void);
 
 /*
- * regs_x86_64.S: load in[0..5] into rbx, rbp, r12, r13, r14, r15, call jump(from, to), store
- * the six registers as they are on return into out[0..5], restore the caller's values and
- * return. Whatever ran in between must have kept them.
+ * regs_<arch>.S: load in[] into the callee-saved registers (x86_64: rbx, rbp, r12-r15;
+ * aarch64: x19-x29, then d8-d15), call jump(from, to), store the registers as they are on
+ * return into out[], restore the caller's values and return. Whatever ran in between must
+ * have kept them.
  */
+#if defined(__x86_64__)
+#define CHECK_REGS 6
+#elif defined(__aarch64__)
+#define CHECK_REGS 19
+#endif
 void check_regs_switch(void (*jump)(sw_ctx *from, sw_ctx *to), sw_ctx *from, sw_ctx *to,
-                       const uint64_t in[6], uint64_t out[6]);
+                       const uint64_t in[CHECK_REGS], uint64_t out[CHECK_REGS]);
 
 #endif

@@ -1,15 +1,20 @@
-/* test-align.c - a new context's stack is 16-byte aligned at entry, as the x86_64 ABI requires. */
+/* test-align.c - a new context's stack is 16-byte aligned at entry, as the ABI (x86_64, aarch64)
+ * requires. */
 #include "check.h"
 
 #include <stdlib.h>
 #include <unistd.h>
+#if defined(__x86_64__)
 #include <xmmintrin.h>
+#endif
 
 /*
- * The ABI promises rsp + 8 is a multiple of 16 when a function starts, so after `push rbp` the
- * frame address is a multiple of 16, and the compiler places 16-byte aligned locals relative
- * to rsp without realigning. The addresses go through an empty asm so the compiler cannot fold
- * the "% 16" away on the strength of that very promise.
+ * x86_64: the ABI promises rsp + 8 is a multiple of 16 when a function starts, so after
+ * `push rbp` the frame address is a multiple of 16, and the compiler places 16-byte aligned
+ * locals relative to rsp without realigning. aarch64: AAPCS64 wants sp itself 16-byte aligned
+ * at every instruction (the hardware may fault on an sp-relative access otherwise; qemu-user
+ * does not check), so sp is read and checked directly as well. The addresses go through an
+ * empty asm so the compiler cannot fold the "% 16" away on the strength of that very promise.
  */
 static uintptr_t launder(const void *p)
 {
@@ -40,6 +45,7 @@ struct align {
 
 /* Check the frame of the calling function, then store with movaps, which faults on an address
  * that is not a multiple of 16 (the check comes first so a failure says what went wrong). */
+#if defined(__x86_64__)
 static void __attribute__((noinline)) check_frame(struct align *a, const char *where)
 {
     __m128 v;
@@ -51,12 +57,45 @@ static void __attribute__((noinline)) check_frame(struct align *a, const char *w
     ASSERT_EQ(_mm_movemask_ps(_mm_cmpeq_ps(v, ones)), 0xf);
     a->checks++;
 }
+#elif defined(__aarch64__)
+/* sp as it is here, which AAPCS64 wants 16-byte aligned at all times. */
+#define STACK_POINTER()                                                                            \
+    ({                                                                                             \
+        uintptr_t sp_;                                                                             \
+        __asm__ volatile("mov %0, sp" : "=r"(sp_));                                                \
+        sp_;                                                                                       \
+    })
+
+/* The frame, a 16-byte aligned local and sp; then a 16-byte store and load through q0. */
+static void __attribute__((noinline)) check_frame(struct align *a, const char *where)
+{
+    _Alignas(16) unsigned char v[16];
+    uintptr_t frame = launder(__builtin_frame_address(0)), sp = STACK_POINTER();
+    if (frame % 16) misaligned(where, frame);
+    if (sp % 16) misaligned(where, sp);
+    if (launder(v) % 16) misaligned(where, launder(v));
+    unsigned char ones[16];
+    memset(ones, 1, sizeof ones);
+    __asm__ volatile("ldr q0, [%1]\n\tstr q0, [%0]" : : "r"(v), "r"(ones) : "v0", "memory");
+    ASSERT_EQ(memcmp(v, ones, sizeof v), 0);
+    a->checks++;
+}
+
+static void check_sp(const char *where)
+{
+    uintptr_t sp = STACK_POINTER();
+    if (sp % 16) misaligned(where, sp);
+}
+#endif
 
 static void entry(void *arg)
 {
     struct align *a = arg;
     /* The entry function's own frame: this is where a misaligned start shows first. */
     uintptr_t frame = launder(__builtin_frame_address(0));
+#if defined(__aarch64__)
+    check_sp("the entry function's stack pointer");
+#endif
     if (frame % 16) misaligned("the entry function's frame", frame);
     a->entered++;
     check_frame(a, "called from entry");

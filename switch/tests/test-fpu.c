@@ -1,9 +1,11 @@
-/* test-fpu.c - rounding mode, MXCSR and x87 control word stay per context iff documented so. */
+/* test-fpu.c - rounding mode and FP control state (MXCSR, x87 CW; FPCR) stay per context iff
+ * documented so. */
 #include "check.h"
 
 #include <fenv.h>
 #include <stdio.h>
 
+#if defined(__x86_64__)
 /* MXCSR bits 6-15 are control (DAZ, exception masks, rounding, FTZ); bits 0-5 are sticky
  * status flags that any arithmetic may set, so they are left out of the comparison. */
 #define MXCSR_CONTROL 0xffc0u
@@ -11,6 +13,9 @@
 #define MXCSR_FTZ     0x8000u
 /* x87 control word: exception masks (0-5), precision (8-9), rounding (10-11). */
 #define X87_CONTROL 0x0f3fu
+
+#define CTL0_NAME "mxcsr"
+#define CTL1_NAME "x87"
 
 static unsigned get_mxcsr(void)
 {
@@ -37,32 +42,88 @@ static void set_x87(unsigned v)
     __asm__ volatile("fldcw %0" : : "m"(w));
 }
 
+/* The bits fenv does not reach: MXCSR's flush-to-zero and denormals-are-zero, x87 precision
+ * (0 single, 2 double, 3 extended). */
+static void set_extra(bool flush, unsigned precision)
+{
+    unsigned m = get_mxcsr() & ~(MXCSR_FTZ | MXCSR_DAZ);
+    set_mxcsr(flush ? m | MXCSR_FTZ | MXCSR_DAZ : m);
+    set_x87((get_x87() & ~0x0300u) | precision << 8);
+}
+
+static void get_control(unsigned ctl[2])
+{
+    ctl[0] = get_mxcsr();
+    ctl[1] = get_x87();
+}
+
+#elif defined(__aarch64__)
+/* FPCR's mode bits, which AAPCS64 makes callee-saved: AHP (26), DN (25), FZ (24), RMode
+ * (22-23), FZ16 (19). The trap-enable bits are left out: most cores (and qemu) hold them at
+ * zero. */
+#define FPCR_AHP     (1u << 26)
+#define FPCR_DN      (1u << 25)
+#define FPCR_FZ      (1u << 24)
+#define FPCR_FZ16    (1u << 19)
+#define FPCR_CONTROL (FPCR_AHP | FPCR_DN | FPCR_FZ | (3u << 22) | FPCR_FZ16)
+
+#define CTL0_NAME "fpcr"
+#define CTL1_NAME "-"
+
+static unsigned get_fpcr(void)
+{
+    uint64_t v;
+    __asm__ volatile("mrs %0, fpcr" : "=r"(v));
+    return (unsigned)v & FPCR_CONTROL;
+}
+
+static void set_fpcr(unsigned v)
+{
+    uint64_t w = v;
+    __asm__ volatile("msr fpcr, %0" : : "r"(w));
+}
+
+/* The bits fenv does not reach: flush-to-zero with default NaN, and (for any precision but
+ * the default 3) the alternative half-precision format with half-precision flush-to-zero. */
+static void set_extra(bool flush, unsigned precision)
+{
+    unsigned v = get_fpcr() & ~(FPCR_FZ | FPCR_DN | FPCR_AHP | FPCR_FZ16);
+    if (flush) v |= FPCR_FZ | FPCR_DN;
+    if (precision != 3) v |= FPCR_AHP | FPCR_FZ16;
+    set_fpcr(v);
+}
+
+static void get_control(unsigned ctl[2])
+{
+    ctl[0] = get_fpcr();
+    ctl[1] = 0;
+}
+#endif
+
 struct fp_state {
     int round; /* fegetround() */
-    unsigned mxcsr, x87;
+    unsigned ctl[2];
 };
-
-/* Install a state: the rounding mode through fenv (which sets both units), then the extra
- * bits fenv does not reach: MXCSR's flush-to-zero and denormals-are-zero, x87 precision. */
-static struct fp_state install(int round, bool ftz_daz, unsigned x87_precision)
-{
-    ASSERT_EQ(fesetround(round), 0);
-    unsigned m = get_mxcsr() & ~(MXCSR_FTZ | MXCSR_DAZ);
-    set_mxcsr(ftz_daz ? m | MXCSR_FTZ | MXCSR_DAZ : m);
-    set_x87((get_x87() & ~0x0300u) | x87_precision << 8);
-    struct fp_state s = {fegetround(), get_mxcsr(), get_x87()};
-    return s;
-}
 
 static struct fp_state observe(void)
 {
-    struct fp_state s = {fegetround(), get_mxcsr(), get_x87()};
+    struct fp_state s = {.round = fegetround()};
+    get_control(s.ctl);
     return s;
+}
+
+/* Install a state: the rounding mode through fenv (which sets every unit's), then the
+ * architecture's extra bits that fenv does not reach. */
+static struct fp_state install(int round, bool flush, unsigned precision)
+{
+    ASSERT_EQ(fesetround(round), 0);
+    set_extra(flush, precision);
+    return observe();
 }
 
 static bool same(struct fp_state a, struct fp_state b)
 {
-    return a.round == b.round && a.mxcsr == b.mxcsr && a.x87 == b.x87;
+    return a.round == b.round && a.ctl[0] == b.ctl[0] && a.ctl[1] == b.ctl[1];
 }
 
 /* Each observation is made by the context that just got control back: "kept" if it finds its
@@ -70,8 +131,10 @@ static bool same(struct fp_state a, struct fp_state b)
 static int verdict(const char *what, struct fp_state seen, struct fp_state own,
                    struct fp_state other)
 {
-    printf("%-34s round %#x mxcsr %#06x x87 %#06x (own %#06x/%#06x, other %#06x/%#06x)\n", what,
-           (unsigned)seen.round, seen.mxcsr, seen.x87, own.mxcsr, own.x87, other.mxcsr, other.x87);
+    printf("%-34s round %#x " CTL0_NAME " %#06x " CTL1_NAME " %#06x (own %#06x/%#06x, other "
+           "%#06x/%#06x)\n",
+           what, (unsigned)seen.round, seen.ctl[0], seen.ctl[1], own.ctl[0], own.ctl[1],
+           other.ctl[0], other.ctl[1]);
     if (same(seen, own)) return 1;
     if (same(seen, other)) return 0;
     check_fail(__FILE__, __LINE__, "%s: the state is neither its own nor the other context's",

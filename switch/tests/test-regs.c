@@ -1,11 +1,17 @@
-/* test-regs.c - rbx, rbp, r12-r15 keep their values across a switch, in both contexts. */
+/* test-regs.c - the callee-saved registers keep their values across a switch, in both contexts. */
 #include "check.h"
 
 #include <stdlib.h>
 
 enum { REGS_ROUNDS = 64 };
 
-static const char *const reg_names[6] = {"rbx", "rbp", "r12", "r13", "r14", "r15"};
+#if defined(__x86_64__)
+static const char *const reg_names[CHECK_REGS] = {"rbx", "rbp", "r12", "r13", "r14", "r15"};
+#elif defined(__aarch64__)
+static const char *const reg_names[CHECK_REGS] = {"x19", "x20", "x21", "x22", "x23", "x24", "x25",
+                                                  "x26", "x27", "x28", "x29", "d8",  "d9",  "d10",
+                                                  "d11", "d12", "d13", "d14", "d15"};
+#endif
 
 typedef void (*jump_fn)(sw_ctx *from, sw_ctx *to);
 
@@ -28,11 +34,11 @@ static uint64_t pattern(int who, int round, int reg)
 
 static void switch_and_check(struct regs *r, int who, int round, sw_ctx *from, sw_ctx *to)
 {
-    uint64_t in[6], out[6];
-    for (int i = 0; i < 6; i++)
+    uint64_t in[CHECK_REGS], out[CHECK_REGS];
+    for (int i = 0; i < CHECK_REGS; i++)
         in[i] = pattern(who, round, i);
     check_regs_switch(r->jumps[round % r->njumps], from, to, in, out);
-    for (int i = 0; i < 6; i++)
+    for (int i = 0; i < CHECK_REGS; i++)
         if (out[i] != in[i])
             check_fail(__FILE__, __LINE__,
                        "%s: %s lost its value across round %d's switch: 0x%016llx vs 0x%016llx",
