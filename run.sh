@@ -7,7 +7,12 @@ cd "$ROOT"
 PY=/usr/bin/python3 # Debian's interpreter: the one with matplotlib and numpy
 JOBS=$(nproc 2>/dev/null || echo 2)
 PACKAGES=(cmake gcc g++ make pkg-config libboost-context-dev libevent-dev libbenchmark-dev
-    libbenchmark-tools liburing-dev valgrind linux-perf python3 python3-matplotlib python3-numpy)
+    libbenchmark-tools liburing-dev valgrind linux-perf python3 python3-matplotlib python3-numpy
+    gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user)
+# arm64 libraries for the aarch64 cross build (fcontext, switch-bench), installed the multiarch
+# way (dpkg --add-architecture arm64). Optional: without them those two are not built there.
+ARM64_PACKAGES=(libboost-context-dev:arm64 libbenchmark-dev:arm64)
+AARCH64_TOOLCHAIN=cmake/aarch64-linux-gnu.cmake
 
 say() { printf '[run.sh] %s\n' "$*"; }
 die() { printf 'run.sh: %s\n' "$*" >&2; exit 1; }
@@ -27,7 +32,8 @@ subcommands:
   setup        install the missing Debian packages (idempotent)
   build        configure and build into build/ (Release, -O2, warnings as errors)
   test         set up, build, run the verification suite: release build, ASan+UBSan
-               build, and the switch tests under valgrind memcheck
+               build, the switch tests under valgrind memcheck, and the aarch64 cross
+               build's switch and scheduler tests under qemu-user
   regress      build, then check instruction counts (callgrind) and switch timing ratios
                against results/baseline/switch.json; `regress --update` rewrites it
   report       regenerate charts, CSV files and REPORT.md of a run folder: `report DIR`
@@ -50,17 +56,41 @@ USAGE
 
 missing_packages() {
     local p st
-    for p in "${PACKAGES[@]}"; do
+    for p in "$@"; do
         st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
         [[ $st == "install ok installed" ]] || printf '%s\n' "$p"
     done
 }
 
+# The arm64 libraries: tried once per setup when missing; a failure only costs the aarch64
+# build its fcontext backend and switch-bench, which its configure step then reports.
+setup_arm64() {
+    local missing
+    mapfile -t missing < <(missing_packages "${ARM64_PACKAGES[@]}")
+    ((${#missing[@]} == 0)) && return 0
+    if [[ $(id -u) -ne 0 ]]; then
+        say "setup: optional, not installed (not root): ${missing[*]}"
+        return 0
+    fi
+    say "setup: optional arm64 packages: ${missing[*]}"
+    if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+        say "setup: dpkg --add-architecture arm64"
+        dpkg --add-architecture arm64
+    fi
+    if apt-get update -q >/dev/null 2>&1 &&
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null 2>&1; then
+        say "setup: arm64 packages installed"
+    else
+        say "setup: arm64 packages could not be installed; the aarch64 build goes without them"
+    fi
+}
+
 cmd_setup() {
     local missing
-    mapfile -t missing < <(missing_packages)
+    mapfile -t missing < <(missing_packages "${PACKAGES[@]}")
     if ((${#missing[@]} == 0)); then
         say "setup: all ${#PACKAGES[@]} Debian packages present"
+        setup_arm64
         return 0
     fi
     say "setup: missing packages: ${missing[*]}"
@@ -73,6 +103,7 @@ cmd_setup() {
     apt-get update -q >/dev/null
     say "setup: apt-get install -y ${missing[*]}"
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null
+    setup_arm64
     say "setup: done"
 }
 
@@ -106,7 +137,18 @@ cmd_test() {
     configure_build build-asan -DSWITCHYARD_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
     # Tests labelled no-asan measure syscalls or run under valgrind: meaningless under ASan.
     ASAN_OPTIONS=detect_leaks=1 run_ctest build-asan -LE no-asan
+    test_aarch64
     say "test: all suites passed"
+}
+
+# The aarch64 cross build: the switch layer's tests and the scheduler's, each run under
+# qemu-aarch64 (the toolchain file's CROSSCOMPILING_EMULATOR). Timed on its own, so its share
+# of the whole test command can be read off on a loaded machine.
+test_aarch64() {
+    local start=$SECONDS
+    configure_build build-aarch64 -DCMAKE_TOOLCHAIN_FILE="$ROOT/$AARCH64_TOOLCHAIN"
+    run_ctest build-aarch64
+    say "test: aarch64 suite under qemu-user: $((SECONDS - start)) s (build and tests)"
 }
 
 cmd_regress() {
