@@ -46,19 +46,26 @@ options:
     quick|full --reference   write into results/reference/ (replacing it) instead of a new
                              folder results/runs/<host>/<UTC date>-<sha>/
     quick|full --only STEPS  run only these steps (comma list of switch, icount, props,
-                             engines, sweep, slow, maxconns, threads, handoff, fibermem,
-                             fiberio, report)
+                             asm_count, switch_emulated, engines, sweep, slow,
+                             maxconns, threads, handoff, fibermem, fiberio, report)
     regress --update         rewrite the baseline
     compare --out DIR        write the comparison into DIR
     compare --fail-on-verdict-change   exit 1 when a verdict differs between A and B
 USAGE
 }
 
+# A name without ":arch" means the native architecture's package (or an "all" one): with
+# arm64 added as a foreign architecture, dpkg-query lists a package once per architecture.
 missing_packages() {
-    local p st
+    local p st native
+    native=$(dpkg --print-architecture)
     for p in "$@"; do
-        st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
-        [[ $st == "install ok installed" ]] || printf '%s\n' "$p"
+        st=$(dpkg-query -W -f='${Status} ${Architecture}\n' "$p" 2>/dev/null || true)
+        if [[ $p == *:* ]]; then
+            grep -q "^install ok installed " <<<"$st" || printf '%s\n' "$p"
+        else
+            grep -Eq "^install ok installed ($native|all)\$" <<<"$st" || printf '%s\n' "$p"
+        fi
     done
 }
 
@@ -191,8 +198,13 @@ cmd_suite() {
     done
     cmd_setup
     configure_build build
+    # The aarch64 build only feeds the arch step's emulated switch-bench (clearly labelled).
+    if command -v aarch64-linux-gnu-gcc >/dev/null && command -v qemu-aarch64 >/dev/null; then
+        configure_build build-aarch64 -DCMAKE_TOOLCHAIN_FILE="$ROOT/$AARCH64_TOOLCHAIN"
+    fi
     say "$preset: running the suite (progress below; the report path is printed at the end)"
-    "$PY" "$ROOT/harness/suite.py" "$preset" --build-dir "$ROOT/build" "${extra[@]}"
+    "$PY" "$ROOT/harness/suite.py" "$preset" --build-dir "$ROOT/build" \
+        --cross-build-dir "$ROOT/build-aarch64" "${extra[@]}"
 }
 
 cmd_compare() {
