@@ -11,6 +11,10 @@ Steps (each writes one JSON file with a `meta` block into the run folder):
   icount    callgrind instructions per switch, create and hop      -> icount.json
   props     syscalls per switch and the guard-page overflow check per backend, the copy-stack
             question (claims C4, C12)                               -> props.json
+  asm_count instructions per switch counted from the assembly, per architecture
+            (harness/asm_count.py)                                  -> asm_count.json
+  switch_emulated  the aarch64 switch-bench (build-aarch64) under qemu-user: EMULATED
+            times, never compared with native rows                  -> switch_emulated.json
   engines   naive/merged/oneshot/edge/libevent (harness/engines_bench.py) -> engines.json
   scale     idle connections, churn, readiness vs completion (engines_scale.py) -> scale.json
   sweep     echo servers x load modes x concurrency (harness/sweep.py) -> sweep.json; each
@@ -50,7 +54,8 @@ import meta  # noqa: E402  (the harness's shared meta module, beside this file)
 
 ROOT = meta.REPO_ROOT
 PY = "/usr/bin/python3"
-STEPS = ["switch", "icount", "props", "engines", "scale", "sweep", "slow", "maxconns",
+STEPS = ["switch", "icount", "props", "asm_count", "switch_emulated",
+         "engines", "scale", "sweep", "slow", "maxconns",
          "threads", "handoff", "fibermem", "fiberio", "report"]
 # The slow clients' pace, the same in both presets: 64 B requests in 16 B chunks 20 ms apart
 # (60 ms to send one), then half a second of thinking.
@@ -74,7 +79,9 @@ PRESETS = {
         "fibermem": ["--levels", "100000,1000000", "--guarded-levels", "10000,30000"],
         "fiberio": ["--rounds", "1", "--duration", "0.4", "--warmup", "0.2",
                     "--count-requests", "20000", "--conns-large", "0"],
-        "estimate_s": {"switch": 30, "icount": 10, "props": 5, "engines": 25, "scale": 40,
+        "emulated": {"filter": r"^switch/", "min_time": 0.05, "repetitions": 3},
+        "estimate_s": {"switch": 30, "icount": 10, "props": 5, "asm_count": 5,
+                       "switch_emulated": 15, "engines": 25, "scale": 40,
                        "sweep": 120,
                        "slow": 35, "handoff": 15,
                        "maxconns": 45, "threads": 10, "fibermem": 10, "fiberio": 30,
@@ -95,7 +102,10 @@ PRESETS = {
         "fibermem": ["--levels", "100000,1000000", "--guarded-levels", "1000,10000,30000"],
         "fiberio": ["--engines", "all", "--rounds", "5", "--duration", "1",
                     "--count-requests", "30000"],
-        "estimate_s": {"switch": 120, "icount": 10, "props": 5, "engines": 240, "scale": 750,
+        "emulated": {"filter": r"^switch/|^sched/.*/fibers:16$", "min_time": 0.1,
+                     "repetitions": 5},
+        "estimate_s": {"switch": 120, "icount": 10, "props": 5, "asm_count": 5,
+                       "switch_emulated": 60, "engines": 240, "scale": 750,
                        "sweep": 1200,
                        "slow": 300, "handoff": 150,
                        "maxconns": 240, "threads": 60, "fibermem": 10, "fiberio": 960,
@@ -250,6 +260,61 @@ def step_props(ctx):
     return "ok"
 
 
+def cross_emulator():
+    """The emulator command of the aarch64 toolchain file (CMAKE_CROSSCOMPILING_EMULATOR)."""
+    text = (ROOT / "cmake" / "aarch64-linux-gnu.cmake").read_text()
+    m = re.search(r"set\(CMAKE_CROSSCOMPILING_EMULATOR\s+([^)]*)\)", text)
+    return m.group(1).strip().split(";") if m else None
+
+
+def step_asm_count(ctx):
+    """Instructions per switch counted from each architecture's assembly: exact, and needing
+    no hardware of that architecture."""
+    out = Path(ctx.tmp) / "asm_count.json"
+    rc = run([PY, ROOT / "harness" / "asm_count.py", "--out", out], ctx.log, 300)
+    if rc != 0 or not out.exists():
+        return fail(ctx, "asm_count", f"asm_count.py exited {rc}")
+    data = json.loads(out.read_text())
+    data.update(experiment="asm_count", meta=ctx.meta())
+    write_json(ctx.dir / "asm_count.json", data)
+    return "ok"
+
+
+def step_switch_emulated(ctx):
+    """The aarch64 switch-bench under qemu-user, whose times are EMULATED (qemu's translation
+    of the code on this x86_64 host, not an aarch64 core)."""
+    bench = ctx.cross_build / "bin" / "switch-bench"
+    emulator = cross_emulator()
+    if not os.access(bench, os.X_OK) or not emulator:
+        write_json(ctx.dir / "switch_emulated.json",
+                   {"experiment": "switch_emulated", "meta": ctx.meta(), "status": "not run",
+                    "reason": f"no aarch64 switch-bench at {bench} (built by ./run.sh with "
+                              "the cross compiler and arm64 Google Benchmark installed)"})
+        return "not run: no aarch64 switch-bench"
+    p = ctx.preset["emulated"]
+    raw = Path(ctx.tmp) / "switch-emulated.json"
+    cmd = emulator + [bench, f"--benchmark_min_time={p['min_time']}",
+                      f"--benchmark_repetitions={p['repetitions']}",
+                      "--benchmark_enable_random_interleaving=true",
+                      "--benchmark_report_aggregates_only=true",
+                      f"--benchmark_filter={p['filter']}",
+                      f"--benchmark_out={raw}", "--benchmark_out_format=json"]
+    say("switch-bench (aarch64) under qemu-user: EMULATED times, not hardware figures")
+    rc = run(cmd, ctx.log, 1200)
+    if rc != 0 or not raw.exists():
+        return fail(ctx, "switch_emulated", f"emulated switch-bench exited {rc}")
+    data = json.loads(raw.read_text())
+    data.update(experiment="switch_emulated", meta=ctx.meta(), emulated=True,
+                emulator=" ".join(str(c) for c in emulator), arch="aarch64",
+                note="times measured under qemu-user (dynamic binary translation on the "
+                     "x86_64 host): they rank nothing about real aarch64 cores and are never "
+                     "compared with native rows",
+                config={"min_time": p["min_time"], "repetitions": p["repetitions"],
+                        "filter": p["filter"], "interleaved": True})
+    write_json(ctx.dir / "switch_emulated.json", data)
+    return "ok"
+
+
 def step_driver(script, name, out_flag):
     def step(ctx):
         args = [PY, ROOT / "harness" / script, "--build-dir", ctx.build, *ctx.preset[name]]
@@ -276,6 +341,7 @@ def fail(ctx, name, reason):
 
 STEP_FUNCS = {
     "switch": step_switch, "icount": step_icount, "props": step_props,
+    "asm_count": step_asm_count, "switch_emulated": step_switch_emulated,
     "engines": step_driver("engines_bench.py", "engines", "--out"),
     "scale": step_driver("engines_scale.py", "scale", "--out"),
     "sweep": step_driver("sweep.py", "sweep", "--run-dir"),
@@ -294,6 +360,7 @@ class Ctx:
         self.preset = PRESETS[a.preset]
         self.build = Path(a.build_dir).resolve()
         self.bin = self.build / "bin"
+        self.cross_build = Path(a.cross_build_dir).resolve()
         self.dir = run_dir
         self.tmp = tmp
         self.log = run_dir / "suite.log"
@@ -320,6 +387,8 @@ def parse_args(argv):
     ap.add_argument("--reference", action="store_true",
                     help="write into results/reference/ (replacing it) instead of results/runs/")
     ap.add_argument("--build-dir", default=str(ROOT / "build"))
+    ap.add_argument("--cross-build-dir", default=str(ROOT / "build-aarch64"),
+                    help="the aarch64 cross build, for the switch_emulated step")
     ap.add_argument("--run-dir", help="write into this folder (created if missing)")
     ap.add_argument("--only", type=csv_steps, help=f"comma list of steps ({','.join(STEPS)})")
     ap.add_argument("--skip", type=csv_steps, default=[], help="comma list of steps to skip")

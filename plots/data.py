@@ -6,7 +6,7 @@ from pathlib import Path
 
 EXPERIMENTS = ["suite", "switch", "icount", "props", "engines", "scale", "sweep", "slow",
                "maxconns", "threads", "handoff",
-               "fibermem", "fiberio"]
+               "fibermem", "fiberio", "asm_count", "switch_emulated"]
 
 # A member's colour and marker follow from its place in its layer's declared order (below), so
 # a new backend, engine or model gets its own without touching the charts.
@@ -35,8 +35,8 @@ class Run:
             except (OSError, json.JSONDecodeError) as e:
                 self.missing[name] = f"{name}.json unreadable ({e})"
                 continue
-            if d.get("status") == "failed":
-                self.missing[name] = f"{name} failed: {d.get('reason', '?')}"
+            if d.get("status") in ("failed", "not run"):
+                self.missing[name] = f"{name} {d['status']}: {d.get('reason', '?')}"
                 continue
             self.data[name] = d
 
