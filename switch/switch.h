@@ -75,6 +75,9 @@ typedef struct sw_props {
     bool enters_kernel;    /* at least one system call on every switch */
     bool copy_stack;       /* sw_live_sp works: a suspended context's live stack can be moved
                               out and back (the fiber runtime's copy-stack mode) */
+    bool signs_resume;     /* the saved resume address is signed and checked on resume
+                              (aarch64 pointer authentication, on a CPU that has it): a
+                              forged one faults instead of running */
 } sw_props;
 
 /* The operations table of one backend. Timed loops call a backend's functions directly

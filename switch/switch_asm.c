@@ -28,6 +28,8 @@ _Static_assert(SW_ASM_WORD_FP + 1 == SW_ASM_WORDS, "the FP slot is the last");
 #define ASM_ARCH        "x86_64 SysV"
 #define ASM_SAVES       "callee-saved registers, MXCSR and x87 control word"
 #define ASM_NOFPU_DROPS "MXCSR/x87 CW"
+/* The resume address is stored as it is: x86_64 has no pointer authentication. */
+#define ASM_SIGNS_RESUME false
 
 /*
  * Prepare ctx so that the first jump "resumes" it in sw__asm_entry with zeroed callee-saved
@@ -78,6 +80,13 @@ _Static_assert(SW_ASM_D14 <= 504, "every pair is reachable by ldp/stp");
 #define ASM_ARCH        "aarch64 AAPCS64"
 #define ASM_SAVES       "x19-x30, sp, d8-d15 and FPCR"
 #define ASM_NOFPU_DROPS "FPCR"
+/* Built with pac-ret, the jump signs the resume address it stores and checks the one it
+ * loads (see the .S); on a CPU without pointer authentication the hints do nothing. */
+#if defined(__ARM_FEATURE_PAC_DEFAULT)
+#define ASM_SIGNS_RESUME true
+#else
+#define ASM_SIGNS_RESUME false
+#endif
 
 /*
  * The resume address as the jump's autiasp/autibsp will check it: signed with the key the
@@ -167,7 +176,8 @@ const sw_backend sw_backend_asm = {
     .props = {.keeps_fp_control = true,
               .switches_sigmask = false,
               .enters_kernel = false,
-              .copy_stack = true},
+              .copy_stack = true,
+              .signs_resume = ASM_SIGNS_RESUME},
     .init_self = asm_init_self,
     .make = asm_make,
     .jump = sw_asm_jump,
@@ -183,7 +193,8 @@ const sw_backend sw_backend_asm_nofpu = {
     .props = {.keeps_fp_control = false,
               .switches_sigmask = false,
               .enters_kernel = false,
-              .copy_stack = true},
+              .copy_stack = true,
+              .signs_resume = ASM_SIGNS_RESUME},
     .init_self = asm_init_self,
     .make = asm_nofpu_make,
     .jump = sw_asm_nofpu_jump,

@@ -53,6 +53,7 @@ static void list_json(void)
         json_print_bool_field(stdout, ", ", "switches_sigmask", b->props.switches_sigmask);
         json_print_bool_field(stdout, ", ", "enters_kernel", b->props.enters_kernel);
         json_print_bool_field(stdout, ", ", "copy_stack", b->props.copy_stack);
+        json_print_bool_field(stdout, ", ", "signs_resume", b->props.signs_resume);
         printf("}}");
     }
     printf("],\n \"stack_modes\": [");

@@ -42,6 +42,7 @@ typedef int (*check_fn)(const sw_backend *b, int argc, char **argv);
     X(entry_return, "entry-return", true)                                                          \
     X(finished_jump, "finished-jump", true)                                                        \
     X(copy_stack, "copy-stack", true)                                                              \
+    X(forged_resume, "forged-resume", true)                                                        \
     X(memcheck, "memcheck", true)                                                                  \
     X(fortify, "fortify", true)
 
