@@ -304,6 +304,9 @@ def step_switch_emulated(ctx):
     if rc != 0 or not raw.exists():
         return fail(ctx, "switch_emulated", f"emulated switch-bench exited {rc}")
     data = json.loads(raw.read_text())
+    if not (data.get("context") or {}).get("emulated"):
+        return fail(ctx, "switch_emulated", "the aarch64 switch-bench did not report itself "
+                    "as emulated; refusing to store its times")
     data.update(experiment="switch_emulated", meta=ctx.meta(), emulated=True,
                 emulator=" ".join(str(c) for c in emulator), arch="aarch64",
                 note="times measured under qemu-user (dynamic binary translation on the "

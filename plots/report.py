@@ -1473,7 +1473,8 @@ def arch_section(run):
     out += [f"Measured by the aarch64 `switch-bench` run under `{emu.get('emulator')}` on this "
             "x86_64 host. qemu translates each aarch64 instruction into host code, so these "
             "figures are the emulator's speed, not an aarch64 core's: they are kept apart "
-            "from every native figure in this report and rank nothing.", "",
+            "from every native figure in this report and rank nothing. The binary's own "
+            f"words: \"{(emu.get('context') or {}).get('emulated', '?')}\"", "",
             "| row (emulated, aarch64) | median ns (emulated) |", "|---|---|"]
     for name, e in rows.items():
         out.append(f"| `{name}` | {fmt(D.ns(e), '.4g')} |")

@@ -357,6 +357,21 @@ std::string cpu_model()
     return "unknown";
 }
 
+// An aarch64 build that finds an x86 /proc/cpuinfo (qemu-user passes the host's file through)
+// runs under a user-mode emulator: its times are the emulator's, and it says so.
+std::string emulation()
+{
+#if defined(__aarch64__)
+    std::ifstream in("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind("vendor_id", 0) == 0)
+            return "EMULATED: an aarch64 binary on an x86 host (qemu-user); times are the "
+                   "emulator's, not an aarch64 core's";
+#endif
+    return "";
+}
+
 void add_context(int pinned_cpu)
 {
     struct utsname u;
@@ -392,6 +407,7 @@ void add_context(int pinned_cpu)
 #ifdef SWITCHYARD_ASAN
     benchmark::AddCustomContext("sanitizers", "ASan+UBSan build: timings are meaningless");
 #endif
+    if (!emulation().empty()) benchmark::AddCustomContext("emulated", emulation());
 }
 
 void register_rows()
