@@ -198,7 +198,7 @@ cmd_suite() {
     done
     cmd_setup
     configure_build build
-    # The aarch64 build only feeds the arch step's emulated switch-bench (clearly labelled).
+    # The aarch64 build only feeds the switch_emulated step (times labelled as emulated).
     if command -v aarch64-linux-gnu-gcc >/dev/null && command -v qemu-aarch64 >/dev/null; then
         configure_build build-aarch64 -DCMAKE_TOOLCHAIN_FILE="$ROOT/$AARCH64_TOOLCHAIN"
     fi
