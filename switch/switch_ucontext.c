@@ -38,12 +38,19 @@ void sw_ucontext_jump(sw_ctx *from, sw_ctx *to)
     swapcontext(&from->priv.uc, &to->priv.uc);
 }
 
-/* swapcontext records rsp as it will be after its return (the return address becomes the
- * saved rip), and keeps the registers and FP state in the ucontext_t, not on the stack. A
- * fresh context's rsp is where makecontext put the trampoline's frame. */
+/* swapcontext records the stack pointer as it will be after its return (x86_64: the return
+ * address becomes the saved rip; aarch64: x30 is saved, nothing is pushed), and keeps the
+ * registers and FP state in the ucontext_t, not on the stack. A fresh context's stack pointer
+ * is where makecontext put the trampoline's frame. */
 static void *ucontext_live_sp(const sw_ctx *ctx)
 {
+#if defined(__x86_64__)
     return (void *)ctx->priv.uc.uc_mcontext.gregs[REG_RSP];
+#elif defined(__aarch64__)
+    return (void *)ctx->priv.uc.uc_mcontext.sp;
+#else
+#error "switch_ucontext.c: where does this architecture's mcontext_t keep the stack pointer?"
+#endif
 }
 
 const sw_backend sw_backend_ucontext = {
