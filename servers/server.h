@@ -28,6 +28,7 @@ struct srv_options {
     const char *sched;       /* --sched star|ring (fiber only), NULL when not given */
     const char *engine;      /* --engine (fiber only), NULL when not given */
     const char *read_policy; /* --read-policy eager|wait|adaptive (fiber only), NULL: default */
+    const char *io;          /* --io direct|hooked (fiber only), NULL when not given */
     const char *bind;        /* dotted IPv4 address, default 127.0.0.1 */
     int port;                /* 0 lets the kernel choose */
     int threads;             /* event loops, schedulers or pool workers; 1 for thread and fork */
@@ -60,6 +61,7 @@ struct srv_stats {
     srv_counter switches;
     srv_counter stack_saves, stack_restores; /* fiber copy stacks: live parts moved out, in */
     srv_counter reads_tried, reads_again, reads_waited_first; /* fiber IO (io.h) */
+    srv_counter hook_calls, hook_waits; /* --io hooked: calls served by the hooks, and waits */
     /*
      * Filled in by the model so the JSON says what really ran. epoll_counted: the model
      * counts every epoll_ctl it makes (false prints null: calls happen inside a library and
@@ -67,14 +69,15 @@ struct srv_stats {
      * (epoll_ctl and epoll_wait, poll/select, io_uring_enter and SQEs: "kernel_calls" in the
      * JSON; false prints null). switches_counted: the model counts fiber switches (false
      * prints null: no fibers). reads_counted: the model reads through fiber IO and counts its
-     * system calls, EAGAIN results and waits before reading (false prints null). Strings may
-     * stay NULL (printed as null).
+     * system calls, EAGAIN results and waits before reading (false prints null).
+     * hooks_counted: the hooked libc calls served the sessions (false prints null). Strings
+     * may stay NULL (printed as null).
      */
-    bool epoll_counted, kcalls_counted, switches_counted, reads_counted;
+    bool epoll_counted, kcalls_counted, switches_counted, reads_counted, hooks_counted;
     /* The model serves from child processes: their largest peak RSS is printed too. */
     bool children;
     srv_counter respawned; /* worker processes started again after one ended early */
-    const char *engine, *switch_name, *sched, *read_policy;
+    const char *engine, *switch_name, *sched, *read_policy, *io;
     const char *stack; /* "guarded" or "copy:K" (fiber), NULL for the other models */
 };
 

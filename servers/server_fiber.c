@@ -4,10 +4,12 @@
 
 #include "engine.h"
 #include "fiber.h"
+#include "hook.h"
 #include "io.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +29,12 @@
  * listener (a dup, so the front end's own fd stays valid) and shuts down every session's
  * socket; blocked sessions wake, see end of file, close, and the scheduler returns once no
  * fiber is left.
+ *
+ * --io picks how a session reaches the socket. direct (the default): fb_read and fb_write,
+ * the fiber IO calls. hooked: the thread model's own srv_fd_io, plain recv and send on a
+ * blocking socket, made cooperative by the hooked libc calls (engines/hook.h) that each
+ * runtime thread enables; the acceptor then uses plain accept4 too, so sockets start out
+ * blocking as in the thread model. Comparing the two prices the hooks (harness/hooks_bench.py).
  */
 
 #define DEFAULT_ENGINE "merged"
@@ -45,6 +53,7 @@ struct runtime {
     unsigned shared_stacks;
     fb_read_policy read_policy;
     const char *engine;
+    bool hooked; /* --io hooked */
     fb_io *io;
     fb_runtime *rt;
     int listen_fd; /* this runtime's dup of the front end's listener */
@@ -107,6 +116,19 @@ static int s_close(void *ctx)
     return fb_close(s->fd);
 }
 
+/* Hooked mode: ctx is the session's fd (srv_fd_io's convention); its close is plain close(2),
+ * which the hooks turn into fb_close. */
+static int s_close_hooked(void *ctx)
+{
+    struct session *s = (struct session *)((char *)ctx - offsetof(struct session, fd));
+    if (s->prev)
+        s->prev->next = s->next;
+    else
+        s->r->sessions = s->next;
+    if (s->next) s->next->prev = s->prev;
+    return srv_fd_io_template.close(ctx);
+}
+
 static void serve(struct runtime *r, struct session *s, char *buf)
 {
     s->next = r->sessions;
@@ -114,6 +136,10 @@ static void serve(struct runtime *r, struct session *s, char *buf)
     if (s->next) s->next->prev = s;
     r->sessions = s;
     struct srv_io io = {s_read, s_write, s_close, s};
+    if (r->hooked) {
+        io = srv_fd_io(&s->fd);
+        io.close = s_close_hooked;
+    }
     srv_echo_session(&io, buf, r->buf_size, &r->bytes);
 }
 
@@ -174,7 +200,10 @@ static void acceptor_main(void *arg)
 {
     struct runtime *r = arg;
     while (!r->stopping) {
-        int fd = fb_accept(r->listen_fd, NULL, NULL);
+        /* Hooked: a blocking socket, as the thread model's acceptor makes; the listener itself
+         * is non-blocking (the front end's), so the hooked accept4 answers EAGAIN. */
+        int fd = r->hooked ? accept4(r->listen_fd, NULL, NULL, SOCK_CLOEXEC)
+                           : fb_accept(r->listen_fd, NULL, NULL);
         srv_acceptor_refill(&r->acc); /* another runtime may have taken our reserve's slot */
         if (fd >= 0) {
             if (srv_admit(r->srv, fd)) spawn_session(r, fd);
@@ -224,7 +253,7 @@ static int runtime_setup(struct runtime *r)
         sw_overflow_guard_init() < 0)
         return -1;
     r->io = fb_io_new(r->engine);
-    if (!r->io) return -1;
+    if (!r->io || (r->hooked && fb_hook_enable() < 0)) return -1;
     fb_io_set_read_policy(r->io, r->read_policy);
     fb_config cfg = {.backend = r->backend,
                      .policy = r->policy,
@@ -265,6 +294,11 @@ static void runtime_finish(struct runtime *r)
         srv_add(&st->reads_again, is.reads_again);
         srv_add(&st->reads_waited_first, is.reads_waited_first);
         if (r->listen_fd >= 0) fb_close(r->listen_fd);
+        fb_hook_stats hs;
+        fb_hook_get_stats(&hs);
+        srv_add(&st->hook_calls, hs.calls);
+        srv_add(&st->hook_waits, hs.waits);
+        fb_hook_disable();
         fb_io_free(r->io);
     } else if (r->listen_fd >= 0) {
         close(r->listen_fd);
@@ -318,12 +352,15 @@ static int fiber_run(struct srv_server *srv)
         snprintf(stack_name, sizeof stack_name, "guarded");
     st->stack = stack_name;
     st->read_policy = o->read_policy ? o->read_policy : fb_read_policy_name(DEFAULT_READ_POLICY);
+    st->io = o->io ? o->io : "direct";
+    st->hooks_counted = strcmp(st->io, "hooked") == 0;
     st->switches_counted = true;
     st->reads_counted = true;
     st->epoll_counted = st->kcalls_counted = true; /* until an engine says it cannot count */
     for (int i = 0; i < n; i++) {
         rs[i] = (struct runtime){
             .srv = srv, .index = i, .engine = st->engine, .listen_fd = -1, .acc.reserve_fd = -1};
+        rs[i].hooked = strcmp(st->io, "hooked") == 0;
         rs[i].backend = sw_backend_find(st->switch_name);
         rs[i].stack_mode = mode;
         rs[i].shared_stacks = k;
@@ -380,6 +417,10 @@ static int fiber_check(const struct srv_options *o, char *why, size_t len)
     fb_policy p;
     if (o->sched && fb_policy_parse(o->sched, &p) < 0) {
         snprintf(why, len, "unknown --sched '%s' (valid: star, ring)", o->sched);
+        return -1;
+    }
+    if (o->io && strcmp(o->io, "direct") && strcmp(o->io, "hooked")) {
+        snprintf(why, len, "unknown --io '%s' (valid: direct, hooked)", o->io);
         return -1;
     }
     fb_stack_mode mode;

@@ -15,7 +15,8 @@
 #include <sys/resource.h>
 
 #define OPTIONS_LIST                                                                               \
-    "--model, --switch, --sched, --engine, --read-policy, --bind, --port, --threads, --procs, "    \
+    "--model, --switch, --sched, --engine, --read-policy, --io, --bind, --port, --threads, "       \
+    "--procs, "                                                                                    \
     "--max-conns, --stack-size, --stack"
 
 static bool any_model(const struct srv_model *m)
@@ -67,8 +68,9 @@ static void usage(FILE *f)
     model_names(names, sizeof names, any_model);
     fprintf(f,
             "usage: echo-server --model MODEL [--switch NAME] [--sched star|ring]\n"
-            "       [--engine NAME] [--read-policy eager|wait|adaptive] [--bind 127.0.0.1]\n"
-            "       [--port 0] [--threads N] [--procs P] [--max-conns N] [--stack-size BYTES]\n"
+            "       [--engine NAME] [--read-policy eager|wait|adaptive] [--io direct|hooked]\n"
+            "       [--bind 127.0.0.1] [--port 0] [--threads N] [--procs P] [--max-conns N]\n"
+            "       [--stack-size BYTES]\n"
             "       [--stack guarded|copy[:K]]\n"
             "       echo-server --list [--json]   (the compiled-in models)\n"
             "models: %s\n"
@@ -105,6 +107,7 @@ static void parse(int argc, char **argv, struct srv_options *o)
                                           {"sched", required_argument, 0, 's'},
                                           {"engine", required_argument, 0, 'e'},
                                           {"read-policy", required_argument, 0, 'r'},
+                                          {"io", required_argument, 0, 'i'},
                                           {"bind", required_argument, 0, 'b'},
                                           {"port", required_argument, 0, 'p'},
                                           {"threads", required_argument, 0, 't'},
@@ -132,6 +135,9 @@ static void parse(int argc, char **argv, struct srv_options *o)
             break;
         case 'r':
             o->read_policy = optarg;
+            break;
+        case 'i':
+            o->io = optarg;
             break;
         case 'b':
             o->bind = optarg;
@@ -185,10 +191,11 @@ static const struct srv_model *choose_model(struct srv_options *o)
     if (!o->threads) o->threads = m->default_threads ? m->default_threads : 1;
     if (!o->procs) o->procs = m->default_procs ? m->default_procs : 1;
     /* Options the model does not declare are refused, naming the models that take them. */
-    if ((o->switch_name || o->sched || o->engine || o->stack || o->read_policy) &&
+    if ((o->switch_name || o->sched || o->engine || o->stack || o->read_policy || o->io) &&
         !m->takes_fiber_flags) {
         model_names(why, sizeof why, takes_fiber_flags);
-        bad("--switch, --sched, --engine, --stack and --read-policy apply only to --model %s", why);
+        bad("--switch, --sched, --engine, --stack, --read-policy and --io apply only to --model %s",
+            why);
     }
     if (o->threads != 1 && !m->takes_threads) {
         model_names(why, sizeof why, takes_threads);
@@ -278,6 +285,7 @@ static void print_stats(FILE *f, const struct srv_options *o, struct srv_stats *
     json_str(f, "engine", st->engine);
     json_str(f, "stack", st->stack);
     json_str(f, "read_policy", st->read_policy);
+    json_str(f, "io", st->io);
     fprintf(f, "\"threads\":%d,\"procs\":%d,\"max_conns\":%ld,", o->threads, o->procs,
             o->max_conns);
     json_u64(f, "connections", &st->connections);
@@ -322,6 +330,11 @@ static void print_stats(FILE *f, const struct srv_options *o, struct srv_stats *
                 (unsigned long long)st->reads_waited_first);
     else
         fputs("\"fiber_reads\":null,", f);
+    if (st->hooks_counted)
+        fprintf(f, "\"hook\":{\"calls\":%llu,\"waits\":%llu},", (unsigned long long)st->hook_calls,
+                (unsigned long long)st->hook_waits);
+    else
+        fputs("\"hook\":null,", f);
     print_rusage(f, st->children);
     fflush(f);
 }

@@ -539,6 +539,8 @@ static void t_badflags(void)
         {"--model", "fork", "--threads", "2"},
         {"--model", "thread", "--switch", "asm"},
         {"--model", "epoll", "--engine", "merged"},
+        {"--model", "thread", "--io", "hooked"},
+        {"--model", "fiber", "--io", "sideways"},
         {"--model", "libevent", "--sched", "ring"},
         {"--model", "epoll", "--sched", "diagonal"},
         {"--model", "fiber", "--read-policy", "lazy"},
