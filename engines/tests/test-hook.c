@@ -34,8 +34,8 @@
 static const char *engine_name;
 static fb_io *io;
 static fb_runtime *rt;
-static atomic_int ticks;
-static atomic_bool stop_ticker;
+static int ticks; /* fibers of one thread only: plain variables */
+static bool stop_ticker;
 
 static int64_t now_ns(void)
 {
@@ -60,8 +60,8 @@ static void start(void)
     rt = fb_runtime_new(&cfg);
     ASSERT_TRUE(rt != NULL);
     ASSERT_EQ(fb_hook_enable(), 0);
-    atomic_store(&ticks, 0);
-    atomic_store(&stop_ticker, false);
+    ticks = 0;
+    stop_ticker = false;
 }
 
 static void run_and_finish(void)
@@ -76,9 +76,9 @@ static void run_and_finish(void)
 static void ticker(void *arg)
 {
     (void)arg;
-    while (!atomic_load(&stop_ticker)) {
+    while (!stop_ticker) {
         ASSERT_EQ(usleep(1000), 0);
-        atomic_fetch_add(&ticks, 1);
+        ticks++;
         fb_yield(); /* where usleep is libc's, the others still get their turn */
     }
 }
@@ -101,7 +101,7 @@ static int listener(struct sockaddr_in *addr, bool nonblock)
 #define DELAY_MS 150
 
 static struct sockaddr_in srv_addr;
-static atomic_int helpers_done;
+static int helpers_done;
 static int64_t helper_wait_ns[HELPERS];
 
 /* A slow back end: each connection gets its 8-byte answer DELAY_MS after it was accepted. */
@@ -143,7 +143,7 @@ static void helper(void *arg)
     helper_wait_ns[i] = now_ns() - t0;
     ASSERT_EQ(strncmp(buf, "reply", 5), 0);
     ASSERT_EQ(close(s), 0);
-    if (atomic_fetch_add(&helpers_done, 1) + 1 == HELPERS) atomic_store(&stop_ticker, true);
+    if (++helpers_done == HELPERS) stop_ticker = true;
 }
 
 static void resolver(void *arg)
@@ -171,17 +171,17 @@ static void t_nonblocking(void)
     fb_hook_get_stats(&st);
     int64_t elapsed = now_ns() - t0;
     ASSERT_EQ(pthread_join(th, NULL), 0);
-    ASSERT_EQ(atomic_load(&helpers_done), HELPERS);
+    ASSERT_EQ(helpers_done, HELPERS);
     printf("%d blocking recv of %d ms each: %.0f ms in all; ticker ran %d times meanwhile; "
            "%llu hooked calls, %llu waits\n",
-           HELPERS, DELAY_MS, (double)elapsed / 1e6, atomic_load(&ticks),
-           (unsigned long long)st.calls, (unsigned long long)st.waits);
+           HELPERS, DELAY_MS, (double)elapsed / 1e6, ticks, (unsigned long long)st.calls,
+           (unsigned long long)st.waits);
+    /* The ticker kept running through the waits: about one tick per ms of DELAY_MS. */
+    ASSERT_GE(ticks, DELAY_MS / 3);
     for (int i = 0; i < HELPERS; i++)
         ASSERT_GE(helper_wait_ns[i], (DELAY_MS - 20) * MS); /* the recv really waited */
     /* Overlapped, not one after another (that would take HELPERS x DELAY_MS). */
     ASSERT_LE(elapsed, (int64_t)(HELPERS - 1) * DELAY_MS * MS);
-    /* The ticker kept running through the waits: about one tick per ms of DELAY_MS. */
-    ASSERT_GE(atomic_load(&ticks), DELAY_MS / 3);
     ASSERT_GE(st.waits, HELPERS);
 }
 
@@ -239,7 +239,7 @@ static void nb_main(void *arg)
     ASSERT_GE(now_ns() - t0, 15 * MS);
     fb_hook_get_stats(&after);
     ASSERT_GE(after.waits, before.waits + 1);
-    atomic_store(&stop_ticker, true);
+    stop_ticker = true;
 }
 
 static void t_caller_nonblock(void)
@@ -250,7 +250,7 @@ static void t_caller_nonblock(void)
     fb_spawn(rt, ticker, NULL);
     fb_spawn(rt, nb_main, NULL);
     run_and_finish();
-    ASSERT_GE(atomic_load(&ticks), 5); /* it ran during the 20 ms wait */
+    ASSERT_GE(ticks, 5); /* it ran during the 20 ms wait */
 }
 
 /* ---- timeouts: SO_RCVTIMEO and SO_SNDTIMEO -------------------------------------------------- */
@@ -277,9 +277,9 @@ static void timeouts_main(void *arg)
     /* Set before the first hooked call (read on first use) ... */
     set_timeout(sp[0], SO_RCVTIMEO, 40);
     int64_t t0 = now_ns();
-    int before = atomic_load(&ticks);
+    int before = ticks;
     expect_eagain_after(recv(sp[0], &c, 1, 0), t0, 40);
-    ASSERT_GE(atomic_load(&ticks) - before, 10); /* the ticker ran while we waited */
+    ASSERT_GE(ticks - before, 10); /* the ticker ran while we waited */
     t0 = now_ns();
     expect_eagain_after(read(sp[0], &c, 1), t0, 40);
     /* ... and after it (the setsockopt hook updates the record). */
@@ -303,7 +303,7 @@ static void timeouts_main(void *arg)
     t0 = now_ns();
     expect_eagain_after(write(sp[1], buf, big), t0, 30);
     free(buf);
-    atomic_store(&stop_ticker, true);
+    stop_ticker = true;
 }
 
 static void t_timeouts(void)
@@ -358,7 +358,7 @@ static void slow_reader(void *arg)
         if (got % 5 == 0) fb_yield();
     }
     ASSERT_EQ(got, WBIG);
-    atomic_store(&stop_ticker, true);
+    stop_ticker = true;
 }
 
 static void t_write_all(void)
@@ -387,11 +387,11 @@ static void poll_writer(void *arg)
 static void poll_main(void *arg)
 {
     (void)arg;
-    int before = atomic_load(&ticks);
+    int before = ticks;
     int64_t t0 = now_ns();
     ASSERT_EQ(poll(NULL, 0, 30), 0); /* the portable sleep */
     ASSERT_GE(now_ns() - t0, 30 * MS);
-    ASSERT_GE(atomic_load(&ticks) - before, 8);
+    ASSERT_GE(ticks - before, 8);
     fb_spawn(rt, poll_writer, NULL);
     struct pollfd one = {.fd = pa[0], .events = POLLIN};
     ASSERT_EQ(poll(&one, 1, 2000), 1); /* one fd, one direction: fb_wait */
@@ -408,7 +408,7 @@ static void poll_main(void *arg)
     struct pollfd both = {.fd = pb[1], .events = POLLIN | POLLOUT};
     ASSERT_EQ(poll(&both, 1, 100), 1); /* a pipe's write end is writable */
     ASSERT_EQ(both.revents, POLLOUT);
-    atomic_store(&stop_ticker, true);
+    stop_ticker = true;
 }
 
 static void t_poll(void)
@@ -446,7 +446,7 @@ static void closer(void *arg)
     usleep(10 * 1000);
     ASSERT_EQ(close(sp[0]), 0); /* plain close: the hook goes through fb_close */
     ASSERT_EQ(close(sp[1]), 0);
-    atomic_store(&stop_ticker, true);
+    stop_ticker = true;
 }
 
 static void t_close(void)
@@ -507,7 +507,7 @@ static void client(void *arg)
         }
         close(s);
     }
-    atomic_store(&stop_ticker, true);
+    stop_ticker = true;
 }
 
 static void t_accept(void)
@@ -519,7 +519,7 @@ static void t_accept(void)
     fb_spawn(rt, client, NULL);
     run_and_finish();
     close(lfd);
-    ASSERT_GE(atomic_load(&ticks), 5);
+    ASSERT_GE(ticks, 5);
 }
 
 /* ---- fallthrough: libc everywhere the hooks are not switched on ----------------------------- */
@@ -536,7 +536,7 @@ static void plain_reader(void *arg)
     (void)arg;
     char c;
     ASSERT_EQ(read(pa[0], &c, 1), 1); /* hooks off on this thread: blocks the thread */
-    atomic_store(&stop_ticker, true);
+    stop_ticker = true;
 }
 
 static void t_fallthrough(void)
@@ -571,7 +571,7 @@ static void t_fallthrough(void)
     t0 = now_ns();
     ASSERT_EQ(fb_run(rt), 0);
     ASSERT_GE(now_ns() - t0, 40 * MS);
-    ASSERT_LE(atomic_load(&ticks), 3);
+    ASSERT_LE(ticks, 3);
     fb_hook_get_stats(&after);
     ASSERT_EQ(after.calls, before.calls);
     ASSERT_EQ(pthread_join(th, NULL), 0);

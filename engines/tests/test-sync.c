@@ -388,6 +388,11 @@ static void on_alarm(int sig)
     _exit(1);
 }
 
+static int load(atomic_int *a) /* keeps the assertion messages readable */
+{
+    return atomic_load(a);
+}
+
 static void watchdog(unsigned seconds)
 {
     signal(SIGALRM, on_alarm);
@@ -434,8 +439,8 @@ static void timed_locker(void *arg)
     int64_t waited = now_ns() - t0;
     ASSERT_GE(waited, 60 * MS);
     ASSERT_LE(waited, 60 * MS + 200 * MS);
-    ASSERT_GE(atomic_load(&ticks), 20); /* the scheduler was not blocked */
-    pthread_barrier_wait(&bar);         /* let the holder release, then it must succeed */
+    ASSERT_GE(load(&ticks), 20); /* the scheduler was not blocked */
+    pthread_barrier_wait(&bar);  /* let the holder release, then it must succeed */
     ASSERT_EQ(fb_event_lock_timeout(&ev, 2000 * MS), 0);
     ASSERT_EQ(fb_event_unlock(&ev), 0);
 }
@@ -579,10 +584,10 @@ static void t_deadlock_pthread_mutex(void)
     ASSERT_EQ(done, false); /* the deadlock the seed describes, reproduced */
     /* Both wanters reached their wait and neither holder ever finished: it is exactly the
      * cross-thread cycle, not a slow machine (the holders needed 40 ms). */
-    ASSERT_EQ(atomic_load(&phase[0][1]), PHASE_WAITING);
-    ASSERT_EQ(atomic_load(&phase[1][1]), PHASE_WAITING);
-    ASSERT_EQ(atomic_load(&phase[0][0]), PHASE_START);
-    ASSERT_EQ(atomic_load(&phase[1][0]), PHASE_START);
+    ASSERT_EQ(load(&phase[0][1]), PHASE_WAITING);
+    ASSERT_EQ(load(&phase[1][1]), PHASE_WAITING);
+    ASSERT_EQ(load(&phase[0][0]), PHASE_START);
+    ASSERT_EQ(load(&phase[1][0]), PHASE_START);
     printf("pthread mutex held across a fiber switch: both schedulers blocked for good; "
            "reported, and the process exits without joining them\n");
     fflush(stdout);
@@ -595,7 +600,7 @@ static void t_deadlock_event_lock(void)
     ASSERT_EQ(dl_run(5000 * MS), true);
     for (int t = 0; t < 2; t++)
         for (int f = 0; f < 2; f++)
-            ASSERT_EQ(atomic_load(&phase[t][f]), PHASE_DONE);
+            ASSERT_EQ(load(&phase[t][f]), PHASE_DONE);
     ASSERT_EQ(fb_event_destroy(&locks[0].ev), 0);
     ASSERT_EQ(fb_event_destroy(&locks[1].ev), 0);
 }
