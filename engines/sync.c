@@ -187,6 +187,8 @@ struct fb_event_waiter {
     fb_event_waiter *next;
     int efd;
     atomic_int state;
+    int64_t since; /* when its lock call first queued */
+    bool handed;   /* the unlocker took the word for it: it owns the lock when it wakes */
 };
 
 #define POOL_MAX 8
@@ -235,6 +237,13 @@ static void efd_put(int fd)
         close_efd(fd);
 }
 
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 static void spin_lock(fb_event *e)
 {
     while (atomic_flag_test_and_set_explicit(&e->guard, memory_order_acquire))
@@ -269,7 +278,17 @@ static bool unqueue(fb_event *e, fb_event_waiter *w)
     return found;
 }
 
-/* Wake the longest waiter, if any: pop it under the guard, write its eventfd outside. */
+/*
+ * Wake the longest waiter, if any: pop it under the guard, write its eventfd outside. The
+ * woken waiter competes for the word again, as in libfiber, because handing the lock over on
+ * every unlock turns contention between threads into a convoy (every lock then sleeps and
+ * wakes through the kernel). Competing alone lets a holder that relocks at once starve the
+ * waiter, so a waiter that has queued for more than STARVING_NS is handed the lock instead:
+ * the word is taken on its behalf before it wakes (Go's sync.Mutex switches to hand-off the
+ * same way after 1 ms).
+ */
+#define STARVING_NS 1000000
+
 static void wake_one(fb_event *e)
 {
     spin_lock(e);
@@ -278,10 +297,12 @@ static void wake_one(fb_event *e)
         e->head = w->next;
         if (!e->head) e->tail = NULL;
         atomic_fetch_sub(&e->waiters, 1);
+        w->handed = mono_ns() - w->since > STARVING_NS && try_take(e);
         atomic_store(&w->state, W_POPPED);
     }
     spin_unlock(e);
     if (!w) return;
+    atomic_fetch_add_explicit(&e->wakeups, 1, memory_order_relaxed);
     uint64_t one = 1;
     while (write(w->efd, &one, sizeof one) < 0 && errno == EINTR)
         ;
@@ -297,13 +318,6 @@ static void settle(fb_event_waiter *w)
         sched_yield();
     while (read(w->efd, &v, sizeof v) < 0 && errno == EINTR)
         ;
-}
-
-static int64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 /* Wait until the waiter's eventfd turns readable: the fiber in its IO runtime, a plain
@@ -332,6 +346,7 @@ void fb_event_init(fb_event *e)
     atomic_flag_clear(&e->guard);
     e->head = e->tail = NULL;
     atomic_init(&e->contended, 0);
+    atomic_init(&e->wakeups, 0);
 }
 
 int fb_event_destroy(fb_event *e)
@@ -349,33 +364,46 @@ int fb_event_lock_timeout(fb_event *e, int64_t timeout_ns)
     if (try_take(e)) return 0;
     if (fb_self() && !fb_io_current()) return EPERM;
     int64_t deadline = timeout_ns < 0 ? -1 : mono_ns() + timeout_ns;
+    int64_t since = 0; /* when this call first queued */
     atomic_fetch_add_explicit(&e->contended, 1, memory_order_relaxed);
     for (;;) {
         fb_event_waiter w = {.efd = efd_get()};
         if (w.efd < 0) return errno;
         atomic_init(&w.state, W_QUEUED);
         spin_lock(e);
-        if (e->tail)
-            e->tail->next = &w;
-        else
-            e->head = &w;
-        e->tail = &w;
+        /* Counted first, then one more try, under the guard where unlock pops waiters too:
+         * an unlock that cleared the word before our count was visible is seen by this
+         * try; one that comes later sees the count and finds us queued. No wake-up is lost. */
         atomic_fetch_add(&e->waiters, 1);
+        if (try_take(e)) {
+            atomic_fetch_sub(&e->waiters, 1);
+            spin_unlock(e);
+            efd_put(w.efd);
+            return 0;
+        }
+        if (!since) {
+            w.since = since = mono_ns(); /* a newcomer queues at the tail */
+            if (e->tail)
+                e->tail->next = &w;
+            else
+                e->head = &w;
+            e->tail = &w;
+        } else {
+            w.since = since; /* woken and beaten to the word: first in line again */
+            w.next = e->head;
+            e->head = &w;
+            if (!e->tail) e->tail = &w;
+        }
         spin_unlock(e);
-        /* Queued first, then one more try: an unlock between our failed try and the queueing
-         * saw no waiter and woke nobody, but it cleared the word before looking (both
-         * sequentially consistent), so this try sees it free. No wake-up is lost. */
-        int rc = try_take(e) ? -1 : wait_readable(w.efd, deadline);
+        int rc = wait_readable(w.efd, deadline);
         if (rc != 0 && unqueue(e, &w)) {
             efd_put(w.efd); /* never popped: nobody wrote it */
-            if (rc == -1) return 0;
             return rc;
         }
         settle(&w); /* popped: wait for the write, empty the counter */
         efd_put(w.efd);
-        if (rc == -1 || try_take(e)) return 0;
-        /* A newcomer took the word between the unlock that picked us and our try. Its own
-         * unlock wakes the next waiter, so nothing is lost: give up on time, or queue again. */
+        if (w.handed || try_take(e)) return 0;
+        /* Beaten by a newcomer: its unlock wakes us again. Give up if time ran out. */
         if (rc != 0) return rc;
     }
 }

@@ -84,14 +84,16 @@ size_t fb_sem_value(const fb_sem *s);
 
 /*
  * An event lock: a mutex for fibers of different runtimes on different threads (and for
- * plain threads). The fast path is one compare-and-swap on an atomic word, in both
- * directions. A fiber that finds it taken queues an eventfd (from a small per-thread pool)
- * and waits for it to turn readable in its own IO runtime (fb_read on the eventfd), so its
- * scheduler keeps running every other fiber; a plain thread blocks in poll on it. Unlocking
- * pops the longest waiter and writes its eventfd; the woken waiter then competes for the word
- * again (a newcomer may take it first, in which case the waiter queues again), as libfiber's
- * fiber_event does. The wait queue is guarded by a spinlock held for a few instructions,
- * never across a switch or a system call.
+ * plain threads). The fast path is one compare-and-swap on an atomic word to lock and one
+ * exchange to unlock. A fiber that finds it taken queues an eventfd (from a small per-thread
+ * pool) and waits for it to turn readable in its own IO runtime (fb_wait on the eventfd), so
+ * its scheduler keeps running every other fiber; a plain thread blocks in poll on it.
+ * Unlocking pops the longest waiter and writes its eventfd; the woken waiter competes for the
+ * word again and, beaten by a newcomer, goes back to the head of the queue, as libfiber's
+ * fiber_event does. A waiter that has queued for more than 1 ms is handed the lock instead
+ * (the unlocker takes the word on its behalf), so competing never starves anyone for long.
+ * The queue is guarded by a spinlock held for a few instructions, never across a switch or a
+ * system call.
  *
  * Needs the calling thread's fiber IO runtime (io.h) when called from a fiber.
  */
@@ -101,12 +103,13 @@ typedef struct fb_event {
     atomic_int waiters; /* queued, so unlock knows whether to look at the queue */
     atomic_flag guard;  /* protects head and tail */
     fb_event_waiter *head, *tail;
-    atomic_uint_fast64_t contended; /* lock calls that had to queue (a statistic) */
+    atomic_uint_fast64_t contended; /* statistics: lock calls that had to queue, */
+    atomic_uint_fast64_t wakeups;   /* and eventfd writes by unlock */
 } fb_event;
 
 #define FB_EVENT_INIT                                                                              \
     {                                                                                              \
-        0, 0, ATOMIC_FLAG_INIT, NULL, NULL, 0                                                      \
+        0, 0, ATOMIC_FLAG_INIT, NULL, NULL, 0, 0                                                   \
     }
 
 void fb_event_init(fb_event *e);

@@ -35,7 +35,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 DEFAULT_BIN = os.path.join(ROOT, "build", "bin")
 SCHED_FIBERS = 16
-SINGULAR = {"switches": "switch", "hops": "hop", "calls": "call", "creates": "create"}
+SINGULAR = {"switches": "switch", "hops": "hop", "calls": "call", "creates": "create",
+            "pairs": "lock/unlock pair"}
 
 
 def backends(icount_exe):
@@ -123,9 +124,11 @@ def to_benchmarks(results):
     return rows
 
 
-def run(bin_dir, rows=None, loops=(1000, 11000), jobs=2, log=sys.stderr):
-    """Measure the rows; returns a Google-Benchmark-shaped dict."""
-    exe = os.path.join(bin_dir, "switch-icount")
+def run(bin_dir, rows=None, loops=(1000, 11000), jobs=2, log=sys.stderr,
+        exe_name="switch-icount"):
+    """Measure the rows; returns a Google-Benchmark-shaped dict. exe_name: switch-icount, or
+    hook-icount for the hook/ and sync/ rows (harness/hooks_bench.py)."""
+    exe = os.path.join(bin_dir, exe_name)
     if not os.access(exe, os.X_OK):
         raise RuntimeError("%s not found: build first (./run.sh build)" % exe)
     if not shutil.which("valgrind"):

@@ -29,6 +29,8 @@ Steps (each writes one JSON file with a `meta` block into the run folder):
   fibermem  memory per idle fiber, guarded against copy stacks (harness/fibermem.py, C1, C12)
   fiberio   fiber read policies x engines beside the epoll, libevent and thread servers:
             syscalls, epoll_ctl, CPU per request, throughput (harness/fiberio_bench.py, C13)
+  hooks     hooked libc calls against direct fiber calls (ns and instructions per call, echo
+            CPU per request) and the fiber locks (harness/hooks_bench.py) -> hooks.json
   report    charts (PNG, SVG) and REPORT.md (plots/report.py)
 
 `quick` aims at five minutes on a 2-core machine (measured: plots/README.md) and reaches a
@@ -56,7 +58,7 @@ ROOT = meta.REPO_ROOT
 PY = "/usr/bin/python3"
 STEPS = ["switch", "icount", "props", "asm_count", "switch_emulated",
          "engines", "scale", "sweep", "slow", "maxconns",
-         "threads", "handoff", "fibermem", "fiberio", "report"]
+         "threads", "handoff", "fibermem", "fiberio", "hooks", "report"]
 # The slow clients' pace, the same in both presets: 64 B requests in 16 B chunks 20 ms apart
 # (60 ms to send one), then half a second of thinking.
 SLOW_LOAD = "--chunk 16 --chunk-delay 0.02 --think 0.5"
@@ -79,12 +81,14 @@ PRESETS = {
         "fibermem": ["--levels", "100000,1000000", "--guarded-levels", "10000,30000"],
         "fiberio": ["--rounds", "1", "--duration", "0.4", "--warmup", "0.2",
                     "--count-requests", "20000", "--conns-large", "0"],
+        "hooks": ["--rounds", "2", "--duration", "1", "--warmup", "0.3", "--repetitions", "3",
+                  "--min-time", "0.03", "--icount-loops", "1280,12800"],
         "emulated": {"filter": r"^switch/", "min_time": 0.05, "repetitions": 3},
         "estimate_s": {"switch": 30, "icount": 10, "props": 5, "asm_count": 5,
                        "switch_emulated": 15, "engines": 25, "scale": 40,
                        "sweep": 120,
                        "slow": 35, "handoff": 15,
-                       "maxconns": 45, "threads": 10, "fibermem": 10, "fiberio": 30,
+                       "maxconns": 45, "threads": 10, "fibermem": 10, "fiberio": 30, "hooks": 30,
                        "report": 20},
     },
     "full": {
@@ -102,13 +106,14 @@ PRESETS = {
         "fibermem": ["--levels", "100000,1000000", "--guarded-levels", "1000,10000,30000"],
         "fiberio": ["--engines", "all", "--rounds", "5", "--duration", "1",
                     "--count-requests", "30000"],
+        "hooks": ["--rounds", "5", "--duration", "3", "--repetitions", "5"],
         "emulated": {"filter": r"^switch/|^sched/.*/fibers:16$", "min_time": 0.1,
                      "repetitions": 5},
         "estimate_s": {"switch": 120, "icount": 10, "props": 5, "asm_count": 5,
                        "switch_emulated": 60, "engines": 240, "scale": 750,
                        "sweep": 1200,
                        "slow": 300, "handoff": 150,
-                       "maxconns": 240, "threads": 60, "fibermem": 10, "fiberio": 960,
+                       "maxconns": 240, "threads": 60, "fibermem": 10, "fiberio": 960, "hooks": 90,
                        "report": 30},
     },
 }
@@ -354,6 +359,7 @@ STEP_FUNCS = {
     "threads": step_driver("threads_scale.py", "threads", "--out-file"),
     "fibermem": step_driver("fibermem.py", "fibermem", "--out-file"),
     "fiberio": step_driver("fiberio_bench.py", "fiberio", "--out"),
+    "hooks": step_driver("hooks_bench.py", "hooks", "--out"),
     "report": step_report,
 }
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 EXPERIMENTS = ["suite", "switch", "icount", "props", "engines", "scale", "sweep", "slow",
                "maxconns", "threads", "handoff",
-               "fibermem", "fiberio", "asm_count", "switch_emulated"]
+               "fibermem", "fiberio", "asm_count", "switch_emulated", "hooks"]
 
 # A member's colour and marker follow from its place in its layer's declared order (below), so
 # a new backend, engine or model gets its own without touching the charts.

@@ -2,6 +2,7 @@
 #include <benchmark/benchmark.h>
 
 #include "bench_build_info.h"
+#include "bench_hook.h"
 #include "bench_loops.h"
 
 #include <fcntl.h>
@@ -168,6 +169,67 @@ void BM_copystack(benchmark::State &state, const sw_backend *b)
         restores ? static_cast<double>(c.after.bytes_restored - c.before.bytes_restored) / restores
                  : 0.0;
     state.SetLabel(std::string(b->name) + ", 1 shared stack, star");
+}
+
+// ---- hook/ and sync/: the hooked calls and the fiber locks -------------------------------
+
+struct BatchMore {
+    benchmark::State *state;
+    long batch;
+};
+
+bool batch_more(void *arg)
+{
+    auto *m = static_cast<BatchMore *>(arg);
+    return m->state->KeepRunningBatch(m->batch);
+}
+
+void BM_hook(benchmark::State &state, bh_call call, bh_how how)
+{
+    bh_io b{};
+    b.call = call;
+    b.how = how;
+    b.batch = 4096;
+    BatchMore more{&state, b.batch};
+    b.more = batch_more;
+    b.more_arg = &more;
+    if (bh_io_run(&b) != 0) {
+        state.SkipWithError(("not run: " + std::string(strerror(errno))).c_str());
+        return;
+    }
+    state.SetLabel("1 byte per call on a ready pipe; 1/4096 of a refill");
+}
+
+void BM_sync(benchmark::State &state, bs_lock lock, bs_mode mode)
+{
+    bs_sync s{};
+    s.lock = lock;
+    s.mode = mode;
+    s.batch = mode == BS_UNCONTENDED ? 1024 : 64;
+    BatchMore more{&state, s.batch};
+    s.more = batch_more;
+    s.more_arg = &more;
+    if (bs_sync_run(&s) != 0) {
+        state.SkipWithError(
+            errno == EDEADLK
+                ? (lock == BS_PTHREAD_MUTEX
+                       ? "not run: a pthread mutex held across a fiber switch by two fibers of "
+                         "one thread blocks that thread for good (engines/sync/deadlock_*)"
+                       : "not run: fb_mutex serves the fibers of one runtime only (EPERM across "
+                         "threads); the event lock is the cross-thread lock")
+                : ("not run: " + std::string(strerror(errno))).c_str());
+        return;
+    }
+    if (s.pairs) {
+        state.counters["other_pairs_per_pair"] =
+            static_cast<double>(s.other) / static_cast<double>(s.pairs);
+        if (lock == BS_EVENT_LOCK) {
+            state.counters["queued_per_pair"] =
+                static_cast<double>(s.queued) / static_cast<double>(s.pairs);
+            state.counters["wakeups_per_pair"] =
+                static_cast<double>(s.wakeups) / static_cast<double>(s.pairs);
+        }
+    }
 }
 
 // ---- kernel ping-pongs ---------------------------------------------------------------------
@@ -445,6 +507,37 @@ void register_rows()
                 bm->Args({n, f});
         break;
     }
+    static const struct {
+        const char *name;
+        bh_how how;
+    } hows[] = {{"syscall", BH_SYSCALL},
+                {"fallthrough", BH_FALLTHROUGH},
+                {"direct", BH_DIRECT},
+                {"hooked", BH_HOOKED}};
+    for (bh_call call : {BH_READ, BH_WRITE})
+        for (const auto &h : hows) {
+            std::string name =
+                std::string("hook/") + (call == BH_READ ? "read" : "write") + "/pipe/" + h.name;
+            benchmark::RegisterBenchmark(name.c_str(), BM_hook, call, h.how);
+        }
+    static const struct {
+        const char *name;
+        bs_lock lock;
+    } locks[] = {{"fiber_mutex", BS_FIBER_MUTEX},
+                 {"event_lock", BS_EVENT_LOCK},
+                 {"pthread_mutex", BS_PTHREAD_MUTEX}};
+    static const struct {
+        const char *name;
+        bs_mode mode;
+    } modes[] = {{"uncontended", BS_UNCONTENDED},
+                 {"contended/fibers:2", BS_FIBERS},
+                 {"contended/threads:2", BS_THREADS}};
+    for (const auto &m : modes)
+        for (const auto &l : locks) {
+            std::string name = std::string("sync/") + l.name + "/" + m.name;
+            auto *bm = benchmark::RegisterBenchmark(name.c_str(), BM_sync, l.lock, m.mode);
+            if (m.mode == BS_THREADS) bm->UseRealTime(); // the partner's CPU time is not ours
+        }
     benchmark::RegisterBenchmark("kernel/thread_pingpong/same_cpu", BM_thread_pingpong, false);
     benchmark::RegisterBenchmark("kernel/thread_pingpong/cross_cpu", BM_thread_pingpong, true);
     benchmark::RegisterBenchmark("kernel/process_pingpong/same_cpu", BM_process_pingpong, false);

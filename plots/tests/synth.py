@@ -274,6 +274,51 @@ def fiberio(cpu=1.0, tput=1.0, sysc=2.05, cpu_1k=None, tput_1k=None):
                        "stream_size": 16384}}
 
 
+def hooks(direct_ns=150.0, hooked_ns=152.0, cpu=(4.0, 4.2), deadlocked=True, echo_ok=True):
+    """hooks.json (harness/hooks_bench.py): hook/ and sync/ rows, icount, echo, deadlock."""
+    rows = {}
+    for call in ("read", "write"):
+        for how, t in (("syscall", 120.0), ("fallthrough", 122.0), ("direct", direct_ns),
+                       ("hooked", hooked_ns)):
+            rows[f"hook/{call}/pipe/{how}"] = {"ns_median": t, "cpu_ns_median": t,
+                                               "real_ns_median": t, "counters": {}}
+    for lock, t in (("fiber_mutex", 8.0), ("event_lock", 12.0), ("pthread_mutex", 4.0)):
+        rows[f"sync/{lock}/uncontended"] = {"ns_median": t, "counters": {}}
+    rows["sync/fiber_mutex/contended/fibers:2"] = {"ns_median": 600.0,
+                                                   "counters": {"other_pairs_per_pair": 1.0}}
+    rows["sync/event_lock/contended/fibers:2"] = {
+        "ns_median": 900.0, "counters": {"other_pairs_per_pair": 1.0, "wakeups_per_pair": 1.0}}
+    rows["sync/pthread_mutex/contended/fibers:2"] = {"not_run": "not run: blocks the thread"}
+    rows["sync/fiber_mutex/contended/threads:2"] = {"not_run": "not run: one runtime only"}
+    rows["sync/event_lock/contended/threads:2"] = {
+        "ns_median": 60.0, "counters": {"other_pairs_per_pair": 1.2, "wakeups_per_pair": 0.01}}
+    rows["sync/pthread_mutex/contended/threads:2"] = {"ns_median": 90.0, "counters": {}}
+    icount = {"hook/read/pipe/direct": 117.0, "hook/read/pipe/hooked": 98.0}
+    echo = {"status": "ok",
+            "config": {"engine": "merged", "conns": 50, "size": 64, "rounds": 5,
+                       "duration_s": 3.0, "server_cpu": "0", "load_cpu": "1"},
+            "summary": {"direct": {"requests_per_sec": 40000.0,
+                                   "server_cpu_us_per_request": cpu[0],
+                                   "hook_calls_per_request": None},
+                        "hooked": {"requests_per_sec": 39000.0,
+                                   "server_cpu_us_per_request": cpu[1],
+                                   "hook_calls_per_request": 2.0}},
+            "ratios": {"cpu per request hooked/direct": {"median": cpu[1] / cpu[0],
+                                                         "rounds": [cpu[1] / cpu[0]] * 5},
+                       "throughput hooked/direct": {"median": 0.975, "rounds": [0.975] * 5}}}
+    dl = {"status": "ok",
+          "pthread_mutex": {"test_passed": True, "deadlocked": deadlocked,
+                            "outcome": "DEADLOCK detected after 1000 ms (bound 1000 ms):"
+                            if deadlocked else "finished after 41 ms"},
+          "event_lock": {"test_passed": True, "deadlocked": False,
+                         "outcome": "finished after 41 ms (bound 5000 ms):"}}
+    return {"experiment": "hooks", "meta": META, "load_average": {"start": [1.0, 1.0, 1.0]},
+            "bench": {"status": "ok", "rows": rows},
+            "icount": {"status": "ok", "instructions_per_unit": icount},
+            "echo": echo if echo_ok else {"status": "not run: echo-load failed"},
+            "deadlock": dl}
+
+
 def suite():
     return {"experiment": "suite", "meta": META, "preset": "quick", "seconds": 60,
             "loadavg_start": [0.5, 0.5, 0.5], "loadavg_end": [1.0, 0.8, 0.6],
@@ -305,7 +350,7 @@ def full(folder, **override):
     docs = {"suite": suite(), "switch": switch(), "icount": icount(), "props": props(),
             "engines": engines(), "scale": scale(), "sweep": sweep(), "maxconns": maxconns(),
             "threads": threads(), "slow": slow(), "handoff": handoff(),
-            "fibermem": fibermem(), "fiberio": fiberio()}
+            "fibermem": fibermem(), "fiberio": fiberio(), "hooks": hooks()}
     docs.update(override)
     return write(folder, **docs)
 

@@ -249,6 +249,32 @@ class Verdicts(unittest.TestCase):
         r = R.verdict_c13(self.run_with())
         self.assertIn("| pingpong | fiber/adaptive/merged | 2.050 |", "\n".join(r["measured"]))
 
+    def test_hooks_section(self):
+        text = "\n".join(R.hooks_section(self.run_with(hooks=S.hooks(direct_ns=150.0,
+                                                                      hooked_ns=165.0))))
+        self.assertIn("## Hooked calls and fiber locks", text)
+        self.assertIn("quote no number", text)  # no verdict: what was measured and how
+        read = next(ln for ln in text.splitlines() if ln.startswith("| read |"))
+        self.assertIn("| 1.100 |", read)  # hooked / direct time, computed from the rows
+        self.assertIn("| 0.838 |", read)  # and from the instruction counts (98 / 117)
+        self.assertIn("median of the paired rounds 1.050", text)  # 4.2 / 4.0 us
+        self.assertIn("| fiber_mutex | 8.0 ns | 600.0 ns", text)
+        self.assertIn("not run: blocks the thread", text)  # each not-run row says why
+        self.assertIn("- pthread_mutex: deadlocked, detected and reported", text)
+        self.assertIn("- event_lock: completed", text)
+        no_deadlock = "\n".join(R.hooks_section(self.run_with(hooks=S.hooks(deadlocked=False))))
+        self.assertIn("- pthread_mutex: completed", no_deadlock)
+        no_echo = "\n".join(R.hooks_section(self.run_with(hooks=S.hooks(echo_ok=False))))
+        self.assertIn("echo: not run: echo-load failed", no_echo)
+        self.assertIn("| read |", no_echo)  # the other parts still reported
+
+    def test_hooks_not_run(self):
+        text = "\n".join(R.hooks_section(self.run_with(hooks=None)))
+        self.assertIn("not run: hooks.json not in the run folder", text)
+        failed = self.run_with(hooks={"experiment": "hooks", "status": "failed",
+                                      "reason": "boom"})
+        self.assertIn("not run: hooks failed: boom", "\n".join(R.hooks_section(failed)))
+
     def test_report_document(self):
         text, results = R.build_report(self.run_with())
         self.assertEqual(set(results), {c[0] for c in R.CLAIMS})
@@ -256,6 +282,8 @@ class Verdicts(unittest.TestCase):
         for cid, *_ in R.CLAIMS:
             self.assertIn(f"## {cid}\n", text)
         self.assertIn("## What surprised us", text)
+        self.assertTrue(text.index("## C12") < text.index("## Hooked calls and fiber locks")
+                        < text.index("## What surprised us"))
 
     def test_empty_folder_is_not_run(self):
         empty = Path(self.tmp.name) / "empty"
