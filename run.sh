@@ -47,7 +47,7 @@ options:
                              folder results/runs/<host>/<UTC date>-<sha>/
     quick|full --only STEPS  run only these steps (comma list of switch, icount, props,
                              asm_count, switch_emulated, engines, sweep, slow,
-                             maxconns, threads, handoff, fibermem, fiberio, report)
+                             maxconns, threads, handoff, fibermem, fiberio, hooks, report)
     regress --update         rewrite the baseline
     compare --out DIR        write the comparison into DIR
     compare --fail-on-verdict-change   exit 1 when a verdict differs between A and B

@@ -43,7 +43,7 @@ extern "C" {
  */
 
 /* Serve the calling thread's fiber calls through the hooks from now on. Returns 0, or -1 with
- * errno ENOSYS when the hooks are not linked in or libc's functions could not be found. */
+ * errno ENOSYS when libc's functions could not be found (a statically linked libc). */
 int fb_hook_enable(void);
 void fb_hook_disable(void);
 bool fb_hook_enabled(void);
