@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,17 +30,26 @@ static int q_claim(fb_waitq *q)
     return 0;
 }
 
-/* Queue the calling fiber and park it until q_pop picks it. A wake-up from anyone else
- * (an fb_wake that was meant for another wait) is ignored: the fiber parks again. */
+/*
+ * Queue the calling fiber and park it until q_pop picks it. A wake-up from anyone else
+ * (an fb_wake that was meant for another wait) is ignored: the fiber parks again. The queue
+ * entry lives in the fiber's record (fb_wait_area), not on its stack: in copy-stack mode a
+ * parked fiber's stack addresses hold another fiber's frames (fiber.h). The IO layer uses
+ * the same area only while the fiber waits on IO, which it cannot do while queued here.
+ */
+_Static_assert(sizeof(fb_waiter) <= FB_WAIT_AREA, "a waiter fits in the fiber's wait area");
+
 static void q_wait(fb_waitq *q)
 {
-    fb_waiter w = {.f = fb_self()};
+    fiber *self = fb_self();
+    fb_waiter *w = fb_wait_area(self);
+    *w = (fb_waiter){.f = self};
     if (q->tail)
-        q->tail->next = &w;
+        q->tail->next = w;
     else
-        q->head = &w;
-    q->tail = &w;
-    while (!w.signaled)
+        q->head = w;
+    q->tail = w;
+    while (!w->signaled)
         fb_park();
 }
 
@@ -359,17 +369,14 @@ int fb_event_trylock(fb_event *e)
     return try_take(e) ? 0 : EBUSY;
 }
 
-int fb_event_lock_timeout(fb_event *e, int64_t timeout_ns)
+/* The slow path: queue wp, wait for its eventfd, compete (or own it when handed over). */
+static int lock_slow(fb_event *e, fb_event_waiter *wp, int64_t deadline)
 {
-    if (try_take(e)) return 0;
-    if (fb_self() && !fb_io_current()) return EPERM;
-    int64_t deadline = timeout_ns < 0 ? -1 : mono_ns() + timeout_ns;
     int64_t since = 0; /* when this call first queued */
-    atomic_fetch_add_explicit(&e->contended, 1, memory_order_relaxed);
     for (;;) {
-        fb_event_waiter w = {.efd = efd_get()};
-        if (w.efd < 0) return errno;
-        atomic_init(&w.state, W_QUEUED);
+        *wp = (fb_event_waiter){.efd = efd_get()};
+        if (wp->efd < 0) return errno;
+        atomic_init(&wp->state, W_QUEUED);
         spin_lock(e);
         /* Counted first, then one more try, under the guard where unlock pops waiters too:
          * an unlock that cleared the word before our count was visible is seen by this
@@ -378,34 +385,49 @@ int fb_event_lock_timeout(fb_event *e, int64_t timeout_ns)
         if (try_take(e)) {
             atomic_fetch_sub(&e->waiters, 1);
             spin_unlock(e);
-            efd_put(w.efd);
+            efd_put(wp->efd);
             return 0;
         }
         if (!since) {
-            w.since = since = mono_ns(); /* a newcomer queues at the tail */
+            wp->since = since = mono_ns(); /* a newcomer queues at the tail */
             if (e->tail)
-                e->tail->next = &w;
+                e->tail->next = wp;
             else
-                e->head = &w;
-            e->tail = &w;
+                e->head = wp;
+            e->tail = wp;
         } else {
-            w.since = since; /* woken and beaten to the word: first in line again */
-            w.next = e->head;
-            e->head = &w;
-            if (!e->tail) e->tail = &w;
+            wp->since = since; /* woken and beaten to the word: first in line again */
+            wp->next = e->head;
+            e->head = wp;
+            if (!e->tail) e->tail = wp;
         }
         spin_unlock(e);
-        int rc = wait_readable(w.efd, deadline);
-        if (rc != 0 && unqueue(e, &w)) {
-            efd_put(w.efd); /* never popped: nobody wrote it */
+        int rc = wait_readable(wp->efd, deadline);
+        if (rc != 0 && unqueue(e, wp)) {
+            efd_put(wp->efd); /* never popped: nobody wrote it */
             return rc;
         }
-        settle(&w); /* popped: wait for the write, empty the counter */
-        efd_put(w.efd);
-        if (w.handed || try_take(e)) return 0;
+        settle(wp); /* popped: wait for the write, empty the counter */
+        efd_put(wp->efd);
+        if (wp->handed || try_take(e)) return 0;
         /* Beaten by a newcomer: its unlock wakes us again. Give up if time ran out. */
         if (rc != 0) return rc;
     }
+}
+
+int fb_event_lock_timeout(fb_event *e, int64_t timeout_ns)
+{
+    if (try_take(e)) return 0;
+    if (fb_self() && !fb_io_current()) return EPERM;
+    int64_t deadline = timeout_ns < 0 ? -1 : mono_ns() + timeout_ns;
+    atomic_fetch_add_explicit(&e->contended, 1, memory_order_relaxed);
+    /* On the heap, never on the fiber's stack: another thread writes it while this fiber is
+     * parked, and in copy-stack mode a parked fiber's stack addresses belong to another. */
+    fb_event_waiter *wp = malloc(sizeof *wp);
+    if (!wp) return ENOMEM;
+    int rc = lock_slow(e, wp, deadline);
+    free(wp);
+    return rc;
 }
 
 int fb_event_lock(fb_event *e)

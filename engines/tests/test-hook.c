@@ -142,9 +142,9 @@ static void helper(void *arg)
     ASSERT_EQ(connect(s, (struct sockaddr *)&srv_addr, sizeof srv_addr), 0);
     ASSERT_EQ(fcntl(s, F_GETFL) & O_NONBLOCK, 0); /* the caller still sees a blocking socket */
     char buf[9] = {0};
-    ASSERT_EQ(send(s, "go", 2, 0), 2);
-    int64_t t0 = now_ns();
+    int64_t t0 = now_ns(); /* before the request: the answer comes >= DELAY_MS after it */
     int ticks0 = ticks;
+    ASSERT_EQ(send(s, "go", 2, 0), 2);
     ASSERT_EQ(recv(s, buf, 8, MSG_WAITALL), 8);
     helper_wait_ns[i] = now_ns() - t0;
     helper_ticks[i] = ticks - ticks0;
@@ -191,7 +191,7 @@ static void t_nonblocking(void)
      * (about one tick per ms on a quiet machine; a recv that blocks the thread lets none).
      * Only lower bounds: a loaded machine makes everything later, never earlier. */
     for (int i = 0; i < HELPERS; i++) {
-        ASSERT_GE(helper_wait_ns[i], (DELAY_MS - 5) * MS);
+        ASSERT_GE(helper_wait_ns[i], (DELAY_MS - 1) * MS);
         ASSERT_GE(helper_ticks[i], 2);
     }
     ASSERT_GE(st.waits, HELPERS);
