@@ -185,11 +185,11 @@ size_t fb_sem_value(const fb_sem *s)
 /* ---- event lock ---------------------------------------------------------------------------- */
 
 /*
- * A waiter lives on the waiting fiber's (or thread's) stack. Its state tells the waiter when
- * the unlocker is done with it: QUEUED (in the list), POPPED (taken off the list, the eventfd
- * write may still be under way), SIGNALED (written; the unlocker will not touch it again).
- * The waiter never leaves before SIGNALED once popped, so the unlocker never writes to a
- * stack frame or an eventfd that is gone.
+ * A waiter is allocated by the locking call (on the heap: see fb_event_lock_timeout). Its
+ * state tells the waiter when the unlocker is done with it: QUEUED (in the list), POPPED
+ * (taken off the list, the eventfd write may still be under way), SIGNALED (written; the
+ * unlocker will not touch it again). The waiter never leaves before SIGNALED once popped, so
+ * the unlocker never writes to a waiter or an eventfd that is gone.
  */
 enum { W_QUEUED, W_POPPED, W_SIGNALED };
 
