@@ -44,20 +44,23 @@ FD_SETSIZE = 1024
 FD_MARGIN = 64  # server fds besides connections (listeners, eventfds, reserve), with room
 SYSCALL_EVENT = "raw_syscalls:sys_enter"
 
-# (label, echo-server arguments). The labels are what the report and charts show.
-IDLE_CONFIGS = [
-    ("select", ["--model", "fiber", "--engine", "select"]),
-    ("poll", ["--model", "fiber", "--engine", "poll"]),
-    ("naive", ["--model", "fiber", "--engine", "naive"]),
-    ("merged", ["--model", "fiber", "--engine", "merged"]),
-    ("oneshot", ["--model", "fiber", "--engine", "oneshot"]),
-    ("edge", ["--model", "fiber", "--engine", "edge"]),
-    ("libevent", ["--model", "fiber", "--engine", "libevent"]),
-    ("uring-poll", ["--model", "fiber", "--engine", "uring-poll"]),
-    ("uring", ["--model", "fiber", "--engine", "uring"]),
-    ("epoll (model)", ["--model", "epoll"]),
-    ("uring (model)", ["--model", "uring"]),
-]
+# The yardstick servers measured beside the fiber engines (label, echo-server arguments).
+YARDSTICKS = [("epoll (model)", ["--model", "epoll"]), ("uring (model)", ["--model", "uring"])]
+
+
+def idle_configs(build):
+    """(label, echo-server arguments, engine-info entry or None) for every compiled-in engine,
+    in the registry's order (engine-info --list --json), then the yardsticks. The labels are
+    what the report and charts show."""
+    p = subprocess.run([str(Path(build) / "bin" / "engine-info"), "--list", "--json"],
+                       capture_output=True, text=True, timeout=10)
+    if p.returncode != 0:
+        sys.exit(f"engines_scale: cannot list engines: {p.stderr.strip()}")
+    engines = json.loads(p.stdout)["members"]
+    return [(e["name"], ["--model", "fiber", "--engine", e["name"]], e) for e in engines] + \
+        [(label, args, None) for label, args in YARDSTICKS]
+
+
 CHURN_CONFIGS = ["naive", "merged", "edge", "uring-poll", "uring", "epoll (model)",
                  "uring (model)"]
 COMPLETION_CONFIGS = ["merged", "uring-poll", "uring", "epoll (model)", "uring (model)"]
@@ -93,7 +96,8 @@ def parse_args(argv):
     a.levels = [int(x) for x in a.levels.split(",")]
     a.churn_levels = [int(x) for x in a.churn_levels.split(",")]
     a.conc = [int(x) for x in a.conc.split(",")]
-    known = [c[0] for c in IDLE_CONFIGS]
+    a.idle_configs = idle_configs(a.build_dir)
+    known = [c[0] for c in a.idle_configs]
     a.configs = a.configs.split(",") if a.configs else known
     bad = [c for c in a.configs if c not in known]
     if bad or a.rounds < 1 or a.duration <= 0:
@@ -107,14 +111,14 @@ def pinned(cmd, cpu):
     return (["taskset", "-c", cpu] + cmd) if cpu and shutil.which("taskset") else cmd
 
 
-def server_args(label):
-    return dict(IDLE_CONFIGS)[label]
+def server_args(a, label):
+    return next(args for name, args, _ in a.idle_configs if name == label)
 
 
 class Server:
     def __init__(self, a, label):
         self.label = label
-        cmd = [a.server] + server_args(label)
+        cmd = [a.server] + server_args(a, label)
         self.proc = subprocess.Popen(pinned(cmd, a.server_cpu), stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True)
         line = self.proc.stdout.readline()
@@ -122,7 +126,7 @@ class Server:
         if not m:
             err = self.proc.stderr.read().strip()
             self.proc.wait()
-            raise RuntimeError(f"echo-server {' '.join(server_args(label))} did not start: "
+            raise RuntimeError(f"echo-server {' '.join(server_args(a, label))} did not start: "
                                f"{err or line!r}")
         self.port = int(m.group(1))
         self.pid = self.proc.pid
@@ -265,8 +269,10 @@ def part_idle(a, hard):
                 f"{r['idle']}:{r['server_cpu_us_per_request']:.2f}us" if r["status"] == "ok"
                 else f"{r['idle']}:{r['status'][:20]}" for r in runs if r["round"] == rnd
                 and r["config"] == label), flush=True)
+    methods = {name: e["method"] for name, _, e in a.idle_configs if e and name in a.configs}
     return {"configs": a.configs, "levels": a.levels, "active_conns": a.conns,
-            "runs": runs, "summary": summarize(runs, "idle", "server_cpu_us_per_request"),
+            "methods": methods, "runs": runs,
+            "summary": summarize(runs, "idle", "server_cpu_us_per_request"),
             "not_built": NOT_BUILT}
 
 

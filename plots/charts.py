@@ -531,17 +531,17 @@ def epoll_ctl_share(run, fig):
 
 # ---- 9-11: idle connections, registered fds, readiness vs completion ---------------------------
 
-SCALE_STYLE = {"select": ("tab:brown", "s"), "poll": ("tab:red", "o"),
-               "naive": ("tab:pink", "v"), "merged": ("tab:blue", "^"),
-               "oneshot": ("tab:purple", "<"), "edge": ("tab:green", ">"),
-               "libevent": ("tab:orange", "D"), "uring-poll": ("tab:cyan", "P"),
-               "uring": ("tab:olive", "X"),
-               "epoll (model)": ("0.3", "x"), "uring (model)": ("k", "*")}
+def scale_style(run, cfg):
+    """One colour and marker per configuration, the same in the three scale charts: its place
+    among the configurations the scale experiment declared."""
+    configs = D.scale_configs(run.get("scale"))
+    i = configs.index(cfg) if cfg in configs else len(configs)
+    return D.PALETTE[i % len(D.PALETTE)], D.MARKER_CYCLE[i % len(D.MARKER_CYCLE)]
 
 
-def scale_lines(ax, series):
+def scale_lines(run, ax, series):
     for cfg, pts in series.items():
-        color, marker = SCALE_STYLE.get(cfg, ("0.5", "."))
+        color, marker = scale_style(run, cfg)
         # Idle level 0 is drawn at 1 so that it fits on the log axis (labelled below).
         ax.plot([max(n, 1) for n, _ in pts], [v for _, v in pts], marker=marker, color=color,
                 label=cfg, linewidth=1.4, markersize=5)
@@ -555,7 +555,7 @@ def idle_scaling(run, fig):
     if not series:
         not_run(ax, run.why("scale") if not run.get("scale") else "no idle-scaling run")
         return ""
-    scale_lines(ax, series)
+    scale_lines(run, ax, series)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("idle connections held open (log scale; 0 drawn at 1)")
@@ -585,7 +585,7 @@ def epoll_ctl_scaling(run, fig):
     churn = (run.get("scale") or {}).get("churn")
     series = D.scale_series(churn)
     if series:
-        scale_lines(right, series)
+        scale_lines(run, right, series)
         right.set_xscale("log")
         right.set_xlabel("idle connections held open (log scale; 0 drawn at 1)")
         right.set_ylabel("churned connections per second")
@@ -606,7 +606,7 @@ def completion(run, fig):
         not_run(left, why)
         not_run(right, why)
         return ""
-    scale_lines(left, series)
+    scale_lines(run, left, series)
     left.set_xscale("log")
     left.set_xlabel("ping-pong connections (log scale)")
     left.set_ylabel("requests per second")
@@ -622,7 +622,7 @@ def completion(run, fig):
                     if c["config"] == cfg}
             right.bar([j + i * width for j in range(len(conns))],
                       [vals.get(n, 0) for n in conns], width,
-                      color=SCALE_STYLE.get(cfg, ("0.5", "."))[0], label=cfg)
+                      color=scale_style(run, cfg)[0], label=cfg)
         right.set_xticks([j + 0.4 - width / 2 for j in range(len(conns))])
         right.set_xticklabels([str(n) for n in conns])
         right.set_xlabel("ping-pong connections")

@@ -216,9 +216,20 @@ def point_errors(p):
 
 # ---- scale.json (harness/engines_scale.py): idle scaling, churn, readiness vs completion ---
 
-SCALE_ORDER = ["select", "poll", "naive", "merged", "oneshot", "edge", "libevent", "uring-poll",
-               "uring", "epoll (model)", "uring (model)"]
-EPOLL_ENGINES = ["naive", "merged", "oneshot", "edge", "libevent"]
+def epoll_family(part):
+    """The engines of a scale.json part that run on epoll (the method engine-info reported for
+    each, recorded by engines_scale.py), in the part's order."""
+    methods = (part or {}).get("methods") or {}
+    return [c for c in (part or {}).get("configs", []) if methods.get(c, "").startswith("epoll")]
+
+
+def scale_configs(doc):
+    """Every configuration of a scale.json, in the order the experiment declared them (the
+    idle part lists them all: the registry's engines, then the yardsticks)."""
+    out = []
+    for part in ("idle", "churn", "completion"):
+        out += [c for c in ((doc or {}).get(part) or {}).get("configs", []) if c not in out]
+    return out
 
 
 def scale_series(part, field="median"):
@@ -230,8 +241,8 @@ def scale_series(part, field="median"):
                      if v.get("status") == "ok" and v.get(field) is not None)
         if pts:
             out[cfg] = pts
-    return {c: out[c] for c in SCALE_ORDER if c in out} | \
-        {c: v for c, v in out.items() if c not in SCALE_ORDER}
+    order = [c for c in (part or {}).get("configs", []) if c in out]
+    return {c: out[c] for c in order} | {c: v for c, v in out.items() if c not in order}
 
 
 def scale_at(part, cfg, level, field="median"):

@@ -809,7 +809,7 @@ def verdict_c16(run):
     lines = [f"- server CPU per request (us) of {idle.get('active_conns')} active ping-pong "
              "connections while N idle connections are open (columns: N), medians of "
              f"{sc.get('config', {}).get('rounds')} interleaved rounds:", ""]
-    lines += scale_table(idle, list(series) or D.SCALE_ORDER) + [""]
+    lines += scale_table(idle, list(series) or D.scale_configs(sc)) + [""]
     for cfg, why in (idle.get("not_built") or {}).items():
         lines.append(f"- {cfg}: {why}")
     if level is None or D.scale_at(idle, "poll", 0) is None:
@@ -819,7 +819,8 @@ def verdict_c16(run):
     mergedL = D.scale_at(idle, "merged", level)
     growth = pollL / poll0
     vs_epoll = pollL / mergedL
-    ep_growth = {e: D.scale_at(idle, e, level) / D.scale_at(idle, e, 0) for e in D.EPOLL_ENGINES
+    ep_growth = {e: D.scale_at(idle, e, level) / D.scale_at(idle, e, 0)
+                 for e in D.epoll_family(idle)
                  if D.scale_at(idle, e, level) and D.scale_at(idle, e, 0)}
     lines.append(f"- at {level} idle connections: poll {pollL:.3g} us per request, "
                  f"{growth:.3g}x its own with none; poll/merged {vs_epoll:.3g}")

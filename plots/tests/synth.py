@@ -205,7 +205,10 @@ def scale(poll_growth=100.0, epoll_growth=1.0, churn_growth=1.2):
               "uring (model)"):
         idle[e] = {0: 4.0, 1000: 4.0, 10000: 4.0 * epoll_growth}
     idle_part = scale_part(idle, levels)
-    idle_part.update({"active_conns": 10, "not_built": {"uring": "not run: synthetic"}})
+    idle_part.update({"active_conns": 10, "not_built": {"uring": "not run: synthetic"},
+                      "methods": {e: "poll" if e == "poll" else "select" if e == "select"
+                                  else "io_uring" if e == "uring-poll" else "epoll"
+                                  for e in idle if "(model)" not in e}})
     churn = scale_part({"merged": {0: 5000.0, 10000: 4500.0},
                         "edge": {0: 5000.0, 10000: 4800.0}}, (0, 10000),
                        extra="server_cpu_us_per_request")
