@@ -46,7 +46,7 @@ options:
     quick|full --reference   write into results/reference/ (replacing it) instead of a new
                              folder results/runs/<host>/<UTC date>-<sha>/
     quick|full --only STEPS  run only these steps (comma list of switch, icount, props,
-                             asm_count, switch_emulated, engines, sweep, slow,
+                             asm_count, switch_emulated, engines, scale, sweep, slow,
                              maxconns, threads, handoff, fibermem, fiberio, hooks, report)
     regress --update         rewrite the baseline
     compare --out DIR        write the comparison into DIR
