@@ -37,6 +37,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import meta  # noqa: E402  (the harness's shared meta module, beside this file)
+from perfstat import PerfStat  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 CTL_EVENT = "syscalls:sys_enter_epoll_ctl"
@@ -121,33 +122,6 @@ def run_load(a, port, conns, requests=None, duration=None):
     if p.returncode != 0:
         sys.exit(f"engines_bench: echo-load failed ({p.returncode}): {p.stderr.strip()[-400:]}")
     return json.loads(p.stdout)
-
-
-class PerfStat:
-    """perf stat attached to a running process; it ends when the process exits."""
-
-    def __init__(self, pid, events, tmpdir):
-        self.out = Path(tmpdir) / f"stat-{pid}-{time.monotonic_ns()}.csv"
-        self.proc = subprocess.Popen(["perf", "stat", "-x", ",", "-e", events, "-o",
-                                      str(self.out), "-p", str(pid)],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        time.sleep(0.3)  # attached before the first request
-
-    def result(self):
-        try:
-            self.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.proc.send_signal(signal.SIGINT)
-            self.proc.wait(timeout=20)
-        counts = {}
-        for line in self.out.read_text().splitlines() if self.out.exists() else []:
-            f = line.split(",")
-            if len(f) > 2 and f[0] and not line.startswith("#"):
-                try:
-                    counts[f[2]] = float(f[0])
-                except ValueError:
-                    counts[f[2]] = None  # <not counted> / <not supported>
-        return counts
 
 
 # ---- one measured run -----------------------------------------------------------------------

@@ -37,11 +37,11 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import meta  # noqa: E402  (the harness's shared meta module, beside this file)
+from perfstat import PerfStat  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SYS_EVENT = "raw_syscalls:sys_enter"
@@ -137,33 +137,6 @@ class Server:
             sys.exit(f"fiberio_bench: echo-server failed ({self.proc.returncode}): "
                      f"{err.strip()[-400:]}")
         return json.loads(lines[-1])
-
-
-class PerfStat:
-    """perf stat attached to a running process; it ends when the process exits."""
-
-    def __init__(self, pid, events, tmpdir):
-        self.out = Path(tmpdir) / f"stat-{pid}-{time.monotonic_ns()}.csv"
-        self.proc = subprocess.Popen(["perf", "stat", "-x", ",", "-e", events, "-o",
-                                      str(self.out), "-p", str(pid)],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        time.sleep(0.25)  # attached before the first request
-
-    def result(self):
-        try:
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.send_signal(signal.SIGINT)
-            self.proc.wait(timeout=30)
-        counts = {}
-        for line in self.out.read_text().splitlines() if self.out.exists() else []:
-            f = line.split(",")
-            if len(f) > 2 and f[0] and not line.startswith("#"):
-                try:
-                    counts[f[2]] = float(f[0])
-                except ValueError:
-                    counts[f[2]] = None
-        return counts
 
 
 def load_args(a, load):
