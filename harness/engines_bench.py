@@ -37,6 +37,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import meta  # noqa: E402  (the harness's shared meta module, beside this file)
+from echoserver import EchoServer  # noqa: E402
 from perfstat import PerfStat  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -85,33 +86,23 @@ def compiled_engines(build):
     return json.loads(p.stdout)["members"]
 
 
-class Server:
+class Server(EchoServer):
+    """The fiber echo server on one engine; a failure ends the comparison."""
+
     def __init__(self, a, engine):
         cmd = [a.server, "--model", "fiber", "--engine", engine, "--sched", a.sched]
         if a.switch:
             cmd += ["--switch", a.switch]
-        self.proc = subprocess.Popen(pinned(cmd, a.server_cpu), stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True)
-        line = self.proc.stdout.readline()
-        m = re.match(r"listening [\d.]+:(\d+)", line)
-        if not m:
-            self.proc.kill()
-            sys.exit(f"engines_bench: echo-server did not start: {line!r} "
-                     f"{self.proc.stderr.read().strip()}")
-        self.port = int(m.group(1))
-        self.pid = self.proc.pid
+        try:
+            super().__init__(pinned(cmd, a.server_cpu))
+        except RuntimeError as e:
+            sys.exit(f"engines_bench: {engine}: {e}")
 
     def stop(self):
-        self.proc.send_signal(signal.SIGINT)
         try:
-            out, err = self.proc.communicate(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            out, err = self.proc.communicate()
-        lines = [ln for ln in out.splitlines() if ln.startswith("{")]
-        if self.proc.returncode != 0 or not lines:
-            sys.exit(f"engines_bench: echo-server failed ({self.proc.returncode}): {err.strip()}")
-        return json.loads(lines[-1])
+            return super().stop(timeout=20)
+        except RuntimeError as e:
+            sys.exit(f"engines_bench: {e}")
 
 
 def run_load(a, port, conns, requests=None, duration=None):

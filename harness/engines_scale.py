@@ -25,10 +25,8 @@ Example: /usr/bin/python3 harness/engines_scale.py --quick
 import argparse
 import json
 import os
-import re
 import resource
 import shutil
-import signal
 import socket
 import statistics
 import subprocess
@@ -38,6 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import meta  # noqa: E402
+from echoserver import EchoServer  # noqa: E402
 
 ROOT = meta.REPO_ROOT
 FD_SETSIZE = 1024
@@ -115,21 +114,16 @@ def server_args(a, label):
     return next(args for name, args, _ in a.idle_configs if name == label)
 
 
-class Server:
+class Server(EchoServer):
+    """One configuration's server; a failure raises RuntimeError, which makes its points
+    `not run` with the server's reason."""
+
     def __init__(self, a, label):
         self.label = label
-        cmd = [a.server] + server_args(a, label)
-        self.proc = subprocess.Popen(pinned(cmd, a.server_cpu), stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True)
-        line = self.proc.stdout.readline()
-        m = re.match(r"listening [\d.]+:(\d+)", line)
-        if not m:
-            err = self.proc.stderr.read().strip()
-            self.proc.wait()
-            raise RuntimeError(f"echo-server {' '.join(server_args(a, label))} did not start: "
-                               f"{err or line!r}")
-        self.port = int(m.group(1))
-        self.pid = self.proc.pid
+        try:
+            super().__init__(pinned([a.server] + server_args(a, label), a.server_cpu))
+        except RuntimeError as e:
+            raise RuntimeError(f"{' '.join(server_args(a, label))}: {e}") from None
         self.base_fds = self.fds()
 
     def fds(self):
@@ -149,16 +143,7 @@ class Server:
         return total
 
     def stop(self):
-        self.proc.send_signal(signal.SIGINT)
-        try:
-            out, err = self.proc.communicate(timeout=60)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            out, err = self.proc.communicate()
-        lines = [ln for ln in out.splitlines() if ln.startswith("{")]
-        if self.proc.returncode != 0 or not lines:
-            raise RuntimeError(f"echo-server failed ({self.proc.returncode}): {err.strip()}")
-        return json.loads(lines[-1])
+        return super().stop(timeout=60)
 
 
 class Idle:

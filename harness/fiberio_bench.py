@@ -41,6 +41,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import meta  # noqa: E402  (the harness's shared meta module, beside this file)
+from echoserver import EchoServer  # noqa: E402
 from perfstat import PerfStat  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -113,30 +114,20 @@ def server_cmd(a, variant):
     return [a.server, "--model", variant]
 
 
-class Server:
+class Server(EchoServer):
+    """One server variant of the comparison; a failure ends the run."""
+
     def __init__(self, a, variant):
-        self.proc = subprocess.Popen(pinned(server_cmd(a, variant), a.server_cpu),
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        line = self.proc.stdout.readline()
-        m = re.match(r"listening [\d.]+:(\d+)", line)
-        if not m:
-            self.proc.kill()
-            sys.exit(f"fiberio_bench: echo-server ({variant}) did not start: {line!r} "
-                     f"{self.proc.stderr.read().strip()}")
-        self.port, self.pid = int(m.group(1)), self.proc.pid
+        try:
+            super().__init__(pinned(server_cmd(a, variant), a.server_cpu))
+        except RuntimeError as e:
+            sys.exit(f"fiberio_bench: {variant}: {e}")
 
     def stop(self):
-        self.proc.send_signal(signal.SIGINT)
         try:
-            out, err = self.proc.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            out, err = self.proc.communicate()
-        lines = [ln for ln in out.splitlines() if ln.startswith("{")]
-        if self.proc.returncode != 0 or not lines:
-            sys.exit(f"fiberio_bench: echo-server failed ({self.proc.returncode}): "
-                     f"{err.strip()[-400:]}")
-        return json.loads(lines[-1])
+            return super().stop(timeout=30)
+        except RuntimeError as e:
+            sys.exit(f"fiberio_bench: {e}")
 
 
 def load_args(a, load):
