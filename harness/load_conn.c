@@ -114,6 +114,7 @@ struct worker {
     uint8_t *sbuf, *rbuf, *ebuf;
     struct ld_inflight *pipe; /* --pipeline > 1: cfg->pipeline entries per slot */
     struct rusage ru0;
+    int64_t cpu0; /* CLOCK_THREAD_CPUTIME_ID at the window's start, ns */
     int64_t wall0;
     struct ld_result res;
     pthread_t thread;
@@ -741,10 +742,23 @@ static void scan(struct worker *w, int64_t now)
     }
 }
 
+static int64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 static void take_cpu_start(struct worker *w, int64_t now)
 {
     getrusage(RUSAGE_THREAD, &w->ru0);
+    w->cpu0 = thread_cpu_ns();
     w->wall0 = now;
+}
+
+static double tv_diff(struct timeval a, struct timeval b)
+{
+    return (double)(a.tv_sec - b.tv_sec) + (double)(a.tv_usec - b.tv_usec) / 1e6;
 }
 
 static void update_phase(struct worker *w, int64_t now)
@@ -823,12 +837,21 @@ static void finish(struct worker *w, int64_t now)
     struct ld_result *r = &w->res;
     if (w->wall0 == 0) take_cpu_start(w, now); /* capped before measuring began: an empty window */
     if (w->stop_time == 0) w->stop_time = now;
+    /*
+     * The total comes from the thread's CPU clock, which the kernel brings up to date when it is
+     * read. getrusage(RUSAGE_THREAD) reports the runtime as of the thread's last scheduler
+     * accounting, up to a tick stale, so over a window of a few milliseconds it could show more
+     * CPU than wall time (seen: 1.55 cores from one thread). getrusage only splits the total
+     * into user and system time, in its own proportion.
+     */
     struct rusage ru;
     getrusage(RUSAGE_THREAD, &ru);
-    r->cpu_user = (double)(ru.ru_utime.tv_sec - w->ru0.ru_utime.tv_sec) +
-                  (double)(ru.ru_utime.tv_usec - w->ru0.ru_utime.tv_usec) / 1e6;
-    r->cpu_sys = (double)(ru.ru_stime.tv_sec - w->ru0.ru_stime.tv_sec) +
-                 (double)(ru.ru_stime.tv_usec - w->ru0.ru_stime.tv_usec) / 1e6;
+    double total = (double)(thread_cpu_ns() - w->cpu0) / NS_PER_S;
+    double user = tv_diff(ru.ru_utime, w->ru0.ru_utime);
+    double sys = tv_diff(ru.ru_stime, w->ru0.ru_stime);
+    double user_share = user + sys > 0 ? user / (user + sys) : 0;
+    r->cpu_user = total * user_share;
+    r->cpu_sys = total - r->cpu_user;
     double wall = (double)(now - w->wall0) / NS_PER_S;
     r->max_thread_core = wall > 0 ? (r->cpu_user + r->cpu_sys) / wall : 0;
     /*
