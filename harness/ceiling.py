@@ -11,7 +11,6 @@ import argparse
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -59,10 +58,16 @@ def closed_loop(a, log):
                "p99_us": r.get("latency_us", {}).get("p99"), "errors": r.get("errors"),
                "warnings": r.get("warnings")}
         rows.append(row)
-        print(f"[ceiling] closed loop conns={conns:<5} {row['requests_per_sec']:>9.0f} req/s  "
-              f"echo-load {row['load_cores']:.2f} cores ({row['load_us_per_request']:.2f} us "
-              f"CPU/request)  server {row['server_cpu_s']:.2f} s CPU", flush=True)
+        print(f"[ceiling] closed loop conns={conns:<5} {num(row['requests_per_sec'], '>9.0f')} "
+              f"req/s  echo-load {num(row['load_cores'], '.2f')} cores "
+              f"({num(row['load_us_per_request'], '.2f')} us CPU/request)  server "
+              f"{num(row['server_cpu_s'], '.2f')} s CPU", flush=True)
     return rows
+
+
+def num(v, spec):
+    """v formatted, or 'n/a' when the run gave no figure (echo-load failed, no statistics)."""
+    return "n/a" if v is None else format(v, spec)
 
 
 def us_per_request(r):
@@ -94,9 +99,10 @@ def open_loop(a, top, log):
                "send_lag_p99_us": r.get("latency_us", {}).get("send_lag", {}).get("p99"),
                "server_cpu_s": server_cpu(stats)}
         rows.append(row)
-        print(f"[ceiling] rate {rate:>7} req/s: achieved {row['requests_per_sec']:>9.0f}, "
-              f"p99 {row['p99_us']:.0f} us, send lag p99 {row['send_lag_p99_us']:.0f} us, "
-              f"echo-load {row['load_cores']:.2f} cores -> "
+        print(f"[ceiling] rate {rate:>7} req/s: achieved {num(row['requests_per_sec'], '>9.0f')}, "
+              f"p99 {num(row['p99_us'], '.0f')} us, send lag p99 "
+              f"{num(row['send_lag_p99_us'], '.0f')} us, "
+              f"echo-load {num(row['load_cores'], '.2f')} cores -> "
               f"{'sustained' if ok else 'not sustained'}", flush=True)
         if ok and (best is None or rate > best["rate"]):
             best = row
@@ -150,7 +156,7 @@ def main(argv=None):
         log_path.unlink()
     if best:
         print(f"[ceiling] highest sustained rate: {best['rate']} req/s, echo-load at "
-              f"{best['load_cores']:.2f} cores")
+              f"{num(best['load_cores'], '.2f')} cores")
     else:
         print("[ceiling] no rate was sustained")
     print(f"[ceiling] results in {run_dir / 'ceiling.json'}")
