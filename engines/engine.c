@@ -70,22 +70,30 @@ void eng__ep_fini(eng__ep *ep)
     ep->epfd = -1;
 }
 
-eng__fd *eng__ep_fd(eng__ep *ep, int fd)
+long eng__grow_fd_table(void *table, size_t *len, size_t size, int fd)
 {
     if (fd < 0) {
         errno = EBADF;
-        return NULL;
+        return -1;
     }
-    if ((size_t)fd >= ep->nfds) {
-        size_t n = ep->nfds ? ep->nfds : 64;
-        while (n <= (size_t)fd)
-            n *= 2;
-        eng__fd *fds = realloc(ep->fds, n * sizeof *fds);
-        if (!fds) return NULL;
-        memset(fds + ep->nfds, 0, (n - ep->nfds) * sizeof *fds);
-        ep->fds = fds;
-        ep->nfds = n;
-    }
+    size_t old = *len;
+    if ((size_t)fd < old) return (long)old;
+    size_t n = old ? old : 64;
+    while (n <= (size_t)fd)
+        n *= 2;
+    void *cur;
+    memcpy(&cur, table, sizeof cur);
+    char *grown = realloc(cur, n * size);
+    if (!grown) return -1; /* errno is ENOMEM */
+    memset(grown + old * size, 0, (n - old) * size);
+    memcpy(table, &grown, sizeof grown);
+    *len = n;
+    return (long)old;
+}
+
+eng__fd *eng__ep_fd(eng__ep *ep, int fd)
+{
+    if (eng__grow_fd_table(&ep->fds, &ep->nfds, sizeof *ep->fds, fd) < 0) return NULL;
     return &ep->fds[fd];
 }
 

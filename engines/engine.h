@@ -202,6 +202,13 @@ typedef struct eng_ops {
     void (*abort)(void *st, eng_op *op);
 } eng_ops;
 
+/* For the engines and the IO layer: make a table indexed by fd hold index fd. `table` is the
+ * address of the table's pointer (any T **; read and written with memcpy, so no type is
+ * punned), *len its length in elements of `size` bytes. It doubles from 64; new elements are
+ * zeroed. Returns the previous length (the first new index) or, when fd already fits, *len;
+ * -1 with errno ENOMEM (the table is then unchanged) or EBADF (fd < 0). */
+long eng__grow_fd_table(void *table, size_t *len, size_t size, int fd);
+
 /* Compiled-in engines in the registry's order (engines/CMakeLists.txt: naive first, the
  * baseline). */
 size_t eng_count(void);

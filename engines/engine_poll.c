@@ -46,17 +46,10 @@ static void poll_free(void *st)
 
 static pfd *fd_entry(pollst *p, int fd)
 {
-    if ((size_t)fd >= p->nfds) {
-        size_t n = p->nfds ? p->nfds : 64;
-        while (n <= (size_t)fd)
-            n *= 2;
-        pfd *fds = realloc(p->fds, n * sizeof *fds);
-        if (!fds) return NULL;
-        for (size_t i = p->nfds; i < n; i++)
-            fds[i] = (pfd){.slot = -1};
-        p->fds = fds;
-        p->nfds = n;
-    }
+    long first = eng__grow_fd_table(&p->fds, &p->nfds, sizeof *p->fds, fd);
+    if (first < 0) return NULL;
+    for (size_t i = (size_t)first; i < p->nfds; i++)
+        p->fds[i].slot = -1; /* in no poll set yet */
     return &p->fds[fd];
 }
 

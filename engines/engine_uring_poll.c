@@ -73,16 +73,7 @@ static void up_free(void *st)
 
 static ufd *fd_entry(upoll *p, int fd)
 {
-    if ((size_t)fd >= p->nfds) {
-        size_t n = p->nfds ? p->nfds : 64;
-        while (n <= (size_t)fd)
-            n *= 2;
-        ufd *fds = realloc(p->fds, n * sizeof *fds);
-        if (!fds) return NULL;
-        memset(fds + p->nfds, 0, (n - p->nfds) * sizeof *fds);
-        p->fds = fds;
-        p->nfds = n;
-    }
+    if (eng__grow_fd_table(&p->fds, &p->nfds, sizeof *p->fds, fd) < 0) return NULL;
     return &p->fds[fd];
 }
 

@@ -184,20 +184,8 @@ const char *fb_read_policy_names(void)
 
 static io_fd *fd_slot(fb_io *io, int fd)
 {
-    if (fd < 0) {
-        errno = EBADF;
-        return NULL;
-    }
-    if ((size_t)fd >= io->nfds) {
-        size_t n = io->nfds ? io->nfds : 64;
-        while (n <= (size_t)fd)
-            n *= 2;
-        io_fd *fds = realloc(io->fds, n * sizeof *fds);
-        if (!fds) return NULL;
-        memset(fds + io->nfds, 0, (n - io->nfds) * sizeof *fds);
-        io->fds = fds;
-        io->nfds = n;
-    }
+    if (__builtin_expect(fd >= 0 && (size_t)fd < io->nfds, 1)) return &io->fds[fd];
+    if (eng__grow_fd_table(&io->fds, &io->nfds, sizeof *io->fds, fd) < 0) return NULL;
     return &io->fds[fd];
 }
 
