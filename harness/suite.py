@@ -34,7 +34,8 @@ Steps (each writes one JSON file with a `meta` block into the run folder):
   report    charts (PNG, SVG) and REPORT.md (plots/report.py)
 
 `quick` aims at five minutes on a 2-core machine (measured: plots/README.md) and reaches a
-verdict on every claim (fewer repetitions, shorter points); `full` runs every
+verdict on every claim (fewer repetitions, shorter points; its sweep and slow steps run the
+models the claims name, QUICK_MODELS); `full` runs every
 experiment at full size. A step that fails is recorded as failed (the report then says
 "not run" for what depended on it) and the suite goes on. Results go to
 results/runs/<host>/<UTC date>-<sha>/, or with --reference to results/reference/ (replaced).
@@ -63,6 +64,8 @@ STEPS = ["switch", "icount", "props", "asm_count", "switch_emulated",
 # (60 ms to send one), then half a second of thinking.
 SLOW_LOAD = "--chunk 16 --chunk-delay 0.02 --think 0.5"
 
+QUICK_MODELS = "thread,fork,fiber,libevent,epoll"
+
 # Every size knob per preset, in one place, so the report can quote what was run.
 PRESETS = {
     "quick": {
@@ -71,9 +74,13 @@ PRESETS = {
                    "min_time": 0.05, "repetitions": 3},
         "engines": ["--rounds", "1", "--duration", "1", "--warmup", "0.3"],
         "scale": ["--quick"],
-        "sweep": ["--levels", "1,100,1000,10000", "--duration", "1", "--warmup", "0.3"],
-        "slow": ["--modes", "slow", "--levels", "10,1000", "--duration", "1", "--warmup",
-                 "0.3", "--load-args", SLOW_LOAD, "--out-name", "slow.json", "--no-perf"],
+        # The models the claims name (C6, C7: thread and fork; the fiber server and the
+        # callback yardsticks beside them); the full preset sweeps every model.
+        "sweep": ["--models", QUICK_MODELS, "--levels", "1,100,1000,10000", "--duration", "1",
+                  "--warmup", "0.3", "--idle-samples", "3"],
+        "slow": ["--models", QUICK_MODELS, "--modes", "slow", "--levels", "10,1000",
+                 "--duration", "1", "--warmup", "0.3", "--idle-samples", "3", "--load-args",
+                 SLOW_LOAD, "--out-name", "slow.json", "--no-perf"],
         "handoff": ["--levels", "2,16,256,2048", "--rounds", "1", "--seconds", "0.3"],
         "maxconns": ["--levels", "100000", "--stacks", "copy", "--duration", "2",
                      "--rate", "1000"],
@@ -85,9 +92,9 @@ PRESETS = {
                   "--min-time", "0.03", "--icount-loops", "1280,12800"],
         "emulated": {"filter": r"^switch/", "min_time": 0.05, "repetitions": 3},
         "estimate_s": {"switch": 30, "icount": 10, "props": 5, "asm_count": 5,
-                       "switch_emulated": 15, "engines": 25, "scale": 40,
-                       "sweep": 120,
-                       "slow": 35, "handoff": 15,
+                       "switch_emulated": 5, "engines": 25, "scale": 40,
+                       "sweep": 100,
+                       "slow": 20, "handoff": 5,
                        "maxconns": 45, "threads": 10, "fibermem": 10, "fiberio": 30, "hooks": 30,
                        "report": 20},
     },
@@ -110,10 +117,10 @@ PRESETS = {
         "emulated": {"filter": r"^switch/|^sched/.*/fibers:16$", "min_time": 0.1,
                      "repetitions": 5},
         "estimate_s": {"switch": 120, "icount": 10, "props": 5, "asm_count": 5,
-                       "switch_emulated": 60, "engines": 240, "scale": 750,
-                       "sweep": 1200,
-                       "slow": 300, "handoff": 150,
-                       "maxconns": 240, "threads": 60, "fibermem": 10, "fiberio": 960, "hooks": 90,
+                       "switch_emulated": 15, "engines": 240, "scale": 600,
+                       "sweep": 1550,
+                       "slow": 260, "handoff": 100,
+                       "maxconns": 70, "threads": 45, "fibermem": 5, "fiberio": 980, "hooks": 60,
                        "report": 30},
     },
 }

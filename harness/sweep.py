@@ -128,6 +128,9 @@ def parse_args(argv):
     ap.add_argument("--ramp-timeout", type=float, default=60.0,
                     help="echo-load --ramp-timeout: seconds to connect and echo once on every "
                          "connection before measuring (default 60)")
+    ap.add_argument("--idle-samples", type=int, default=IDLE_SAMPLES,
+                    help="/proc/meminfo reads, 0.1 s apart, for each of a point's two kernel "
+                         f"memory baselines (default {IDLE_SAMPLES}; their median is used)")
     ap.add_argument("--out-name", default="sweep.json",
                     help="file name in the run folder (default sweep.json)")
     ap.add_argument("--no-pin", dest="pin", action="store_false",
@@ -304,7 +307,11 @@ def sample_memory(proc, server_pid, deadline):
         if t >= next_pss:
             pss.append((t, meta.tree_pss_kb(server_pid, True)))
             next_pss = t + max(1.0, 3 * (time.monotonic() - t))
-        time.sleep(max(0.25, 2 * (time.monotonic() - t)))
+        # Wait on the load itself, so that its end ends the sampling at once.
+        try:
+            proc.wait(timeout=max(0.25, 2 * (time.monotonic() - t)))
+        except subprocess.TimeoutExpired:
+            pass
     done.set()
     reader.join()
     return peak, procs, pss, kern
@@ -318,11 +325,12 @@ def window_of(load_json, started, a):
     return begin, begin + a.duration
 
 
-def idle_kernel():
+def idle_kernel(n):
     samples = []
-    for _ in range(IDLE_SAMPLES):
+    for i in range(max(1, n)):
+        if i:
+            time.sleep(0.1)
         samples.append(meta.kernel_kb())
-        time.sleep(0.1)
     return samples
 
 
@@ -331,7 +339,7 @@ def measure_point(a, model, mode, conns, run_dir, tmpdir):
     logs.mkdir(exist_ok=True)
     # The kernel's memory before the server exists: a model that sets up per-connection
     # capacity at start (prefork's workers) owes that to its connections too.
-    kern_before = idle_kernel()
+    kern_before = idle_kernel(a.idle_samples)
     log_path = logs / f"{model}-{mode}-{conns}.server.stderr"
     with open(log_path, "w") as log:
         server, port = start_server(a, model, log, conns)
@@ -352,7 +360,7 @@ def measure_point(a, model, mode, conns, run_dir, tmpdir):
     base_rss = meta.rss_kb(pid) or 0
     perf, perf_out = start_perf(a, pid, tmpdir)
     base_pss = meta.pss_kb(pid) or 0
-    kern_idle = idle_kernel()
+    kern_idle = idle_kernel(a.idle_samples)
     load = run_load(a, port, mode, conns)
     started = time.monotonic()
     deadline = started + a.ramp_timeout + a.warmup + a.duration + 40
@@ -476,6 +484,7 @@ def main(argv=None):
                          "size": a.size, "duration": a.duration, "warmup": a.warmup,
                          "load_threads": a.load_threads, "server_args": a.server_args,
                          "load_args": a.load_args, "ramp_timeout": a.ramp_timeout,
+                         "idle_samples": a.idle_samples,
                          "level_args": {c: " ".join(LEVEL_ARGS[c]("N")) for c in LEVEL_ARGS},
                          "server": a.server, "load": a.load, "perf_events": PERF_EVENTS,
                          "perf": a.perf_ok},
