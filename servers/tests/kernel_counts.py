@@ -1,0 +1,118 @@
+#!/usr/bin/python3
+"""kernel_counts.py - a yardstick model's own count of its kernel calls against the kernel's.
+
+The epoll and uring models count the calls they make into the kernel's event interfaces
+(epoll_ctl and epoll_wait; io_uring_enter and the SQEs submitted) and print them in their
+statistics line (`kernel_calls`). This runs the model under `perf stat` on the matching
+syscall tracepoints (and io_uring's per-request submit tracepoint), drives a fixed number of
+requests through it with echo-load, stops it with SIGINT and requires each count to equal the
+kernel's exactly: the whole life of the process, set-up and stop included.
+
+    kernel_counts.py ECHO-SERVER ECHO-LOAD MODEL
+
+Exit 0 when every count matches, 1 when one does not, 77 (CTest's skip) with `not run: why`
+when perf or the tracepoints are unavailable.
+"""
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+# statistics field -> the tracepoints whose sum must equal it
+EVENTS = {
+    "epoll": {"epoll_ctl": ["syscalls:sys_enter_epoll_ctl"],
+              "epoll_wait": ["syscalls:sys_enter_epoll_wait", "syscalls:sys_enter_epoll_pwait",
+                             "syscalls:sys_enter_epoll_pwait2"]},
+    "uring": {"io_uring_enter": ["syscalls:sys_enter_io_uring_enter"],
+              "io_uring_sqes": ["io_uring:io_uring_submit_req"]},
+}
+SKIP = 77
+
+
+def not_run(why):
+    print(f"not run: {why}")
+    sys.exit(SKIP)
+
+
+def fail(what):
+    print(f"FAIL: {what}")
+    sys.exit(1)
+
+
+def perf_counts(path):
+    counts = {}
+    for line in Path(path).read_text().splitlines():
+        f = line.split(",")
+        if len(f) > 2 and f[0] and not line.startswith("#"):
+            try:
+                counts[f[2]] = int(float(f[0]))
+            except ValueError:
+                counts[f[2]] = None  # <not counted>, <not supported>
+    return counts
+
+
+def main(server, load, model):
+    if model not in EVENTS:
+        fail(f"no kernel events known for model {model!r} (known: {', '.join(EVENTS)})")
+    events = [e for evs in EVENTS[model].values() for e in evs]
+    probe = subprocess.run(["perf", "stat", "-x,", "-e", ",".join(events), "--", "true"],
+                           capture_output=True, text=True)
+    if probe.returncode != 0:
+        not_run(f"perf stat on {', '.join(events)}: {probe.stderr.strip()[-200:]}")
+    with tempfile.TemporaryDirectory(prefix="kernel-counts-") as tmp:
+        out = Path(tmp) / "perf.csv"
+        perf = subprocess.Popen(["perf", "stat", "-x,", "-o", str(out), "-e", ",".join(events),
+                                 "--", server, "--model", model, "--port", "0"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = perf.stdout.readline()
+        m = re.match(r"listening [\d.]+:(\d+)", line)
+        if not m:
+            perf.kill()
+            fail(f"echo-server did not start: {line!r} {perf.stderr.read().strip()[-300:]}")
+        ld = subprocess.run([load, "--port", m.group(1), "--conns", "4", "--size", "64",
+                             "--requests", "3000", "--warmup", "0"],
+                            capture_output=True, text=True, timeout=60)
+        # perf's only child is the server: stop it, and perf writes its counts as it ends.
+        kids = subprocess.run(["pgrep", "-P", str(perf.pid)], capture_output=True, text=True)
+        pids = [int(p) for p in kids.stdout.split()]
+        if len(pids) != 1:
+            perf.kill()
+            fail(f"expected one echo-server under perf, found {pids}")
+        subprocess.run(["kill", "-INT", str(pids[0])], check=True)
+        try:
+            stdout, stderr = perf.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            perf.kill()
+            fail("echo-server did not stop within 30 s of SIGINT")
+        if ld.returncode != 0:
+            fail(f"echo-load failed ({ld.returncode}): {ld.stderr.strip()[-300:]}")
+        stats = [ln for ln in stdout.splitlines() if ln.startswith("{")]
+        if perf.returncode != 0 or not stats:
+            fail(f"echo-server failed ({perf.returncode}): {stderr.strip()[-300:]}")
+        own = json.loads(stats[-1]).get("kernel_calls") or {}
+        kernel = perf_counts(out)
+    bad = []
+    for field, evs in EVENTS[model].items():
+        if any(kernel.get(e) is None for e in evs):
+            not_run(f"perf did not count {', '.join(evs)}: {kernel}")
+        theirs = sum(kernel[e] for e in evs)
+        ours = own.get(field)
+        print(f"{model}: {field} counted by the server {ours}, by the kernel {theirs}")
+        if ours != theirs:
+            bad.append(f"{field}: server {ours}, kernel {theirs}")
+    if not any(own.get(f) for f in EVENTS[model]):
+        # All zero would match the kernel without showing that anything is counted.
+        bad.append(f"no kernel calls counted at all: {own}")
+    if bad:
+        fail("; ".join(bad))
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 4:
+        print(__doc__.split("\n\n")[2].strip(), file=sys.stderr)
+        sys.exit(2)
+    sys.exit(main(*sys.argv[1:]))
