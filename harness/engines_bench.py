@@ -24,7 +24,6 @@ such; nothing is retried until it passes.
 """
 import argparse
 import json
-import os
 import re
 import shutil
 import signal
@@ -75,15 +74,6 @@ def parse_args(argv):
 
 def pinned(cmd, cpu):
     return (["taskset", "-c", cpu] + cmd) if cpu and shutil.which("taskset") else cmd
-
-
-def compiled_engines(build):
-    """The compiled-in engines, in the registry's order, with what engine-info says of each."""
-    p = subprocess.run([build / "bin" / "engine-info", "--list", "--json"], capture_output=True,
-                       text=True, timeout=10)
-    if p.returncode != 0:
-        sys.exit(f"engines_bench: cannot list engines: {p.stderr.strip()}")
-    return json.loads(p.stdout)["members"]
 
 
 class Server(EchoServer):
@@ -297,11 +287,8 @@ def print_table(summary, ratios, barlist, profiles):
 def main(argv=None):
     a = parse_args(argv if argv is not None else sys.argv[1:])
     build = Path(a.build_dir)
-    a.server, a.load = str(build / "bin" / "echo-server"), str(build / "bin" / "echo-load")
-    for exe in (a.server, a.load):
-        if not os.access(exe, os.X_OK):
-            sys.exit(f"engines_bench: {exe} missing: build first (./run.sh build)")
-    listed = compiled_engines(build)
+    a.server, a.load = meta.echo_binaries(build, "engines_bench")
+    listed = meta.registry(build / "bin" / "engine-info", "engines_bench")
     # C2 and C3 compare the epoll strategies; the scanning and io_uring engines are measured
     # by the C14/C16 experiment (harness/idle_bench.py). They still run when named.
     engines = [e["name"] for e in listed]

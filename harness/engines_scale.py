@@ -51,11 +51,7 @@ def idle_configs(build):
     """(label, echo-server arguments, engine-info entry or None) for every compiled-in engine,
     in the registry's order (engine-info --list --json), then the yardsticks. The labels are
     what the report and charts show."""
-    p = subprocess.run([str(Path(build) / "bin" / "engine-info"), "--list", "--json"],
-                       capture_output=True, text=True, timeout=10)
-    if p.returncode != 0:
-        sys.exit(f"engines_scale: cannot list engines: {p.stderr.strip()}")
-    engines = json.loads(p.stdout)["members"]
+    engines = meta.registry(Path(build) / "bin" / "engine-info", "engines_scale")
     return [(e["name"], ["--model", "fiber", "--engine", e["name"]], e) for e in engines] + \
         [(label, args, None) for label, args in YARDSTICKS]
 
@@ -371,10 +367,7 @@ def summarize(runs, key, field, extra=None):
 def main(argv=None):
     a = parse_args(argv if argv is not None else sys.argv[1:])
     build = Path(a.build_dir)
-    a.server, a.load = str(build / "bin" / "echo-server"), str(build / "bin" / "echo-load")
-    for exe in (a.server, a.load):
-        if not os.access(exe, os.X_OK):
-            sys.exit(f"engines_scale: {exe} missing: build first (./run.sh build)")
+    a.server, a.load = meta.echo_binaries(build, "engines_scale")
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # the server inherits this too
     info = meta.collect(ROOT, build, pinning={"server": a.server_cpu, "load": a.load_cpu})

@@ -29,7 +29,6 @@ that is not met is reported as such; nothing is retried until it passes.
 """
 import argparse
 import json
-import os
 import re
 import shutil
 import signal
@@ -88,14 +87,6 @@ def pinned(cmd, cpu):
     return (["taskset", "-c", cpu] + cmd) if cpu and shutil.which("taskset") else cmd
 
 
-def registry(exe):
-    """A layer's compiled-in members, in the registry's order (`--list --json`)."""
-    p = subprocess.run([exe, "--list", "--json"], capture_output=True, text=True, timeout=10)
-    if p.returncode != 0:
-        sys.exit(f"fiberio_bench: cannot list {exe}: {p.stderr.strip()}")
-    return json.loads(p.stdout)["members"]
-
-
 def valid_choices(server, *args):
     """The values echo-server accepts for an option, from its one-line error."""
     p = subprocess.run([server, *args], capture_output=True, text=True, timeout=10)
@@ -151,17 +142,11 @@ def run_load(a, port, load, requests=None):
     return json.loads(p.stdout)
 
 
-def loadavg():
-    try:
-        return [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]]
-    except (OSError, ValueError):
-        return None
-
 
 # ---- one measured run -------------------------------------------------------------------------
 
 def count_run(a, variant, load, tmpdir):
-    la = loadavg()
+    la = meta.loadavg()
     srv = Server(a, variant)
     perf = PerfStat(srv.pid, f"{SYS_EVENT},{CTL_EVENT}", tmpdir) if a.perf_ok else None
     # Streamed requests are 256 times larger: a tenth as many keeps the run about as long.
@@ -187,7 +172,7 @@ def count_run(a, variant, load, tmpdir):
 
 
 def tput_run(a, variant, load, tmpdir):
-    la = loadavg()
+    la = meta.loadavg()
     srv = Server(a, variant)
     perf = PerfStat(srv.pid, "task-clock", tmpdir) if a.perf_ok else None
     ld = run_load(a, srv.port, load)
@@ -331,16 +316,13 @@ def print_table(summary, rat, bars):
 def main(argv=None):
     a = parse_args(argv if argv is not None else sys.argv[1:])
     build = Path(a.build_dir)
-    a.server, a.load = str(build / "bin" / "echo-server"), str(build / "bin" / "echo-load")
-    for exe in (a.server, a.load):
-        if not os.access(exe, os.X_OK):
-            sys.exit(f"fiberio_bench: {exe} missing: build first (./run.sh build)")
-    declared = registry(str(build / "bin" / "engine-info"))
+    a.server, a.load = meta.echo_binaries(build, "fiberio_bench")
+    declared = meta.registry(build / "bin" / "engine-info", "fiberio_bench")
     engines = [m["name"] for m in declared]
     # A completion engine performs the reads itself: the read policies do not apply to it,
     # so it is measured once.
     completion = {m["name"] for m in declared if (m.get("props") or {}).get("completion")}
-    models = [m["name"] for m in registry(a.server)]
+    models = [m["name"] for m in meta.registry(a.server, "fiberio_bench")]
     policies = valid_choices(a.server, "--model", "fiber", "--read-policy", "?")
     wanted = engines if a.engines == "all" else a.engines.split(",")
     bad = [e for e in wanted if e not in engines]
@@ -369,9 +351,9 @@ def main(argv=None):
     out_dir = Path(a.out) if a.out else meta.new_run_dir(ROOT / "results" / "runs", info)
     out_dir.mkdir(parents=True, exist_ok=True)
     print(f"fiberio_bench: default {default}; engines {', '.join(wanted)}; {a.rounds} rounds; "
-          f"server on CPU {a.server_cpu}, load on CPU {a.load_cpu}; load average {loadavg()}")
+          f"server on CPU {a.server_cpu}, load on CPU {a.load_cpu}; load average {meta.loadavg()}")
     runs = []
-    la_start = loadavg()
+    la_start = meta.loadavg()
     with tempfile.TemporaryDirectory(prefix="fiberio-bench-") as tmp:
         for rnd in range(a.rounds):
             for load, variants in plan:
@@ -391,7 +373,7 @@ def main(argv=None):
     result = {"experiment": "fiberio", "meta": info,
               "config": {k: v for k, v in vars(a).items() if k not in ("perf_ok",)},
               "default": default, "policies": policies, "engines": wanted,
-              "perf": a.perf_ok, "loadavg_start": la_start, "loadavg_end": loadavg(),
+              "perf": a.perf_ok, "loadavg_start": la_start, "loadavg_end": meta.loadavg(),
               "summary": [dict(load=ld, variant=v, **st) for ld, vs in summary.items()
                           for v, st in vs.items()],
               "ratios": rat, "targets": bars, "runs": runs}

@@ -72,13 +72,6 @@ def parse_args(argv):
     return a
 
 
-def loadavg():
-    try:
-        return [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]]
-    except OSError:
-        return None
-
-
 def med(xs):
     xs = [x for x in xs if x is not None]
     return statistics.median(xs) if xs else None
@@ -289,7 +282,7 @@ def main(argv=None):
                         pinning={"server": a.server_cpu, "load": a.load_cpu})
     out_dir = Path(a.out) if a.out else meta.new_run_dir(ROOT / "results" / "runs", info)
     out_dir.mkdir(parents=True, exist_ok=True)
-    res = {"experiment": "hooks", "meta": info, "load_average": {"start": loadavg()}}
+    res = {"experiment": "hooks", "meta": info, "load_average": {"start": meta.loadavg()}}
     with tempfile.TemporaryDirectory(prefix="hooks-bench-") as tmp:
         print("hooks_bench: switch-bench hook/ and sync/ rows", flush=True)
         res["bench"] = run_bench(a, tmp)
@@ -299,7 +292,7 @@ def main(argv=None):
         print(f"hooks_bench: echo, --io direct against hooked, {a.rounds} rounds", flush=True)
         res["echo"] = run_echo(a, tmp)
     res["deadlock"] = run_deadlock(a)
-    res["load_average"]["end"] = loadavg()
+    res["load_average"]["end"] = meta.loadavg()
     res["config"] = {k: v for k, v in vars(a).items() if k not in ("perf_ok", "loops")}
     path = out_dir / "hooks.json"
     path.write_text(json.dumps(res, indent=1) + "\n")

@@ -11,6 +11,7 @@ It uses only the standard library of Debian's /usr/bin/python3.
 """
 import datetime
 import glob
+import json
 import os
 import platform
 import resource
@@ -129,6 +130,30 @@ def meminfo_kb(field):
         if line.startswith(field + ":"):
             return int(line.split()[1])
     return None
+
+
+def registry(exe, prog):
+    """A layer's compiled-in members in the registry's order, as `EXE --list --json` lists them
+    (switch-info, engine-info, echo-server). Exits with `PROG: cannot list EXE: <its words>` when
+    the program cannot answer."""
+    try:
+        p = subprocess.run([str(exe), "--list", "--json"], capture_output=True, text=True,
+                           timeout=10)
+    except OSError as e:
+        raise SystemExit(f"{prog}: cannot list {exe}: {e.strerror}") from None
+    if p.returncode != 0:
+        raise SystemExit(f"{prog}: cannot list {exe}: {p.stderr.strip() or p.returncode}")
+    return json.loads(p.stdout)["members"]
+
+
+def echo_binaries(build_dir, prog):
+    """(echo-server, echo-load) of a build folder, as strings; exits with `PROG: ... missing`
+    when either is not built."""
+    bins = [str(Path(build_dir) / "bin" / name) for name in ("echo-server", "echo-load")]
+    for exe in bins:
+        if not os.access(exe, os.X_OK):
+            raise SystemExit(f"{prog}: {exe} missing: build first (./run.sh build)")
+    return bins[0], bins[1]
 
 
 def loadavg():

@@ -130,13 +130,6 @@ def say(msg):
     print(f"[suite] {msg}", flush=True)
 
 
-def loadavg():
-    try:
-        return [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]]
-    except (OSError, ValueError):
-        return None
-
-
 class LoadSampler(threading.Thread):
     """Samples the 1-minute load average every few seconds while the suite runs, so the
     report can say how busy the machine was during the measurements, not only between them."""
@@ -147,7 +140,7 @@ class LoadSampler(threading.Thread):
 
     def run(self):
         while not self.stop.is_set():
-            la = loadavg()
+            la = meta.loadavg()
             if la:
                 self.samples.append(la[0])
             self.stop.wait(self.every)
@@ -444,7 +437,7 @@ def main(argv=None):
               # What the full preset would run, so a reduced run's report can say per claim
               # what a full run changes.
               "full_presets": {k: v for k, v in PRESETS["full"].items() if k != "estimate_s"},
-              "loadavg_start": loadavg(), "steps": {}}
+              "loadavg_start": meta.loadavg(), "steps": {}}
     started = time.monotonic()
     sampler = LoadSampler()
     sampler.start()
@@ -454,7 +447,7 @@ def main(argv=None):
         for i, s in enumerate(steps, 1):
             record["loadavg_during"] = sampler.summary()
             if s == "report":  # the report reads suite.json: finish the record first
-                record["loadavg_end"] = loadavg()
+                record["loadavg_end"] = meta.loadavg()
                 record["seconds"] = round(time.monotonic() - started, 1)
                 write_json(run_dir / "suite.json", record)
             left = sum(est[x] for x in steps[i - 1:])
@@ -466,10 +459,10 @@ def main(argv=None):
             except (OSError, subprocess.SubprocessError, ValueError) as e:
                 status = fail(ctx, s, f"{type(e).__name__}: {e}")
             record["steps"][s] = {"status": status, "seconds": round(time.monotonic() - t0, 1),
-                                  "loadavg_after": loadavg()}
+                                  "loadavg_after": meta.loadavg()}
             say(f"step {s}: {status} in {fmt(time.monotonic() - t0)}")
             if s != "report":
-                record["loadavg_end"] = loadavg()
+                record["loadavg_end"] = meta.loadavg()
                 record["seconds"] = round(time.monotonic() - started, 1)
                 write_json(run_dir / "suite.json", record)
     sampler.stop.set()

@@ -59,10 +59,7 @@ STACK_PER_CONN = ("thread-per-connection", "fiber-per-connection")
 
 def declared_models(server):
     """{model: declared properties} in the registry's order, from `echo-server --list --json`."""
-    p = subprocess.run([server, "--list", "--json"], capture_output=True, text=True, timeout=10)
-    if p.returncode != 0:
-        sys.exit(f"sweep: cannot list the models of {server}: {p.stderr.strip() or p.returncode}")
-    return {m["name"]: m["props"] for m in json.loads(p.stdout)["members"]}
+    return {m["name"]: m["props"] for m in meta.registry(server, "sweep")}
 
 
 def csv_list(kind, valid=None):
