@@ -290,6 +290,42 @@ static io_wait *new_wait(fiber *self)
 }
 
 /*
+ * The checks every wait makes before it parks, and its record: NULL with errno EAGAIN outside
+ * a fiber (nothing can be parked), EBUSY when another fiber already waits on fd in dir,
+ * ETIMEDOUT when the deadline (-1: none) has passed. Both forms (wait_until, complete_op)
+ * start here and end in park_wait.
+ */
+static io_wait *begin_wait(fb_io *io, int fd, uint32_t dir, int64_t deadline)
+{
+    fiber *self = fb_self();
+    io_fd *slot = fd_slot(io, fd);
+    if (!slot) return NULL;
+    if (!self) {
+        errno = EAGAIN;
+        return NULL;
+    }
+    if (slot->w[dir == FB_OUT]) {
+        errno = EBUSY;
+        return NULL;
+    }
+    if (deadline >= 0 && deadline <= io__now()) {
+        errno = ETIMEDOUT;
+        return NULL;
+    }
+    io_wait *w = new_wait(self);
+    *w = (io_wait){.timer.idx = IO__TIMER_IDLE, .f = self, .fd = fd, .dir = dir};
+    return w;
+}
+
+/* Enter w in the fd table and park until whatever ends it (see io_wait) wakes the fiber. */
+static void park_wait(fb_io *io, io_wait *w)
+{
+    io->fds[w->fd].w[w->dir == FB_OUT] = w;
+    io->waiters++;
+    fb_park();
+}
+
+/*
  * The completion form: hand op to the engine and park until its delivery, however the wait
  * ends (see io_wait). A file opened non-blocking makes io_uring answer EAGAIN at once instead
  * of waiting; then the fd's readiness is awaited as an operation of its own and op retried.
@@ -297,37 +333,18 @@ static io_wait *new_wait(fiber *self)
  */
 static ssize_t complete_op(fb_io *io, eng_op *op, uint32_t dir, int64_t deadline)
 {
-    fiber *self = fb_self();
-    if (!fd_slot(io, op->fd)) return -1;
-    if (!self) {
-        errno = EAGAIN; /* outside a fiber nothing can be parked */
-        return -1;
-    }
     for (;;) {
-        if (io->fds[op->fd].w[dir == FB_OUT]) {
-            errno = EBUSY;
-            return -1;
-        }
-        if (deadline >= 0 && deadline <= io__now()) {
-            errno = ETIMEDOUT;
-            return -1;
-        }
+        io_wait *w = begin_wait(io, op->fd, dir, deadline);
+        if (!w) return -1;
         /* The engine writes the operation's result while the fiber is parked, so the
          * operation too goes into the wait area, and its result is copied back at once: the
          * retry below reuses the area. */
-        io_wait *w = new_wait(self);
-        *w = (io_wait){.timer.idx = IO__TIMER_IDLE,
-                       .f = self,
-                       .fd = op->fd,
-                       .dir = dir,
-                       .op = &w->op_copy,
-                       .op_copy = *op};
+        w->op_copy = *op;
+        w->op = &w->op_copy;
         if (io->ops->submit(io->eng, w->op, w) < 0) return -1;
         if (deadline >= 0 && io__heap_push(&io->timers, &w->timer, deadline) < 0)
             give_up(io, w, ENOMEM); /* no timer: cancel at once rather than wait forever */
-        io->fds[op->fd].w[dir == FB_OUT] = w;
-        io->waiters++;
-        fb_park();
+        park_wait(io, w);
         op->res = w->op_copy.res;
         int err = w->err;
         if (op->res >= 0) return op->res; /* also when it finished before an abort took hold */
@@ -375,32 +392,15 @@ static int wait_until(fb_io *io, int fd, uint32_t dir, int64_t deadline)
         eng_op op = {.kind = ENG_OP_POLL, .fd = fd, .dir = dir};
         return complete_op(io, &op, dir, deadline) < 0 ? -1 : 0;
     }
-    fiber *self = fb_self();
-    io_fd *slot = fd_slot(io, fd);
-    if (!slot) return -1;
-    if (!self) {
-        errno = EAGAIN; /* outside a fiber nothing can be parked */
-        return -1;
-    }
-    if (slot->w[dir == FB_OUT]) {
-        errno = EBUSY;
-        return -1;
-    }
-    if (deadline >= 0 && deadline <= io__now()) {
-        errno = ETIMEDOUT;
-        return -1;
-    }
-    io_wait *w = new_wait(self);
-    *w = (io_wait){.timer.idx = IO__TIMER_IDLE, .f = self, .fd = fd, .dir = dir};
+    io_wait *w = begin_wait(io, fd, dir, deadline);
+    if (!w) return -1;
     int rc = io->ops->want(io->eng, fd, dir, w);
     if (rc != 0) return rc > 0 ? 0 : -1; /* 1: the engine already knows it is ready */
     if (deadline >= 0 && io__heap_push(&io->timers, &w->timer, deadline) < 0) {
         io->ops->cancel(io->eng, fd, dir);
         return -1;
     }
-    slot->w[dir == FB_OUT] = w;
-    io->waiters++;
-    fb_park();
+    park_wait(io, w);
     if (w->err) {
         errno = w->err;
         return -1;
