@@ -68,7 +68,7 @@ typedef struct io_fd {
     io_wait *w[2];     /* [0] reader, [1] writer */
     io_hint hint;      /* the read policies' view of the input side */
     bool nonblock_set; /* O_NONBLOCK is known to be set on this file */
-    bool not_socket;   /* found to be no socket (ENOTSOCK): read(2) and write(2), not recv and send */
+    bool not_socket;   /* ENOTSOCK seen: read(2) and write(2), not recv and send */
 } io_fd;
 
 struct fb_io {
@@ -295,7 +295,8 @@ static io_wait *new_wait(fiber *self)
  * ETIMEDOUT when the deadline (-1: none) has passed. Both forms (wait_until, complete_op)
  * start here and end in park_wait.
  */
-static io_wait *begin_wait(fb_io *io, int fd, uint32_t dir, int64_t deadline)
+static inline __attribute__((always_inline)) io_wait *begin_wait(fb_io *io, int fd, uint32_t dir,
+                                                                 int64_t deadline)
 {
     fiber *self = fb_self();
     io_fd *slot = fd_slot(io, fd);
