@@ -104,15 +104,21 @@ static ssize_t s_write(void *ctx, const void *buf, size_t len)
     return fb_write(((struct session *)ctx)->fd, buf, len);
 }
 
-/* Leave the list before closing, so the stopper never shuts down a reused fd number. */
-static int s_close(void *ctx)
+/* Sessions leave the list before closing, so the stopper never shuts down a reused fd
+ * number. */
+static void leave_list(struct session *s)
 {
-    struct session *s = ctx;
     if (s->prev)
         s->prev->next = s->next;
     else
         s->r->sessions = s->next;
     if (s->next) s->next->prev = s->prev;
+}
+
+static int s_close(void *ctx)
+{
+    struct session *s = ctx;
+    leave_list(s);
     return fb_close(s->fd);
 }
 
@@ -120,12 +126,7 @@ static int s_close(void *ctx)
  * which the hooks turn into fb_close. */
 static int s_close_hooked(void *ctx)
 {
-    struct session *s = (struct session *)((char *)ctx - offsetof(struct session, fd));
-    if (s->prev)
-        s->prev->next = s->next;
-    else
-        s->r->sessions = s->next;
-    if (s->next) s->next->prev = s->prev;
+    leave_list((struct session *)((char *)ctx - offsetof(struct session, fd)));
     return srv_fd_io_template.close(ctx);
 }
 
