@@ -83,11 +83,7 @@ def main(argv=None):
            "config": {"levels": a.levels, "guarded_levels": a.guarded_levels, "modes": modes,
                       "switch": a.switch, "idle_fiber": "a 128-byte frame touched, then parked"},
            "points": points}
-    text = json.dumps(doc, indent=1) + "\n"
-    if a.out_file:
-        Path(a.out_file).write_text(text)
-    else:
-        sys.stdout.write(text)
+    meta.emit_json(doc, a.out_file)
     return 1 if any(p["status"].startswith("failed") for p in points) else 0
 
 

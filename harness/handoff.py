@@ -128,12 +128,7 @@ def main(argv=None):
                          "figure": "median over rounds of process CPU time (getrusage) "
                                    "per hand-off"},
               "series": series, "runs": runs}
-    text = json.dumps(result, indent=1) + "\n"
-    if a.out_file:
-        Path(a.out_file).write_text(text)
-        print(f"handoff: wrote {a.out_file}")
-    else:
-        sys.stdout.write(text)
+    meta.emit_json(result, a.out_file, "handoff")
     return 0
 
 

@@ -290,12 +290,7 @@ def main(argv=None):
         "target_projection": projection(a.target, best, limits,
                                         server_procs(a, a.target, limits["nofile_hard"])),
     }
-    text = json.dumps(result, indent=1) + "\n"
-    if a.out_file:
-        Path(a.out_file).write_text(text)
-        print(f"maxconns: wrote {a.out_file}")
-    else:
-        sys.stdout.write(text)
+    meta.emit_json(result, a.out_file, "maxconns")
     return 0
 
 

@@ -18,6 +18,7 @@ import resource
 import shutil
 import socket
 import subprocess
+import sys
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -154,6 +155,18 @@ def echo_binaries(build_dir, prog):
         if not os.access(exe, os.X_OK):
             raise SystemExit(f"{prog}: {exe} missing: build first (./run.sh build)")
     return bins[0], bins[1]
+
+
+def emit_json(doc, out_file=None, prog=None):
+    """A driver's result: written to out_file (then, when prog is given, `PROG: wrote FILE` is
+    printed), or to standard output."""
+    text = json.dumps(doc, indent=1) + "\n"
+    if out_file:
+        Path(out_file).write_text(text)
+        if prog:
+            print(f"{prog}: wrote {out_file}")
+    else:
+        sys.stdout.write(text)
 
 
 def loadavg():

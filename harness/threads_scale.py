@@ -140,12 +140,7 @@ def main(argv=None):
               "summary": summary,
               "ratio_t2_over_t1_shared": (t2 / t1) if t1 and t2 else None,
               "runs": runs}
-    text = json.dumps(result, indent=1) + "\n"
-    if a.out_file:
-        Path(a.out_file).write_text(text)
-        print(f"threads: wrote {a.out_file}")
-    else:
-        sys.stdout.write(text)
+    meta.emit_json(result, a.out_file, "threads")
     return 0
 
 
