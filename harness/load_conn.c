@@ -243,6 +243,18 @@ static void send_some(struct worker *w, struct slot *s, int64_t now);
 static void begin_request(struct worker *w, struct slot *s, int64_t now, int64_t due);
 static void pipe_fill(struct worker *w, struct slot *s, int64_t now);
 
+/* A ready slot's next step: wait for the rate schedule, fill its pipeline, or send a request
+ * when the run still wants one. */
+static void put_to_work(struct worker *w, struct slot *s, int64_t now)
+{
+    if (rate_mode(w))
+        make_available(w, s);
+    else if (pipelined(w))
+        pipe_fill(w, s, now);
+    else if (may_start(w))
+        begin_request(w, s, now, now);
+}
+
 static void connected(struct worker *w, struct slot *s, int64_t now)
 {
     w->res.connects++;
@@ -263,12 +275,7 @@ static void connected(struct worker *w, struct slot *s, int64_t now)
         begin_request(w, s, now, now); /* the first echo, never counted as a request */
         return;
     }
-    if (rate_mode(w))
-        make_available(w, s);
-    else if (pipelined(w))
-        pipe_fill(w, s, now);
-    else if (may_start(w))
-        begin_request(w, s, now, now);
+    put_to_work(w, s, now);
 }
 
 /* Opens a new connection for the slot; the outcome arrives as an epoll event or a failure. */
@@ -492,13 +499,7 @@ static void start_after_ramp(struct worker *w, int64_t now)
 {
     for (unsigned i = 0; i < w->nslots; i++) {
         struct slot *s = &w->slots[i];
-        if (s->state != S_READY) continue;
-        if (rate_mode(w))
-            make_available(w, s);
-        else if (pipelined(w))
-            pipe_fill(w, s, now);
-        else if (may_start(w))
-            begin_request(w, s, now, now);
+        if (s->state == S_READY) put_to_work(w, s, now);
     }
 }
 
@@ -522,14 +523,10 @@ static void complete(struct worker *w, struct slot *s, int64_t now)
     } else {
         s->state = S_READY;
     }
-    if (rate_mode(w))
-        make_available(w, s);
-    else if (w->cfg->mode == LD_SLOW && w->cfg->think > 0)
+    if (!rate_mode(w) && w->cfg->mode == LD_SLOW && w->cfg->think > 0)
         start_wait(w, s, &w->thinkq, now);
-    else if (pipelined(w))
-        pipe_fill(w, s, now);
-    else if (may_start(w))
-        begin_request(w, s, now, now);
+    else
+        put_to_work(w, s, now);
 }
 
 /* ---- pipelining (--pipeline K > 1) -------------------------------------------------------- */
