@@ -209,15 +209,21 @@ def step_switch(ctx):
     return "ok"
 
 
-def step_icount(ctx):
-    out = Path(ctx.tmp) / "icount.json"
-    rc = run([PY, ROOT / "harness" / "icount.py", "--bin", ctx.bin, "--out", out], ctx.log, 900)
+def counted_step(ctx, name, script, args, timeout):
+    """A harness script that writes its own JSON (--out): run it, then file its result as
+    NAME.json with the experiment's name and the run's meta block."""
+    out = Path(ctx.tmp) / f"{name}.json"
+    rc = run([PY, ROOT / "harness" / script, *args, "--out", out], ctx.log, timeout)
     if rc != 0 or not out.exists():
-        return fail(ctx, "icount", f"icount.py exited {rc}")
+        return fail(ctx, name, f"{script} exited {rc}")
     data = json.loads(out.read_text())
-    data.update(experiment="icount", meta=ctx.meta())
-    write_json(ctx.dir / "icount.json", data)
+    data.update(experiment=name, meta=ctx.meta())
+    write_json(ctx.dir / f"{name}.json", data)
     return "ok"
+
+
+def step_icount(ctx):
+    return counted_step(ctx, "icount", "icount.py", ["--bin", ctx.bin], 900)
 
 
 def step_props(ctx):
@@ -275,14 +281,7 @@ def cross_emulator():
 def step_asm_count(ctx):
     """Instructions per switch counted from each architecture's assembly: exact, and needing
     no hardware of that architecture."""
-    out = Path(ctx.tmp) / "asm_count.json"
-    rc = run([PY, ROOT / "harness" / "asm_count.py", "--out", out], ctx.log, 300)
-    if rc != 0 or not out.exists():
-        return fail(ctx, "asm_count", f"asm_count.py exited {rc}")
-    data = json.loads(out.read_text())
-    data.update(experiment="asm_count", meta=ctx.meta())
-    write_json(ctx.dir / "asm_count.json", data)
-    return "ok"
+    return counted_step(ctx, "asm_count", "asm_count.py", [], 300)
 
 
 def step_switch_emulated(ctx):
