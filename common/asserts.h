@@ -20,6 +20,21 @@ void check_fail(const char *file, int line, const char *fmt, ...)
 /* Called once by check_fail before it exits (e.g. to kill the server under test). */
 void check_on_fail(void (*hook)(void));
 
+/* A test program's cases, one of which its command line names. */
+typedef struct test_case {
+    const char *name;
+    void (*fn)(void);
+} test_case;
+
+/* The function of the case called `name` in cases[0..n), or NULL. */
+static inline void (*test_case_find(const test_case *cases, size_t n, const char *name))(void)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(cases[i].name, name) == 0) return cases[i].fn;
+    return NULL;
+}
+#define TEST_CASE_FIND(cases, name) test_case_find(cases, sizeof cases / sizeof cases[0], name)
+
 /* A condition that is not a comparison; ASSERT_MSG adds an explanation with the values. */
 #define ASSERT(expr)                                                                               \
     do {                                                                                           \

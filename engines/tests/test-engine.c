@@ -683,10 +683,7 @@ static void t_op_high_fd(void)
 
 /* A completion engine (props.completion) answers the same case names with the completion
  * form of each property: what was a wait is an operation. */
-static const struct {
-    const char *name;
-    void (*fn)(void);
-} completion_cases[] = {
+static const test_case completion_cases[] = {
     {"high_fd", t_op_high_fd},
     {"deliver", t_op_deliver},
     {"busy", t_op_write},
@@ -700,10 +697,7 @@ static const struct {
     {"lost_edge", t_op_ready_first},
 };
 
-static const struct {
-    const char *name;
-    void (*fn)(void);
-} cases[] = {
+static const test_case cases[] = {
     {"high_fd", t_high_fd},
     {"deliver", t_deliver},
     {"busy", t_busy},
@@ -728,27 +722,23 @@ int main(int argc, char **argv)
         fprintf(stderr, "test-engine: unknown engine '%s' (valid: %s)\n", argv[2], eng_names());
         return 2;
     }
-    size_t ncases = sizeof cases / sizeof cases[0],
-           ncomp = sizeof completion_cases / sizeof completion_cases[0];
-    bool comp = ops->props.completion;
-    for (size_t i = 0; i < (comp ? ncomp : ncases); i++) {
-        const char *name = comp ? completion_cases[i].name : cases[i].name;
-        void (*fn)(void) = comp ? completion_cases[i].fn : cases[i].fn;
-        if (strcmp(name, argv[1]) != 0) continue;
-        eng = ops->init();
-        if (!eng && (errno == ENOSYS || errno == EPERM || errno == EACCES)) {
-            printf("not run: %s: the kernel refused it: %s\n", ops->name, strerror(errno));
-            return 77;
-        }
-        if (!eng) {
-            perror("engine init");
-            return 1;
-        }
-        fn();
-        ops->free(eng);
-        printf("ok %s/%s (%s)\n", argv[1], argv[2], ops->name);
-        return 0;
+    void (*fn)(void) = ops->props.completion ? TEST_CASE_FIND(completion_cases, argv[1])
+                                             : TEST_CASE_FIND(cases, argv[1]);
+    if (!fn) {
+        fprintf(stderr, "test-engine: unknown case '%s'\n", argv[1]);
+        return 2;
     }
-    fprintf(stderr, "test-engine: unknown case '%s'\n", argv[1]);
-    return 2;
+    eng = ops->init();
+    if (!eng && (errno == ENOSYS || errno == EPERM || errno == EACCES)) {
+        printf("not run: %s: the kernel refused it: %s\n", ops->name, strerror(errno));
+        return 77;
+    }
+    if (!eng) {
+        perror("engine init");
+        return 1;
+    }
+    fn();
+    ops->free(eng);
+    printf("ok %s/%s (%s)\n", argv[1], argv[2], ops->name);
+    return 0;
 }

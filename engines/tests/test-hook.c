@@ -590,10 +590,7 @@ static void t_fallthrough(void)
     fb_io_free(io);
 }
 
-static const struct {
-    const char *name;
-    void (*fn)(void);
-} cases[] = {
+static const test_case cases[] = {
     {"nonblocking", t_nonblocking},
     {"caller_nonblock", t_caller_nonblock},
     {"timeouts", t_timeouts},
@@ -616,12 +613,12 @@ int main(int argc, char **argv)
         return 2;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        if (strcmp(cases[i].name, argv[1]) != 0) continue;
-        cases[i].fn();
-        printf("ok %s/%s\n", argv[1], argv[2]);
-        return 0;
+    void (*fn)(void) = TEST_CASE_FIND(cases, argv[1]);
+    if (!fn) {
+        fprintf(stderr, "test-hook: unknown case '%s'\n", argv[1]);
+        return 2;
     }
-    fprintf(stderr, "test-hook: unknown case '%s'\n", argv[1]);
-    return 2;
+    fn();
+    printf("ok %s/%s\n", argv[1], argv[2]);
+    return 0;
 }

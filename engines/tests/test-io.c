@@ -1080,10 +1080,7 @@ static void t_kernel_calls(void)
     ASSERT_GE(eng[0] + eng[1] + eng[2] + eng[3], 1); /* a workload that waited in the kernel */
 }
 
-static const struct {
-    const char *name;
-    void (*fn)(void);
-} cases[] = {
+static const test_case cases[] = {
     {"close_wait", t_close_wait},
     {"fd_reuse", t_fd_reuse},
     {"hup", t_hup},
@@ -1122,13 +1119,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "test-io: unknown scheduler '%s' (valid: star, ring)\n", argv[3]);
         return 2;
     }
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        if (strcmp(cases[i].name, argv[1]) != 0) continue;
-        cases[i].fn();
-        printf("ok %s/%s/%s/%s/%s\n", argv[1], argv[2], argv[3], fb_read_policy_name(read_policy),
-               fb_stack_mode_name(stack_mode));
-        return 0;
+    void (*fn)(void) = TEST_CASE_FIND(cases, argv[1]);
+    if (!fn) {
+        fprintf(stderr, "test-io: unknown case '%s'\n", argv[1]);
+        return 2;
     }
-    fprintf(stderr, "test-io: unknown case '%s'\n", argv[1]);
-    return 2;
+    fn();
+    printf("ok %s/%s/%s/%s/%s\n", argv[1], argv[2], argv[3], fb_read_policy_name(read_policy),
+           fb_stack_mode_name(stack_mode));
+    return 0;
 }

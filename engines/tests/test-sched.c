@@ -619,10 +619,7 @@ static void test_config(void)
     ASSERT_PTR_EQ(fb_current_runtime(), NULL);
 }
 
-static const struct {
-    const char *name;
-    void (*run)(void);
-} cases[] = {
+static const test_case cases[] = {
     {"order", test_order},       {"join", test_join},         {"exit", test_exit},
     {"hops", test_hops},         {"churn", test_churn},       {"poller", test_poller},
     {"deadlock", test_deadlock}, {"config", test_config},     {"alias", test_alias},
@@ -631,7 +628,6 @@ static const struct {
 
 int main(int argc, char **argv)
 {
-    enum { NCASES = sizeof cases / sizeof cases[0] };
     if ((argc != 4 && argc != 5) || fb_policy_parse(argv[2], &config.policy) != 0 ||
         (argc == 5 &&
          fb_stack_mode_parse(argv[4], &config.stack_mode, &config.shared_stacks) != 0)) {
@@ -655,13 +651,12 @@ int main(int argc, char **argv)
                argv[1], argv[2], argv[3], argv[4]);
         return 0;
     }
-    for (int i = 0; i < NCASES; i++) {
-        if (strcmp(cases[i].name, argv[1]) == 0) {
-            cases[i].run();
-            printf("ok: %s/%s/%s/%s\n", argv[1], argv[2], argv[3],
-                   fb_stack_mode_name(config.stack_mode));
-            return 0;
-        }
+    void (*fn)(void) = TEST_CASE_FIND(cases, argv[1]);
+    if (fn) {
+        fn();
+        printf("ok: %s/%s/%s/%s\n", argv[1], argv[2], argv[3],
+               fb_stack_mode_name(config.stack_mode));
+        return 0;
     }
     fprintf(stderr,
             "test-sched: unknown case '%s' (valid: order, join, exit, hops, churn, "

@@ -615,10 +615,7 @@ static void t_deadlock_event_lock(void)
     ASSERT_EQ(fb_event_destroy(&locks[1].ev), 0);
 }
 
-static const struct {
-    const char *name;
-    void (*fn)(void);
-} cases[] = {
+static const test_case cases[] = {
     {"mutex_fifo", t_mutex_fifo},
     {"mutex_errors", t_mutex_errors},
     {"cond_wakeup", t_cond_wakeup},
@@ -641,12 +638,12 @@ int main(int argc, char **argv)
         return 2;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        if (strcmp(cases[i].name, argv[1]) != 0) continue;
-        cases[i].fn();
-        printf("ok %s/%s\n", argv[1], argv[2]);
-        return 0;
+    void (*fn)(void) = TEST_CASE_FIND(cases, argv[1]);
+    if (!fn) {
+        fprintf(stderr, "test-sync: unknown case '%s'\n", argv[1]);
+        return 2;
     }
-    fprintf(stderr, "test-sync: unknown case '%s'\n", argv[1]);
-    return 2;
+    fn();
+    printf("ok %s/%s\n", argv[1], argv[2]);
+    return 0;
 }
