@@ -47,8 +47,9 @@ struct fiber {
     char *save;
     char *save_sp;
     uint32_t save_len, save_cap;
-    shared_stack *ss; /* copy mode: the stack this fiber runs on; NULL when guarded */
-    fiber *next;      /* run queue, or the runtime's free list of records */
+    shared_stack *ss;      /* copy mode: the stack this fiber runs on; NULL when guarded */
+    fiber *next;           /* run queue, or the runtime's free list of records */
+    const char *resume_at; /* fb_park's frame: where the fiber's stack is touched first on resume */
     enum fb_state state;
     bool joinable, joined;
     bool unmade; /* copy mode: ctx is made on the shared stack when first restored */
@@ -296,6 +297,7 @@ void fb_park(void)
     fb_runtime *rt = tls_rt;
     fiber *self = running_fiber(rt, "fb_park");
     self->state = FB_PARKED;
+    self->resume_at = __builtin_frame_address(0);
     rt->stats.hops++;
     if (rt->policy == FB_RING && --rt->pass_left > 0) {
         fiber *next = rq_pop(rt);
@@ -308,9 +310,32 @@ void fb_park(void)
     switch_to(rt, &self->ctx, &rt->sched);
 }
 
+/*
+ * A parked fiber's stack is one page per fiber that nothing else touches, so with many fibers
+ * the first load after its resume (the pops of fb_park's callers) misses the TLB and the
+ * cache: a page walk and a memory access on the critical path of every IO wake-up. fb_wake
+ * starts both early. An engine delivers a batch of readiness at once, so the walks of a whole
+ * batch overlap one another and the work of the fibers that run before. Measured with the
+ * fiber echo server at 1,000 connections on the 2-core Xeon VM (edge engine, 7 interleaved
+ * rounds): CPU per request went from 1.117 to 1.030 of the epoll yardstick's, and the samples
+ * on that first pop from 430 to 180 per million requests; 8 lines instead of 2 measured the
+ * same. In copy mode the address is on the shared stack, where the fiber's live part is
+ * copied back before it runs: the lines are then warm for that copy. A prefetch never
+ * faults. always_inline because GCC 12's ipa-modref deleted the prefetches of a plain inline
+ * helper here.
+ */
+static inline __attribute__((always_inline)) void warm_resume(const fiber *f)
+{
+    __builtin_prefetch(f->resume_at);
+    __builtin_prefetch(f->resume_at + 64);
+}
+
 void fb_wake(fiber *f)
 {
-    if (f->state == FB_PARKED) rq_push(f->rt, f);
+    if (f->state == FB_PARKED) {
+        rq_push(f->rt, f);
+        warm_resume(f);
+    }
 }
 
 void fb_exit(void)
