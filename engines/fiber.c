@@ -316,13 +316,14 @@ void fb_park(void)
  * cache: a page walk and a memory access on the critical path of every IO wake-up. fb_wake
  * starts both early. An engine delivers a batch of readiness at once, so the walks of a whole
  * batch overlap one another and the work of the fibers that run before. Measured with the
- * fiber echo server at 1,000 connections on the 2-core Xeon VM (edge engine, 7 interleaved
- * rounds): CPU per request went from 1.117 to 1.030 of the epoll yardstick's, and the samples
- * on that first pop from 430 to 180 per million requests; 8 lines instead of 2 measured the
- * same. In copy mode the address is on the shared stack, where the fiber's live part is
- * copied back before it runs: the lines are then warm for that copy. A prefetch never
- * faults. always_inline because GCC 12's ipa-modref deleted the prefetches of a plain inline
- * helper here.
+ * fiber echo server at 1,000 connections on the 2-core Xeon VM (7 interleaved rounds of 2 s):
+ * CPU per request went from 1.094 to 1.032 of the epoll yardstick's on edge and from 1.100 to
+ * 1.053 on merged. A first version, prefetching at the saved stack pointer, took the samples
+ * on that first pop from 430 to 180 per million requests, and 8 lines measured as 2 did.
+ * In copy mode the address is on the shared stack, where the fiber's live part is copied
+ * back before it runs: the lines are then warm for that copy. A prefetch never faults.
+ * always_inline because GCC 12's ipa-modref deleted the prefetches of a plain inline helper
+ * here.
  */
 static inline __attribute__((always_inline)) void warm_resume(const fiber *f)
 {
