@@ -7,6 +7,8 @@
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #ifdef __cplusplus
@@ -26,14 +28,21 @@ typedef struct test_case {
     void (*fn)(void);
 } test_case;
 
-/* The function of the case called `name` in cases[0..n), or NULL. */
-static inline void (*test_case_find(const test_case *cases, size_t n, const char *name))(void)
+/* The function of the case called `name` in cases[0..n). An unknown name is a usage error:
+ * one line on stderr naming the program and the valid cases, then exit status 2. */
+static inline void (*test_case_require(const char *prog, const test_case *cases, size_t n,
+                                       const char *name))(void)
 {
     for (size_t i = 0; i < n; i++)
         if (strcmp(cases[i].name, name) == 0) return cases[i].fn;
-    return NULL;
+    fprintf(stderr, "%s: unknown case '%s' (valid:", prog, name);
+    for (size_t i = 0; i < n; i++)
+        fprintf(stderr, "%s %s", i ? "," : "", cases[i].name);
+    fprintf(stderr, ")\n");
+    exit(2);
 }
-#define TEST_CASE_FIND(cases, name) test_case_find(cases, sizeof cases / sizeof cases[0], name)
+#define TEST_CASE_REQUIRE(prog, cases, name)                                                       \
+    test_case_require(prog, cases, sizeof cases / sizeof cases[0], name)
 
 /* A condition that is not a comparison; ASSERT_MSG adds an explanation with the values. */
 #define ASSERT(expr)                                                                               \

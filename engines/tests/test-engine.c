@@ -722,12 +722,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "test-engine: unknown engine '%s' (valid: %s)\n", argv[2], eng_names());
         return 2;
     }
-    void (*fn)(void) = ops->props.completion ? TEST_CASE_FIND(completion_cases, argv[1])
-                                             : TEST_CASE_FIND(cases, argv[1]);
-    if (!fn) {
-        fprintf(stderr, "test-engine: unknown case '%s'\n", argv[1]);
-        return 2;
-    }
+    void (*fn)(void) = ops->props.completion
+                           ? TEST_CASE_REQUIRE("test-engine", completion_cases, argv[1])
+                           : TEST_CASE_REQUIRE("test-engine", cases, argv[1]);
     eng = ops->init();
     if (!eng && (errno == ENOSYS || errno == EPERM || errno == EACCES)) {
         printf("not run: %s: the kernel refused it: %s\n", ops->name, strerror(errno));

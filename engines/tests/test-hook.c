@@ -613,12 +613,7 @@ int main(int argc, char **argv)
         return 2;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
-    void (*fn)(void) = TEST_CASE_FIND(cases, argv[1]);
-    if (!fn) {
-        fprintf(stderr, "test-hook: unknown case '%s'\n", argv[1]);
-        return 2;
-    }
-    fn();
+    TEST_CASE_REQUIRE("test-hook", cases, argv[1])();
     printf("ok %s/%s\n", argv[1], argv[2]);
     return 0;
 }

@@ -1119,12 +1119,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "test-io: unknown scheduler '%s' (valid: star, ring)\n", argv[3]);
         return 2;
     }
-    void (*fn)(void) = TEST_CASE_FIND(cases, argv[1]);
-    if (!fn) {
-        fprintf(stderr, "test-io: unknown case '%s'\n", argv[1]);
-        return 2;
-    }
-    fn();
+    TEST_CASE_REQUIRE("test-io", cases, argv[1])();
     printf("ok %s/%s/%s/%s/%s\n", argv[1], argv[2], argv[3], fb_read_policy_name(read_policy),
            fb_stack_mode_name(stack_mode));
     return 0;

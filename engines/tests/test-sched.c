@@ -651,16 +651,7 @@ int main(int argc, char **argv)
                argv[1], argv[2], argv[3], argv[4]);
         return 0;
     }
-    void (*fn)(void) = TEST_CASE_FIND(cases, argv[1]);
-    if (fn) {
-        fn();
-        printf("ok: %s/%s/%s/%s\n", argv[1], argv[2], argv[3],
-               fb_stack_mode_name(config.stack_mode));
-        return 0;
-    }
-    fprintf(stderr,
-            "test-sched: unknown case '%s' (valid: order, join, exit, hops, churn, "
-            "poller, deadlock, config, alias, deep, overflow)\n",
-            argv[1]);
-    return 2;
+    TEST_CASE_REQUIRE("test-sched", cases, argv[1])();
+    printf("ok: %s/%s/%s/%s\n", argv[1], argv[2], argv[3], fb_stack_mode_name(config.stack_mode));
+    return 0;
 }
