@@ -36,6 +36,7 @@ struct srv_options {
     long max_conns;          /* connections served at once; 0 = no limit */
     size_t stack_size;       /* --stack-size for thread and fiber; 0 = the model's default */
     const char *stack;       /* --stack guarded|copy[:K] (fiber only), NULL when not given */
+    const char *trigger;     /* --trigger edge|level (epoll only), NULL when not given */
 };
 
 typedef atomic_uint_fast64_t srv_counter;
@@ -132,9 +133,9 @@ struct srv_model {
     /* Values when --threads or --procs is not given (0: 1). */
     int default_threads, default_procs;
     /* Options the model takes besides the common ones: --threads other than 1, --stack-size,
-     * and --switch/--sched/--engine/--read-policy. The front end refuses the others with one
-     * line naming the models that do take them. */
-    bool takes_threads, takes_stack_size, takes_fiber_flags;
+     * --switch/--sched/--engine/--read-policy, and --trigger. The front end refuses the others
+     * with one line naming the models that do take them. */
+    bool takes_threads, takes_stack_size, takes_fiber_flags, takes_trigger;
     /* Validate the model-specific options (NULL: none); on error write one line to why, return
      * -1. */
     int (*check)(const struct srv_options *opt, char *why, size_t len);

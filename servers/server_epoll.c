@@ -1,4 +1,6 @@
-/* server_epoll.c - hand-written non-blocking, edge-triggered callback echo: the yardstick. */
+/* server_epoll.c - hand-written non-blocking, edge-triggered callback echo: the yardstick.
+ * --trigger level runs the same loop level-triggered, as a control: what a level-triggered
+ * engine pays in the kernel, measured without a fiber runtime on top. */
 #include "server.h"
 
 #include <errno.h>
@@ -16,6 +18,17 @@
 #define ACCEPT_BUDGET 64
 #define LOOP_BUF      65536
 
+/*
+ * A connection's interest. Edge-triggered: both directions, registered once and never
+ * changed. Level-triggered: input while nothing is pending, and only output while something
+ * is (level-triggered input would report the unread request on every wait while the loop
+ * holds back, and so would EPOLLRDHUP once the peer's FIN is in). Switching costs an
+ * EPOLL_CTL_MOD each way, and only when a reply did not fit the socket.
+ */
+#define EDGE_EVENTS    (EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET)
+#define LEVEL_READING  (EPOLLIN | EPOLLRDHUP)
+#define LEVEL_FLUSHING EPOLLOUT
+
 struct loop;
 struct item;
 typedef void handler_fn(struct loop *l, struct item *it, uint32_t events);
@@ -25,6 +38,7 @@ typedef void handler_fn(struct loop *l, struct item *it, uint32_t events);
  * on every turn from the ready list (with MUST_DRAIN: read until the kernel says EAGAIN).
  */
 #define MUST_DRAIN EPOLLRDHUP
+
 struct item {
     handler_fn *handle;
     int fd;
@@ -51,7 +65,8 @@ struct loop {
     struct item listener, stopper, ready;
     struct conn conns;
     struct srv_acceptor acc;
-    uint64_t bytes, adds, waits;
+    bool level; /* --trigger level */
+    uint64_t bytes, adds, mods, waits;
     pthread_t th;
     char buf[LOOP_BUF];
 };
@@ -91,6 +106,15 @@ static void conn_close(struct loop *l, struct conn *c)
     srv_conn_done(l->srv);
 }
 
+/* Level-triggered only: change what c is watched for. -1: the connection cannot go on. */
+static int watch(struct loop *l, struct conn *c, uint32_t events)
+{
+    struct epoll_event ev = {.events = events, .data.ptr = c};
+    if (epoll_ctl(l->epfd, EPOLL_CTL_MOD, c->it.fd, &ev) < 0) return -1;
+    l->mods++;
+    return 0;
+}
+
 /* Write out what is pending. 1: all gone; 0: the socket is full; -1: the connection failed. */
 static int flush(struct loop *l, struct conn *c)
 {
@@ -104,7 +128,7 @@ static int flush(struct loop *l, struct conn *c)
     free(c->pend);
     c->pend = NULL;
     c->plen = c->poff = 0;
-    return 1;
+    return l->level && watch(l, c, LEVEL_READING) < 0 ? -1 : 1;
 }
 
 /* Echo n bytes from the loop buffer; keep what the socket did not take. -1: failed. */
@@ -120,7 +144,7 @@ static int echo(struct loop *l, struct conn *c, size_t n)
     memcpy(c->pend, l->buf + done, n - done);
     c->plen = n - done;
     c->poff = 0;
-    return 0;
+    return l->level ? watch(l, c, LEVEL_FLUSHING) : 0;
 }
 
 /*
@@ -130,7 +154,8 @@ static int echo(struct loop *l, struct conn *c, size_t n)
  * raises a new edge, so the usual extra recv that only returns EAGAIN is skipped: one
  * syscall less per request. Not when the peer's FIN is already in (EPOLLRDHUP, which raises
  * no further edge): then reading goes on until EOF. EOF is only read once nothing is
- * pending, so a half-closed client gets everything back before the close.
+ * pending, so a half-closed client gets everything back before the close. Level-triggered,
+ * the same reads are right: whatever is left or arrives later is reported by the next wait.
  */
 static void conn_io(struct loop *l, struct item *it, uint32_t events)
 {
@@ -158,7 +183,7 @@ static void conn_io(struct loop *l, struct item *it, uint32_t events)
 static void conn_new(struct loop *l, int fd)
 {
     struct conn *c = calloc(1, sizeof *c);
-    struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET};
+    struct epoll_event ev = {.events = l->level ? LEVEL_READING : EDGE_EVENTS};
     if (c) {
         c->it = (struct item){.handle = conn_io, .fd = fd};
         ev.data.ptr = c;
@@ -267,12 +292,14 @@ static void loop_fini(struct loop *l)
     if (l->epfd >= 0) close(l->epfd);
     srv_add(&l->srv->stats->bytes, l->bytes);
     srv_add(&l->srv->stats->epoll_add, l->adds);
+    srv_add(&l->srv->stats->epoll_mod, l->mods);
     srv_add(&l->srv->stats->epoll_waits, l->waits);
 }
 
 static void loop_prepare(struct loop *l, struct srv_server *srv, int i)
 {
     l->srv = srv;
+    l->level = srv->opt->trigger && strcmp(srv->opt->trigger, "level") == 0;
     l->epfd = -1;
     l->acc.reserve_fd = -1;
     l->ready.rnext = l->ready.rprev = &l->ready;
@@ -310,7 +337,8 @@ static int epoll_run(struct srv_server *srv)
     int n = srv->nlisten, started = 1, rc = 0;
     struct loop *loops = calloc((size_t)n, sizeof *loops);
     if (!loops) return -1;
-    srv->stats->engine = "epoll-edge";
+    srv->stats->engine =
+        srv->opt->trigger && strcmp(srv->opt->trigger, "level") == 0 ? "epoll-level" : "epoll-edge";
     srv->stats->epoll_counted = srv->stats->kcalls_counted = true;
     for (int i = 0; i < n; i++)
         loop_prepare(&loops[i], srv, i);
@@ -346,4 +374,5 @@ const struct srv_model srv_model_epoll = {.name = "epoll",
                                           .concurrency = SRV_EVENT_LOOP,
                                           .per_thread_listener = true,
                                           .takes_threads = true,
+                                          .takes_trigger = true,
                                           .run = epoll_run};

@@ -17,7 +17,7 @@
 #define OPTIONS_LIST                                                                               \
     "--model, --switch, --sched, --engine, --read-policy, --io, --bind, --port, --threads, "       \
     "--procs, "                                                                                    \
-    "--max-conns, --stack-size, --stack"
+    "--max-conns, --stack-size, --stack, --trigger"
 
 static bool any_model(const struct srv_model *m)
 {
@@ -50,6 +50,11 @@ static bool takes_fiber_flags(const struct srv_model *m)
     return !m->missing && m->takes_fiber_flags;
 }
 
+static bool takes_trigger(const struct srv_model *m)
+{
+    return !m->missing && m->takes_trigger;
+}
+
 /* The names of the models keep() accepts, comma separated, in the registry's order. */
 static void model_names(char *buf, size_t len, bool (*keep)(const struct srv_model *))
 {
@@ -71,7 +76,7 @@ static void usage(FILE *f)
             "       [--engine NAME] [--read-policy eager|wait|adaptive] [--io direct|hooked]\n"
             "       [--bind 127.0.0.1] [--port 0] [--threads N] [--procs P] [--max-conns N]\n"
             "       [--stack-size BYTES]\n"
-            "       [--stack guarded|copy[:K]]\n"
+            "       [--stack guarded|copy[:K]] [--trigger edge|level]\n"
             "       echo-server --list [--json]   (the compiled-in models)\n"
             "models: %s\n"
             "--procs P: P worker processes (fiber: each with its own SO_REUSEPORT listeners;\n"
@@ -115,6 +120,7 @@ static void parse(int argc, char **argv, struct srv_options *o)
                                           {"max-conns", required_argument, 0, 'c'},
                                           {"stack-size", required_argument, 0, 'k'},
                                           {"stack", required_argument, 0, 'S'},
+                                          {"trigger", required_argument, 0, 'T'},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
     *o = (struct srv_options){.bind = "127.0.0.1"}; /* threads, procs: 0 until the model says */
@@ -160,6 +166,9 @@ static void parse(int argc, char **argv, struct srv_options *o)
         case 'S':
             o->stack = optarg;
             break;
+        case 'T':
+            o->trigger = optarg;
+            break;
         case 'h':
             usage(stdout);
             exit(0);
@@ -177,6 +186,8 @@ static void parse(int argc, char **argv, struct srv_options *o)
         bad("--bind wants a dotted IPv4 address such as 127.0.0.1, not '%s'", o->bind);
     if (o->sched && strcmp(o->sched, "star") && strcmp(o->sched, "ring"))
         bad("unknown --sched '%s' (valid: star, ring)", o->sched);
+    if (o->trigger && strcmp(o->trigger, "edge") && strcmp(o->trigger, "level"))
+        bad("unknown --trigger '%s' (valid: edge, level)", o->trigger);
 }
 
 static const struct srv_model *choose_model(struct srv_options *o)
@@ -196,6 +207,10 @@ static const struct srv_model *choose_model(struct srv_options *o)
         model_names(why, sizeof why, takes_fiber_flags);
         bad("--switch, --sched, --engine, --stack, --read-policy and --io apply only to --model %s",
             why);
+    }
+    if (o->trigger && !m->takes_trigger) {
+        model_names(why, sizeof why, takes_trigger);
+        bad("--trigger applies only to --model %s", why);
     }
     if (o->threads != 1 && !m->takes_threads) {
         model_names(why, sizeof why, takes_threads);
@@ -372,6 +387,7 @@ static int list_models(int argc, char **argv)
         json_print_bool_field(stdout, ", ", "takes_threads", m->takes_threads);
         json_print_bool_field(stdout, ", ", "takes_stack_size", m->takes_stack_size);
         json_print_bool_field(stdout, ", ", "takes_fiber_flags", m->takes_fiber_flags);
+        json_print_bool_field(stdout, ", ", "takes_trigger", m->takes_trigger);
         printf("}}");
         sep = ",\n  {";
     }

@@ -5,10 +5,15 @@ The epoll and uring models count the calls they make into the kernel's event int
 (epoll_ctl and epoll_wait; io_uring_enter and the SQEs submitted) and print them in their
 statistics line (`kernel_calls`). This runs the model under `perf stat` on the matching
 syscall tracepoints (and io_uring's per-request submit tracepoint), drives a fixed number of
-requests through it with echo-load, stops it with SIGINT and requires each count to equal the
-kernel's exactly: the whole life of the process, set-up and stop included.
+requests through it with echo-load, then a reply that cannot fit the socket (a client that
+sends several MiB and reads only after a pause, so that a model that changes its interest
+while a reply waits does so), stops it with SIGINT and
+requires each count to equal the kernel's exactly: the whole life of the process, set-up and
+stop included. FLAGS go to the server; with --trigger level the epoll model must have changed
+its interest (epoll_ctl MOD) at least once. The epoll model must also not spin while the reply
+waits: at most one epoll_wait per request plus one per 4 KiB of the stalled reply.
 
-    kernel_counts.py ECHO-SERVER ECHO-LOAD MODEL
+    kernel_counts.py ECHO-SERVER ECHO-LOAD MODEL [FLAGS...]
 
 Exit 0 when every count matches, 1 when one does not, 77 (CTest's skip) with `not run: why`
 when perf or the tracepoints are unavailable.
@@ -17,7 +22,10 @@ import json
 import re
 import subprocess
 import sys
+import socket
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 # statistics field -> the tracepoints whose sum must equal it
@@ -53,7 +61,31 @@ def perf_counts(path):
     return counts
 
 
-def main(server, load, model):
+REQUESTS = 3000
+STALL_BYTES = 8 << 20
+
+
+def stall_then_drain(port, size=STALL_BYTES):
+    """Send size bytes from a thread and read them back only after a pause, so the server's
+    reply meets a full socket. None when every byte came back in order, else what went wrong."""
+    data = bytes(range(256)) * (size // 256)
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+        sender = threading.Thread(target=s.sendall, args=(data,), daemon=True)
+        sender.start()
+        time.sleep(0.3)
+        got = bytearray()
+        while len(got) < len(data):
+            chunk = s.recv(1 << 20)
+            if not chunk:
+                break
+            got += chunk
+        sender.join(timeout=30)
+    if bytes(got) != data:
+        return f"the stalled client got {len(got)} of {len(data)} bytes, or other bytes"
+    return None
+
+
+def main(server, load, model, *flags):
     if model not in EVENTS:
         fail(f"no kernel events known for model {model!r} (known: {', '.join(EVENTS)})")
     events = [e for evs in EVENTS[model].values() for e in evs]
@@ -64,7 +96,7 @@ def main(server, load, model):
     with tempfile.TemporaryDirectory(prefix="kernel-counts-") as tmp:
         out = Path(tmp) / "perf.csv"
         perf = subprocess.Popen(["perf", "stat", "-x,", "-o", str(out), "-e", ",".join(events),
-                                 "--", server, "--model", model, "--port", "0"],
+                                 "--", server, "--model", model, "--port", "0", *flags],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         line = perf.stdout.readline()
         m = re.match(r"listening [\d.]+:(\d+)", line)
@@ -72,8 +104,9 @@ def main(server, load, model):
             perf.kill()
             fail(f"echo-server did not start: {line!r} {perf.stderr.read().strip()[-300:]}")
         ld = subprocess.run([load, "--port", m.group(1), "--conns", "4", "--size", "64",
-                             "--requests", "3000", "--warmup", "0"],
+                             "--requests", str(REQUESTS), "--warmup", "0"],
                             capture_output=True, text=True, timeout=60)
+        stalled = stall_then_drain(int(m.group(1)))
         # perf's only child is the server: stop it, and perf writes its counts as it ends.
         kids = subprocess.run(["pgrep", "-P", str(perf.pid)], capture_output=True, text=True)
         pids = [int(p) for p in kids.stdout.split()]
@@ -88,10 +121,13 @@ def main(server, load, model):
             fail("echo-server did not stop within 30 s of SIGINT")
         if ld.returncode != 0:
             fail(f"echo-load failed ({ld.returncode}): {ld.stderr.strip()[-300:]}")
+        if stalled:
+            fail(stalled)
         stats = [ln for ln in stdout.splitlines() if ln.startswith("{")]
         if perf.returncode != 0 or not stats:
             fail(f"echo-server failed ({perf.returncode}): {stderr.strip()[-300:]}")
-        own = json.loads(stats[-1]).get("kernel_calls") or {}
+        own_stats = json.loads(stats[-1])
+        own = own_stats.get("kernel_calls") or {}
         kernel = perf_counts(out)
     bad = []
     for field, evs in EVENTS[model].items():
@@ -105,6 +141,11 @@ def main(server, load, model):
     if not any(own.get(f) for f in EVENTS[model]):
         # All zero would match the kernel without showing that anything is counted.
         bad.append(f"no kernel calls counted at all: {own}")
+    waits, most = own.get("epoll_wait"), REQUESTS + STALL_BYTES // 4096
+    if model == "epoll" and waits is not None and waits > most:
+        bad.append(f"{waits} epoll_wait calls, more than {most}: the loop spun on a full socket")
+    if "level" in flags and not (own_stats.get("epoll_ctl") or {}).get("mod"):
+        bad.append(f"level-triggered, yet no interest change counted: {own_stats.get('epoll_ctl')}")
     if bad:
         fail("; ".join(bad))
     print("ok")
@@ -112,7 +153,7 @@ def main(server, load, model):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 4:
+    if len(sys.argv) < 4:
         print(__doc__.split("\n\n")[2].strip(), file=sys.stderr)
         sys.exit(2)
     sys.exit(main(*sys.argv[1:]))

@@ -561,6 +561,9 @@ static void t_badflags(void)
         {"--model", "fiber", "--stack", "copy:0"},
         {"--model", "fiber", "--stack", "stacky"},
         {"--model", "fiber", "--switch", "setjmp", "--stack", "copy"},
+        {"--model", "epoll", "--trigger", "sideways"},
+        {"--model", "epoll", "--trigger"},
+        {"--model", "fiber", "--trigger", "level"},
     };
     char out[4096], err[4096];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
