@@ -4,7 +4,9 @@
 Claim C13 (shared/CLAIMS.md). The fiber echo server under each read policy (eager, wait,
 adaptive; engines/io.h) and engine, beside the raw-epoll and libevent callback servers and
 thread-per-connection, all measured in the same interleaved rounds (the order rotates every
-round, so slow drifts of this shared VM hit every server alike). Loads:
+round, so slow drifts of this shared VM hit every server alike). The raw-epoll server also runs
+level-triggered (epoll-level, `--trigger level`): a control for what level triggering costs in
+the kernel with no fiber runtime on top, beside the level-triggered merged engine. Loads:
 
   pingpong     --conns connections (default 100) x 64-byte requests, one in flight each;
   pingpong-1k  the same with --conns-large connections (default 1000), for the default
@@ -48,7 +50,9 @@ SYS_EVENT = "raw_syscalls:sys_enter"
 CTL_EVENT = "syscalls:sys_enter_epoll_ctl"
 POLICIES = ["eager", "wait", "adaptive"]
 DEFAULT_ENGINE = "merged"
-YARDSTICKS = ["epoll", "libevent", "thread"]
+YARDSTICKS = ["epoll", "epoll-level", "libevent", "thread"]
+# A yardstick variant that is not a model of its own: its model and flags.
+YARDSTICK_FLAGS = {"epoll-level": ["--model", "epoll", "--trigger", "level"]}
 
 
 def parse_args(argv):
@@ -102,7 +106,7 @@ def server_cmd(a, variant):
         _, policy, engine = variant.split("/")
         return [a.server, "--model", "fiber", "--engine", engine, "--read-policy", policy,
                 "--sched", a.sched, "--switch", a.switch]
-    return [a.server, "--model", variant]
+    return [a.server, *YARDSTICK_FLAGS.get(variant, ["--model", variant])]
 
 
 class Server(EchoServer):
@@ -246,6 +250,8 @@ def ratios(runs, default):
             if (load, default) in have and (load, ys) in have:
                 out[f"{load} cpu {default}/{ys}"] = paired(runs, load, cpu, default, ys)
                 out[f"{load} tput {default}/{ys}"] = paired(runs, load, tput, default, ys)
+        if (load, "epoll-level") in have and (load, "epoll") in have:
+            out[f"{load} cpu epoll-level/epoll"] = paired(runs, load, cpu, "epoll-level", "epoll")
         eng = default.split("/")[2]
         for pol in POLICIES:
             v, e = f"fiber/{pol}/{eng}", f"fiber/eager/{eng}"
@@ -342,7 +348,7 @@ def main(argv=None):
         print(f"fiberio_bench: not run: perf counts ({why}); CPU from the server's rusage")
     fibers = [f"fiber/{p}/{e}" for e in wanted for p in policies
               if e not in completion or p == policies[0]]
-    yard = [m for m in YARDSTICKS if m in models]
+    yard = [m for m in YARDSTICKS if YARDSTICK_FLAGS.get(m, ["", m])[1] in models]
     plan = [("pingpong", fibers + yard), ("stream", fibers + yard)]
     if a.conns_large:
         big = [f"fiber/{p}/{DEFAULT_ENGINE}" for p in policies] + yard
