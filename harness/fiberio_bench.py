@@ -55,6 +55,11 @@ YARDSTICKS = ["epoll", "epoll-level", "libevent", "thread"]
 YARDSTICK_FLAGS = {"epoll-level": ["--model", "epoll", "--trigger", "level"]}
 
 
+def yardstick_args(variant):
+    """echo-server's flags for a yardstick variant; the model name is the second."""
+    return YARDSTICK_FLAGS.get(variant, ["--model", variant])
+
+
 def parse_args(argv):
     ap = argparse.ArgumentParser(prog="fiberio_bench.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("--build-dir", default=str(ROOT / "build"))
@@ -106,7 +111,7 @@ def server_cmd(a, variant):
         _, policy, engine = variant.split("/")
         return [a.server, "--model", "fiber", "--engine", engine, "--read-policy", policy,
                 "--sched", a.sched, "--switch", a.switch]
-    return [a.server, *YARDSTICK_FLAGS.get(variant, ["--model", variant])]
+    return [a.server, *yardstick_args(variant)]
 
 
 class Server(EchoServer):
@@ -348,7 +353,7 @@ def main(argv=None):
         print(f"fiberio_bench: not run: perf counts ({why}); CPU from the server's rusage")
     fibers = [f"fiber/{p}/{e}" for e in wanted for p in policies
               if e not in completion or p == policies[0]]
-    yard = [m for m in YARDSTICKS if YARDSTICK_FLAGS.get(m, ["", m])[1] in models]
+    yard = [m for m in YARDSTICKS if yardstick_args(m)[1] in models]
     plan = [("pingpong", fibers + yard), ("stream", fibers + yard)]
     if a.conns_large:
         big = [f"fiber/{p}/{DEFAULT_ENGINE}" for p in policies] + yard

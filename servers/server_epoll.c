@@ -296,10 +296,10 @@ static void loop_fini(struct loop *l)
     srv_add(&l->srv->stats->epoll_waits, l->waits);
 }
 
-static void loop_prepare(struct loop *l, struct srv_server *srv, int i)
+static void loop_prepare(struct loop *l, struct srv_server *srv, int i, bool level)
 {
     l->srv = srv;
-    l->level = srv->opt->trigger && strcmp(srv->opt->trigger, "level") == 0;
+    l->level = level;
     l->epfd = -1;
     l->acc.reserve_fd = -1;
     l->ready.rnext = l->ready.rprev = &l->ready;
@@ -337,11 +337,11 @@ static int epoll_run(struct srv_server *srv)
     int n = srv->nlisten, started = 1, rc = 0;
     struct loop *loops = calloc((size_t)n, sizeof *loops);
     if (!loops) return -1;
-    srv->stats->engine =
-        srv->opt->trigger && strcmp(srv->opt->trigger, "level") == 0 ? "epoll-level" : "epoll-edge";
+    bool level = srv->opt->trigger && strcmp(srv->opt->trigger, "level") == 0;
+    srv->stats->engine = level ? "epoll-level" : "epoll-edge";
     srv->stats->epoll_counted = srv->stats->kcalls_counted = true;
     for (int i = 0; i < n; i++)
-        loop_prepare(&loops[i], srv, i);
+        loop_prepare(&loops[i], srv, i, level);
     for (int i = 0; i < n && rc == 0; i++)
         rc = loop_init(&loops[i]);
     /* Loop 0 runs on the calling thread, so --threads 1 is truly single-threaded. */

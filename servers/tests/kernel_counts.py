@@ -20,9 +20,9 @@ when perf or the tracepoints are unavailable.
 """
 import json
 import re
+import socket
 import subprocess
 import sys
-import socket
 import tempfile
 import threading
 import time
