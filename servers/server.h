@@ -37,6 +37,7 @@ struct srv_options {
     size_t stack_size;       /* --stack-size for thread and fiber; 0 = the model's default */
     const char *stack;       /* --stack guarded|copy[:K] (fiber only), NULL when not given */
     const char *trigger;     /* --trigger edge|level (epoll only), NULL when not given */
+    int touch_lines;         /* --touch-lines N (epoll only, server_epoll.c); -1: not given */
 };
 
 typedef atomic_uint_fast64_t srv_counter;
@@ -77,7 +78,8 @@ struct srv_stats {
     bool epoll_counted, kcalls_counted, switches_counted, reads_counted, hooks_counted;
     /* The model serves from child processes: their largest peak RSS is printed too. */
     bool children;
-    srv_counter respawned; /* worker processes started again after one ended early */
+    srv_counter respawned;    /* worker processes started again after one ended early */
+    srv_counter touch_walked; /* --touch-lines: cache lines walked in all (epoll, at the stop) */
     const char *engine, *switch_name, *sched, *read_policy, *io;
     const char *stack; /* "guarded" or "copy:K" (fiber), NULL for the other models */
 };
@@ -133,9 +135,9 @@ struct srv_model {
     /* Values when --threads or --procs is not given (0: 1). */
     int default_threads, default_procs;
     /* Options the model takes besides the common ones: --threads other than 1, --stack-size,
-     * --switch/--sched/--engine/--read-policy, and --trigger. The front end refuses the others
-     * with one line naming the models that do take them. */
-    bool takes_threads, takes_stack_size, takes_fiber_flags, takes_trigger;
+     * --switch/--sched/--engine/--read-policy, --trigger and --touch-lines. The front end refuses
+     * the others with one line naming the models that do take them. */
+    bool takes_threads, takes_stack_size, takes_fiber_flags, takes_trigger, takes_touch_lines;
     /* Validate the model-specific options (NULL: none); on error write one line to why, return
      * -1. */
     int (*check)(const struct srv_options *opt, char *why, size_t len);

@@ -1,6 +1,7 @@
 /* server_epoll.c - hand-written non-blocking, edge-triggered callback echo: the yardstick.
  * --trigger level runs the same loop level-triggered, as a control: what a level-triggered
- * engine pays in the kernel, measured without a fiber runtime on top. */
+ * engine pays in the kernel, measured without a fiber runtime on top. --touch-lines N is a
+ * control too: what per-connection memory on the request path costs (see touch_walk). */
 #include "server.h"
 
 #include <errno.h>
@@ -55,6 +56,7 @@ struct conn {
     struct conn *prev, *next; /* every connection of the loop, for shutdown */
     char *pend;
     size_t plen, poff;
+    char *touch; /* --touch-lines: the connection's page, NULL without */
 };
 
 struct loop {
@@ -66,7 +68,8 @@ struct loop {
     struct conn conns;
     struct srv_acceptor acc;
     bool level; /* --trigger level */
-    uint64_t bytes, adds, mods, waits;
+    int touch_lines;
+    uint64_t bytes, adds, mods, waits, walked;
     pthread_t th;
     char buf[LOOP_BUF];
 };
@@ -95,8 +98,42 @@ static void ready_remove(struct item *it)
     it->rprev = it->rnext = NULL;
 }
 
+/*
+ * --touch-lines N. A fiber server keeps state of its own per connection on the path of every
+ * request (the fiber's record and the frames on its stack); this yardstick keeps one small
+ * struct. The control gives each connection a page, and after every read with data the loop
+ * walks N cache lines of it from the top down: each line holds the address of the next and a
+ * counter, so the walk is a chain of dependent loads with a store per line, as the returns
+ * through a resumed fiber's frames are. What that costs per request, beside the plain yardstick,
+ * is what memory per connection costs on this machine (harness/README, fiberio).
+ */
+enum { TOUCH_PAGE = 4096, TOUCH_LINE = 64 };
+
+static char *touch_page(int lines)
+{
+    char *page = aligned_alloc(TOUCH_PAGE, TOUCH_PAGE);
+    if (!page) return NULL;
+    char *top = page + TOUCH_PAGE - TOUCH_LINE;
+    for (int i = 0; i < lines; i++) {
+        char *line = top - TOUCH_LINE * i;
+        *(char **)line = i + 1 < lines ? line - TOUCH_LINE : NULL;
+        ((uint64_t *)line)[1] = 0;
+    }
+    return top;
+}
+
+static void touch_walk(struct loop *l, char *line)
+{
+    while (line) {
+        ((uint64_t *)line)[1]++;
+        line = *(char **)line;
+        l->walked++;
+    }
+}
+
 static void conn_close(struct loop *l, struct conn *c)
 {
+    if (c->touch) free(c->touch + TOUCH_LINE - TOUCH_PAGE);
     ready_remove(&c->it);
     c->prev->next = c->next;
     c->next->prev = c->prev;
@@ -168,6 +205,7 @@ static void conn_io(struct loop *l, struct item *it, uint32_t events)
             if (f <= 0) return; /* closed, or the socket is full and EPOLLOUT will come */
         }
         ssize_t n = recv(it->fd, l->buf, sizeof l->buf, 0);
+        if (n > 0 && c->touch) touch_walk(l, c->touch);
         if (n > 0 && echo(l, c, (size_t)n) == 0) {
             if ((size_t)n < sizeof l->buf && !drain && !c->pend) return;
             continue;
@@ -187,9 +225,14 @@ static void conn_new(struct loop *l, int fd)
     if (c) {
         c->it = (struct item){.handle = conn_io, .fd = fd};
         ev.data.ptr = c;
+        if (l->touch_lines > 0 && !(c->touch = touch_page(l->touch_lines))) {
+            free(c);
+            c = NULL;
+        }
     }
     /* Registered once for both directions; never modified; closing removes it. */
     if (!c || epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+        if (c && c->touch) free(c->touch + TOUCH_LINE - TOUCH_PAGE);
         free(c);
         close(fd);
         srv_add(&l->srv->stats->spawn_failed, 1);
@@ -294,12 +337,14 @@ static void loop_fini(struct loop *l)
     srv_add(&l->srv->stats->epoll_add, l->adds);
     srv_add(&l->srv->stats->epoll_mod, l->mods);
     srv_add(&l->srv->stats->epoll_waits, l->waits);
+    srv_add(&l->srv->stats->touch_walked, l->walked);
 }
 
 static void loop_prepare(struct loop *l, struct srv_server *srv, int i, bool level)
 {
     l->srv = srv;
     l->level = level;
+    l->touch_lines = srv->opt->touch_lines;
     l->epfd = -1;
     l->acc.reserve_fd = -1;
     l->ready.rnext = l->ready.rprev = &l->ready;
@@ -375,4 +420,5 @@ const struct srv_model srv_model_epoll = {.name = "epoll",
                                           .per_thread_listener = true,
                                           .takes_threads = true,
                                           .takes_trigger = true,
+                                          .takes_touch_lines = true,
                                           .run = epoll_run};

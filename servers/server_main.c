@@ -17,7 +17,7 @@
 #define OPTIONS_LIST                                                                               \
     "--model, --switch, --sched, --engine, --read-policy, --io, --bind, --port, --threads, "       \
     "--procs, "                                                                                    \
-    "--max-conns, --stack-size, --stack, --trigger"
+    "--max-conns, --stack-size, --stack, --trigger, --touch-lines"
 
 static bool any_model(const struct srv_model *m)
 {
@@ -55,6 +55,11 @@ static bool takes_trigger(const struct srv_model *m)
     return !m->missing && m->takes_trigger;
 }
 
+static bool takes_touch_lines(const struct srv_model *m)
+{
+    return !m->missing && m->takes_touch_lines;
+}
+
 /* The names of the models keep() accepts, comma separated, in the registry's order. */
 static void model_names(char *buf, size_t len, bool (*keep)(const struct srv_model *))
 {
@@ -76,11 +81,13 @@ static void usage(FILE *f)
             "       [--engine NAME] [--read-policy eager|wait|adaptive] [--io direct|hooked]\n"
             "       [--bind 127.0.0.1] [--port 0] [--threads N] [--procs P] [--max-conns N]\n"
             "       [--stack-size BYTES]\n"
-            "       [--stack guarded|copy[:K]] [--trigger edge|level]\n"
+            "       [--stack guarded|copy[:K]] [--trigger edge|level] [--touch-lines N]\n"
             "       echo-server --list [--json]   (the compiled-in models)\n"
             "models: %s\n"
             "--procs P: P worker processes (fiber: each with its own SO_REUSEPORT listeners;\n"
-            "prefork: all blocking in accept on one listener, one connection each)\n",
+            "prefork: all blocking in accept on one listener, one connection each)\n"
+            "--touch-lines N (epoll, 0..64): a control; after each read the loop also walks N\n"
+            "cache lines of a page of the connection's own, as a fiber's frames are on resume\n",
             names);
 }
 
@@ -121,9 +128,11 @@ static void parse(int argc, char **argv, struct srv_options *o)
                                           {"stack-size", required_argument, 0, 'k'},
                                           {"stack", required_argument, 0, 'S'},
                                           {"trigger", required_argument, 0, 'T'},
+                                          {"touch-lines", required_argument, 0, 'L'},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
-    *o = (struct srv_options){.bind = "127.0.0.1"}; /* threads, procs: 0 until the model says */
+    /* threads, procs: 0 until the model says; touch_lines: -1 until given */
+    *o = (struct srv_options){.bind = "127.0.0.1", .touch_lines = -1};
     opterr = 0; /* our own one-line messages instead of getopt's */
     for (int c; (c = getopt_long(argc, argv, ":", longs, NULL)) != -1;) {
         switch (c) {
@@ -169,6 +178,9 @@ static void parse(int argc, char **argv, struct srv_options *o)
         case 'T':
             o->trigger = optarg;
             break;
+        case 'L': /* the lines of one page */
+            o->touch_lines = (int)number("--touch-lines", optarg, 0, 64);
+            break;
         case 'h':
             usage(stdout);
             exit(0);
@@ -211,6 +223,10 @@ static const struct srv_model *choose_model(struct srv_options *o)
     if (o->trigger && !m->takes_trigger) {
         model_names(why, sizeof why, takes_trigger);
         bad("--trigger applies only to --model %s", why);
+    }
+    if (o->touch_lines >= 0 && !m->takes_touch_lines) {
+        model_names(why, sizeof why, takes_touch_lines);
+        bad("--touch-lines applies only to --model %s", why);
     }
     if (o->threads != 1 && !m->takes_threads) {
         model_names(why, sizeof why, takes_threads);
@@ -301,6 +317,12 @@ static void print_stats(FILE *f, const struct srv_options *o, struct srv_stats *
     json_str(f, "stack", st->stack);
     json_str(f, "read_policy", st->read_policy);
     json_str(f, "io", st->io);
+    if (srv_model_find(o->model)->takes_touch_lines)
+        fprintf(f, "\"touch\":{\"lines\":%d,\"walked\":%llu},",
+                o->touch_lines < 0 ? 0 : o->touch_lines,
+                (unsigned long long)atomic_load(&st->touch_walked));
+    else
+        fputs("\"touch\":null,", f);
     fprintf(f, "\"threads\":%d,\"procs\":%d,\"max_conns\":%ld,", o->threads, o->procs,
             o->max_conns);
     json_u64(f, "connections", &st->connections);
@@ -388,6 +410,7 @@ static int list_models(int argc, char **argv)
         json_print_bool_field(stdout, ", ", "takes_stack_size", m->takes_stack_size);
         json_print_bool_field(stdout, ", ", "takes_fiber_flags", m->takes_fiber_flags);
         json_print_bool_field(stdout, ", ", "takes_trigger", m->takes_trigger);
+        json_print_bool_field(stdout, ", ", "takes_touch_lines", m->takes_touch_lines);
         printf("}}");
         sep = ",\n  {";
     }

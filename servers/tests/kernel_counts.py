@@ -10,7 +10,8 @@ sends several MiB and reads only after a pause, so that a model that changes its
 while a reply waits does so), stops it with SIGINT and
 requires each count to equal the kernel's exactly: the whole life of the process, set-up and
 stop included. FLAGS go to the server; with --trigger level the epoll model must have changed
-its interest (epoll_ctl MOD) at least once. The epoll model must also not spin while the reply
+its interest (epoll_ctl MOD) at least once; with --touch-lines N it must have walked N lines
+per request at least, whole walks only. The epoll model must also not spin while the reply
 waits: at most one epoll_wait per request plus one per 4 KiB of the stalled reply.
 
     kernel_counts.py ECHO-SERVER ECHO-LOAD MODEL [FLAGS...]
@@ -146,6 +147,11 @@ def main(server, load, model, *flags):
         bad.append(f"{waits} epoll_wait calls, more than {most}: the loop spun on a full socket")
     if "level" in flags and not (own_stats.get("epoll_ctl") or {}).get("mod"):
         bad.append(f"level-triggered, yet no interest change counted: {own_stats.get('epoll_ctl')}")
+    if "--touch-lines" in flags:
+        lines = int(flags[flags.index("--touch-lines") + 1])
+        walked = (own_stats.get("touch") or {}).get("walked")
+        if walked is None or walked < lines * REQUESTS or walked % lines:
+            bad.append(f"--touch-lines {lines}: {walked} lines walked over {REQUESTS} requests")
     if bad:
         fail("; ".join(bad))
     print("ok")

@@ -564,6 +564,10 @@ static void t_badflags(void)
         {"--model", "epoll", "--trigger", "sideways"},
         {"--model", "epoll", "--trigger"},
         {"--model", "fiber", "--trigger", "level"},
+        {"--model", "epoll", "--touch-lines", "65"},
+        {"--model", "epoll", "--touch-lines", "-1"},
+        {"--model", "epoll", "--touch-lines", "8x"},
+        {"--model", "fiber", "--touch-lines", "0"},
     };
     char out[4096], err[4096];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
