@@ -6,7 +6,10 @@ adaptive; engines/io.h) and engine, beside the raw-epoll and libevent callback s
 thread-per-connection, all measured in the same interleaved rounds (the order rotates every
 round, so slow drifts of this shared VM hit every server alike). The raw-epoll server also runs
 level-triggered (epoll-level, `--trigger level`): a control for what level triggering costs in
-the kernel with no fiber runtime on top, beside the level-triggered merged engine. Loads:
+the kernel with no fiber runtime on top, beside the level-triggered merged engine; and walking 8
+cache lines of a page of its own per connection after each read (epoll-touch8, `--touch-lines
+8`): a control for what per-connection memory on the request path costs, as a fiber's record
+and frames are. Loads:
 
   pingpong     --conns connections (default 100) x 64-byte requests, one in flight each;
   pingpong-1k  the same with --conns-large connections (default 1000), for the default
@@ -50,9 +53,11 @@ SYS_EVENT = "raw_syscalls:sys_enter"
 CTL_EVENT = "syscalls:sys_enter_epoll_ctl"
 POLICIES = ["eager", "wait", "adaptive"]
 DEFAULT_ENGINE = "merged"
-YARDSTICKS = ["epoll", "epoll-level", "libevent", "thread"]
-# A yardstick variant that is not a model of its own: its model and flags.
-YARDSTICK_FLAGS = {"epoll-level": ["--model", "epoll", "--trigger", "level"]}
+YARDSTICKS = ["epoll", "epoll-level", "epoll-touch8", "libevent", "thread"]
+# A yardstick variant that is not a model of its own: its model and flags. Each is a control
+# of the epoll yardstick, reported as a ratio to it.
+YARDSTICK_FLAGS = {"epoll-level": ["--model", "epoll", "--trigger", "level"],
+                   "epoll-touch8": ["--model", "epoll", "--touch-lines", "8"]}
 
 
 def yardstick_args(variant):
@@ -255,8 +260,9 @@ def ratios(runs, default):
             if (load, default) in have and (load, ys) in have:
                 out[f"{load} cpu {default}/{ys}"] = paired(runs, load, cpu, default, ys)
                 out[f"{load} tput {default}/{ys}"] = paired(runs, load, tput, default, ys)
-        if (load, "epoll-level") in have and (load, "epoll") in have:
-            out[f"{load} cpu epoll-level/epoll"] = paired(runs, load, cpu, "epoll-level", "epoll")
+        for control in YARDSTICK_FLAGS:
+            if (load, control) in have and (load, "epoll") in have:
+                out[f"{load} cpu {control}/epoll"] = paired(runs, load, cpu, control, "epoll")
         eng = default.split("/")[2]
         for pol in POLICIES:
             v, e = f"fiber/{pol}/{eng}", f"fiber/eager/{eng}"
