@@ -122,6 +122,11 @@ static char *touch_page(int lines)
     return top;
 }
 
+static void touch_free(char *top)
+{
+    if (top) free(top + TOUCH_LINE - TOUCH_PAGE);
+}
+
 static void touch_walk(struct loop *l, char *line)
 {
     while (line) {
@@ -133,7 +138,7 @@ static void touch_walk(struct loop *l, char *line)
 
 static void conn_close(struct loop *l, struct conn *c)
 {
-    if (c->touch) free(c->touch + TOUCH_LINE - TOUCH_PAGE);
+    touch_free(c->touch);
     ready_remove(&c->it);
     c->prev->next = c->next;
     c->next->prev = c->prev;
@@ -232,7 +237,7 @@ static void conn_new(struct loop *l, int fd)
     }
     /* Registered once for both directions; never modified; closing removes it. */
     if (!c || epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
-        if (c && c->touch) free(c->touch + TOUCH_LINE - TOUCH_PAGE);
+        if (c) touch_free(c->touch);
         free(c);
         close(fd);
         srv_add(&l->srv->stats->spawn_failed, 1);
