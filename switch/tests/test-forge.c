@@ -91,10 +91,10 @@ int test_forged_resume(const sw_backend *b, int argc, char **argv)
      * SIGILL where the CPU traps the failed authentication itself). */
     /* A pointer authentication code is a few bits of the address (7 with a 48-bit address
      * space and the top byte ignored), so an unsigned address passes by chance once in 2^bits:
-     * a proof run of CI under qemu-user met it once. The code depends on the stack pointer at signing, so a forgery that ran is
-     * tried again with the peer on a stack of another size, elsewhere. A backend that checks
-     * the signature stops the second or third try (all three pass by chance once in 2^21);
-     * one that does not lets every try run. */
+     * a proof run of CI under qemu-user met it once. The code depends on the stack pointer at
+     * signing, so a forgery that ran is tried again with the peer on a stack of another size,
+     * elsewhere. A backend that checks the signature stops the second or third try (all three
+     * pass by chance once in 2^21); one that does not lets every try run. */
     for (size_t kib = 64; kib <= 192; kib += 64) {
         run(b, true, kib * 1024, &child);
         if (!strstr(child.err, HIJACKED)) break;
