@@ -37,7 +37,8 @@ struct srv_options {
     size_t stack_size;       /* --stack-size for thread and fiber; 0 = the model's default */
     const char *stack;       /* --stack guarded|copy[:K] (fiber only), NULL when not given */
     const char *trigger;     /* --trigger edge|level (epoll only), NULL when not given */
-    int touch_lines;         /* --touch-lines N (epoll only, server_epoll.c); -1: not given */
+    int touch_lines;         /* --touch-lines N (epoll only, server_epoll.c); -1 while parsing
+                                when not given, 0 (none) once the model is chosen */
 };
 
 typedef atomic_uint_fast64_t srv_counter;

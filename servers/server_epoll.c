@@ -230,7 +230,7 @@ static void conn_new(struct loop *l, int fd)
     if (c) {
         c->it = (struct item){.handle = conn_io, .fd = fd};
         ev.data.ptr = c;
-        if (l->touch_lines > 0 && !(c->touch = touch_page(l->touch_lines))) {
+        if (l->touch_lines && !(c->touch = touch_page(l->touch_lines))) {
             free(c);
             c = NULL;
         }

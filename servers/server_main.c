@@ -228,6 +228,7 @@ static const struct srv_model *choose_model(struct srv_options *o)
         model_names(why, sizeof why, takes_touch_lines);
         bad("--touch-lines applies only to --model %s", why);
     }
+    if (o->touch_lines < 0) o->touch_lines = 0; /* given or not, from here on a count */
     if (o->threads != 1 && !m->takes_threads) {
         model_names(why, sizeof why, takes_threads);
         bad("--threads applies only to --model %s", why);
@@ -308,18 +309,18 @@ static void print_rusage(FILE *f, bool children)
 
 static void print_stats(FILE *f, const struct srv_options *o, struct srv_stats *st)
 {
+    const struct srv_model *m = srv_model_find(o->model);
     fputc('{', f);
     json_str(f, "model", o->model);
-    json_str(f, "concurrency", srv_concurrency_name(srv_model_find(o->model)->concurrency));
+    json_str(f, "concurrency", srv_concurrency_name(m->concurrency));
     json_str(f, "switch", st->switch_name);
     json_str(f, "sched", st->sched);
     json_str(f, "engine", st->engine);
     json_str(f, "stack", st->stack);
     json_str(f, "read_policy", st->read_policy);
     json_str(f, "io", st->io);
-    if (srv_model_find(o->model)->takes_touch_lines)
-        fprintf(f, "\"touch\":{\"lines\":%d,\"walked\":%llu},",
-                o->touch_lines < 0 ? 0 : o->touch_lines,
+    if (m->takes_touch_lines)
+        fprintf(f, "\"touch\":{\"lines\":%d,\"walked\":%llu},", o->touch_lines,
                 (unsigned long long)atomic_load(&st->touch_walked));
     else
         fputs("\"touch\":null,", f);
