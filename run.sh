@@ -34,8 +34,9 @@ subcommands:
   test         set up, build, run the verification suite: release build, ASan+UBSan
                build, the switch tests under valgrind memcheck, and the aarch64 cross
                build's switch and scheduler tests under qemu-user
-  regress      build, then check instruction counts (callgrind) and switch timing ratios
-               against results/baseline/switch.json; `regress --update` rewrites it
+  regress      build, then gate switch cost: instruction counts, switches per hop and system
+               calls per switch against results/baseline/counts.json (every machine), CPU
+               times against results/baseline/timing/<cpu>.json (only this CPU model's)
   report       regenerate charts, CSV files and REPORT.md of a run folder: `report DIR`
   compare      two run folders side by side: `compare A B` (e.g. results/reference and a
                folder under results/runs/) writes results/compare/<A>-vs-<B>/COMPARE.md
@@ -48,7 +49,8 @@ options:
     quick|full --only STEPS  run only these steps (comma list of switch, icount, props,
                              asm_count, switch_emulated, engines, scale, sweep, slow,
                              maxconns, threads, handoff, fibermem, fiberio, hooks, report)
-    regress --update         rewrite the baseline
+    regress --update         record counts.json and this CPU model's timing baseline
+                             (refuses a tree with uncommitted changes)
     compare --out DIR        write the comparison into DIR
     compare --fail-on-verdict-change   exit 1 when a verdict differs between A and B
 USAGE
@@ -172,7 +174,7 @@ cmd_regress() {
     done
     cmd_setup
     configure_build build
-    say "regress: instruction counts and a short timing run against results/baseline/switch.json"
+    say "regress: counts against results/baseline/counts.json, timings against this CPU model's baseline"
     "$PY" "$ROOT/harness/regress.py" --bin "$ROOT/build/bin" "${extra[@]}"
 }
 

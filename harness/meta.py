@@ -14,6 +14,7 @@ import glob
 import json
 import os
 import platform
+import re
 import resource
 import shutil
 import socket
@@ -59,6 +60,29 @@ def cpu_model():
         if line.startswith("model name"):
             return line.split(":", 1)[1].strip()
     return platform.processor() or "unknown"
+
+
+def cpu_identity():
+    """What a timing baseline is valid for: the model string, and where /proc/cpuinfo has
+    them the vendor's family and model numbers (a VM may show one generic string, such as
+    "Intel(R) Xeon(R) Processor", for several microarchitectures; the numbers tell them apart).
+    `key` names the baseline file: lower case, trade marks dropped, words joined by '-'."""
+    fields = {}
+    for line in _read("/proc/cpuinfo").splitlines():
+        name, sep, value = line.partition(":")
+        if sep and name.strip() not in fields:
+            fields[name.strip()] = value.strip()
+    model = fields.get("model name")
+    numbers = [fields[k] for k in ("cpu family", "model") if k in fields]
+    if model is None and "CPU implementer" in fields:  # aarch64: no model name
+        model = "%s implementer %s part %s" % (platform.machine(), fields["CPU implementer"],
+                                               fields.get("CPU part", "?"))
+        numbers = []
+    model = model or platform.processor() or "unknown %s" % platform.machine()
+    words = re.sub(r"\((r|tm)\)", " ", model.lower())
+    key = "-".join(re.findall(r"[a-z0-9]+", words) + numbers)
+    return {"model": model, "family": fields.get("cpu family"), "model_number":
+            fields.get("model"), "arch": platform.machine(), "key": key}
 
 
 def git_sha(root=REPO_ROOT):

@@ -1,0 +1,109 @@
+"""stats.py - the statistics Switchyard's gates and verdicts rest on, in one place.
+
+Samples are lists of floats from independent repetitions. Everything here is deterministic:
+the bootstrap draws from a generator seeded by its caller (default 1), so the same samples
+always give the same interval and the same gate decision.
+
+    median(xs)                          the middle sample (mean of the two middle ones)
+    quantile(xs, q)                     linear interpolation between order statistics
+    robust_spread(xs)                   1.4826 * MAD / median: a relative standard deviation
+                                        that one wild repetition does not inflate
+    bootstrap_ci(xs, stat, level)       percentile bootstrap interval of stat(xs)
+    ratio_ci(num, den, level)           interval of median(num) / median(den), both resampled
+    mann_whitney_greater(a, b)          one-sided p-value of "a tends to be larger than b"
+
+Only the standard library: the gate runs before anything else is installed.
+"""
+import math
+import random
+
+BOOTSTRAP_DRAWS = 2000
+
+
+def median(xs):
+    s = sorted(xs)
+    n = len(s)
+    if n == 0:
+        raise ValueError("median of no samples")
+    mid = n // 2
+    return s[mid] if n % 2 else 0.5 * (s[mid - 1] + s[mid])
+
+
+def quantile(xs, q):
+    """The q-quantile (0 <= q <= 1), interpolating linearly between order statistics."""
+    s = sorted(xs)
+    if not s:
+        raise ValueError("quantile of no samples")
+    pos = q * (len(s) - 1)
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+
+
+def robust_spread(xs):
+    """Relative spread: the MAD scaled to a normal sigma, over the median (0 for < 2 samples)."""
+    if len(xs) < 2:
+        return 0.0
+    m = median(xs)
+    if m == 0:
+        return 0.0
+    return 1.4826 * median([abs(x - m) for x in xs]) / abs(m)
+
+
+def bootstrap_ci(xs, stat=median, level=0.95, seed=1, draws=BOOTSTRAP_DRAWS):
+    """(low, high): the percentile bootstrap interval of stat over resamples of xs."""
+    if not xs:
+        raise ValueError("interval of no samples")
+    rng = random.Random(seed)
+    n = len(xs)
+    values = sorted(stat([xs[rng.randrange(n)] for _ in range(n)]) for _ in range(draws))
+    tail = (1.0 - level) / 2.0
+    return quantile(values, tail), quantile(values, 1.0 - tail)
+
+
+def ratio_ci(num, den, level=0.95, seed=1, draws=BOOTSTRAP_DRAWS):
+    """(low, high) of median(num) / median(den), resampling num and den independently."""
+    if not num or not den:
+        raise ValueError("ratio interval of no samples")
+    rng = random.Random(seed)
+    values = []
+    for _ in range(draws):
+        a = median([num[rng.randrange(len(num))] for _ in num])
+        b = median([den[rng.randrange(len(den))] for _ in den])
+        values.append(a / b)
+    values.sort()
+    tail = (1.0 - level) / 2.0
+    return quantile(values, tail), quantile(values, 1.0 - tail)
+
+
+def mann_whitney_greater(a, b):
+    """One-sided p-value of the Mann-Whitney U test that a's values tend to exceed b's.
+
+    Normal approximation with the tie correction and a continuity correction; adequate from
+    about 5 samples per side, which is what the callers use. Returns 1.0 when either side is
+    empty or every value is tied."""
+    n1, n2 = len(a), len(b)
+    if n1 == 0 or n2 == 0:
+        return 1.0
+    pooled = sorted([(x, 0) for x in a] + [(x, 1) for x in b])
+    ranks = [0.0] * len(pooled)
+    ties = 0.0
+    i = 0
+    while i < len(pooled):
+        j = i
+        while j + 1 < len(pooled) and pooled[j + 1][0] == pooled[i][0]:
+            j += 1
+        rank = 0.5 * (i + j) + 1.0
+        for k in range(i, j + 1):
+            ranks[k] = rank
+        t = j - i + 1
+        ties += t ** 3 - t
+        i = j + 1
+    r1 = sum(r for r, (_, side) in zip(ranks, pooled) if side == 0)
+    u1 = r1 - n1 * (n1 + 1) / 2.0
+    n = n1 + n2
+    var = n1 * n2 / 12.0 * ((n + 1) - ties / (n * (n - 1)))
+    if var <= 0:
+        return 1.0
+    z = (u1 - n1 * n2 / 2.0 - 0.5) / math.sqrt(var)
+    return 0.5 * math.erfc(z / math.sqrt(2.0))
