@@ -104,6 +104,15 @@ def git_sha(root=REPO_ROOT):
     return (sha or "unknown"), (bool(dirty) if sha else None)
 
 
+def source_root(build_dir):
+    """The source tree a CMake build directory was configured from (None if unknown): the
+    commit a measurement belongs to is that tree's, not the driver's."""
+    for line in _read(Path(build_dir) / "CMakeCache.txt").splitlines():
+        if line.startswith("CMAKE_HOME_DIRECTORY:"):
+            return Path(line.partition("=")[2])
+    return None
+
+
 def compiler(build_dir, target="echo-load"):
     """Compiler, version and the exact flags CMake used for `target`, read from the build dir."""
     build_dir = Path(build_dir)

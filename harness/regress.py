@@ -121,7 +121,9 @@ def measure(bin_dir, processes, log=sys.stderr):
     counts["syscalls_per_switch"], why = syscalls_per_switch(bin_dir)
     if why:
         counts["syscalls_not_run"] = why
-    return {"kind": "switchyard-regress", "meta": meta.collect(ROOT, Path(bin_dir).parent),
+    build_dir = Path(bin_dir).parent
+    source = meta.source_root(build_dir) or ROOT
+    return {"kind": "switchyard-regress", "meta": meta.collect(source, build_dir),
             "cpu": meta.cpu_identity(), "counts": counts,
             "timing": run_timing(bin_dir, processes, log)}
 
