@@ -1,0 +1,314 @@
+#!/usr/bin/python3
+"""history.py - switch cost across runs: per machine, in commit order, with uncertainty.
+
+    history.py [FIGURE ...] [--machine M] [--out DIR] [--runs-root DIR] [DIR ...]
+
+Reads every run folder under results/runs/ (a folder with switch-regress.json, written by
+`./run.sh regress`, or switch.json, written by the suite) and the folders given, groups the
+runs by machine (the CPU model: a timing is comparable only on the same model), and for each
+figure charts its value in every run, in commit order (git's order of the commits the runs
+measured; runs of commits git does not know come last, by date), each point with its 95%
+interval. A point is marked where the figure moved beyond noise against the run before it
+on the same machine, by the statistics of harness/stats.py: the two intervals do not
+overlap, a two-sided Mann-Whitney U test gives p < 0.05, and the change exceeds what moves
+between two sittings of one CPU model (the regression gate's MIN_TIMING_TOLERANCE: the
+intervals only know the noise inside one run); exact counts (instructions, system calls)
+are marked when they change beyond 0.5%.
+
+Figures (FIGURE picks them by name or prefix; default: every switch row):
+  switch/<row>/floor     regress: CPU time over the floor rows, one sample per process
+  switch/<row>           suite (switch.json): CPU time in ns, one sample per repetition
+  icount/<row>           instructions per switch, create or hop (exact)
+  syscalls/<backend>     system calls per switch (exact)
+
+Writes into DIR (default results/history/): HISTORY.md (per machine: the runs, the figures
+with every marked move, the figures each run lacks), history.csv (machine, run, commit,
+date, figure, value, low, high, n, exact, moved) and one chart per machine and figure
+(<machine>/<figure>.png and .svg). Exit status 0; 2 with one line on stderr for bad input
+or no run folder at all.
+"""
+import argparse
+import csv
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+import regress_gate as G  # noqa: E402
+import stats  # noqa: E402
+
+EXACT_CHANGE = 0.005
+DEFAULT_FIGURES = ("switch/",)
+
+
+class Figure:
+    """One figure of one run: samples (or one exact value) and how to read them."""
+
+    def __init__(self, samples, exact=False, unit=""):
+        self.samples, self.exact, self.unit = samples, exact, unit
+        self.value = stats.median(samples)
+        self.low, self.high = (self.value, self.value) if exact or len(samples) < 2 \
+            else stats.bootstrap_ci(samples)
+
+
+def machine_key(model):
+    words = re.sub(r"\((r|tm)\)", " ", (model or "unknown").lower())
+    return "-".join(re.findall(r"[a-z0-9]+", words)) or "unknown"
+
+
+def from_regress(doc):
+    out = {}
+    for row, samples in G.figures(doc.get("timing", {"samples": {}})).items():
+        out[row + "/floor"] = Figure(samples, unit="x floor")
+    counts = doc.get("counts", {})
+    for row, value in counts.get("instructions", {}).items():
+        out["icount/" + row] = Figure([value], exact=True, unit="instructions")
+    for backend, value in counts.get("syscalls_per_switch", {}).items():
+        out["syscalls/" + backend] = Figure([value], exact=True, unit="syscalls per switch")
+    return out
+
+
+def from_switch(doc):
+    rows = {}
+    for r in doc.get("benchmarks", []):
+        if r.get("run_type") == "iteration" and not r.get("error_occurred"):
+            rows.setdefault(r.get("run_name", r["name"]), []).append(r["cpu_time"])
+    return {row: Figure(s, unit="ns") for row, s in rows.items()
+            if row.startswith(("switch/", "sched/"))}
+
+
+def load_run(folder):
+    """{meta fields, figures} of one run folder, or None when it holds nothing we chart."""
+    folder = Path(folder)
+    figures, meta = {}, None
+    for name, reader in (("switch-regress.json", from_regress), ("switch.json", from_switch)):
+        path = folder / name
+        if not path.exists():
+            continue
+        try:
+            doc = json.loads(path.read_text())
+        except (OSError, ValueError) as e:
+            raise ValueError("%s: not valid JSON (%s)" % (path, e))
+        if not isinstance(doc, dict):
+            raise ValueError("%s: malformed (the top level is not an object)" % path)
+        figures.update(reader(doc))
+        meta = meta or doc.get("meta") or {}
+        if name == "switch-regress.json" and doc.get("cpu"):
+            meta = dict(meta, cpu_model=doc["cpu"]["model"])
+        if name == "switch.json" and not meta.get("cpu_model"):
+            meta = dict(meta, cpu_model=(doc.get("context") or {}).get("cpu_model"))
+    if meta is None or not figures:
+        return None
+    return {"dir": folder, "sha": meta.get("git_sha", "unknown"), "date": meta.get("date", ""),
+            "dirty": meta.get("git_dirty"), "machine": machine_key(meta.get("cpu_model")),
+            "model": meta.get("cpu_model") or "unknown", "figures": figures}
+
+
+def commit_order(root=ROOT):
+    """{abbreviated sha prefix: position} of every commit reachable from HEAD, oldest first."""
+    try:
+        out = subprocess.run(["git", "-C", str(root), "rev-list", "--reverse", "--topo-order",
+                              "HEAD"], capture_output=True, text=True, timeout=30).stdout
+    except OSError:
+        return {}
+    return {sha[:12]: i for i, sha in enumerate(out.split())}
+
+
+def ordered(runs, order):
+    def key(run):
+        pos = order.get(str(run["sha"]).split("-")[0][:12])
+        return (pos is None, pos if pos is not None else 0, run["date"])
+    return sorted(runs, key=key)
+
+
+def moved(prev, cur):
+    """'up', 'down' or '' for a figure against the same figure of the run before."""
+    if prev is None:
+        return ""
+    if cur.exact or prev.exact:
+        if prev.value == 0:
+            return "" if cur.value == 0 else "up"
+        change = (cur.value - prev.value) / abs(prev.value)
+        return "" if abs(change) <= EXACT_CHANGE else ("up" if change > 0 else "down")
+    if cur.low <= prev.high and prev.low <= cur.high:
+        return ""
+    p = 2 * min(stats.mann_whitney_greater(cur.samples, prev.samples),
+                stats.mann_whitney_greater(prev.samples, cur.samples))
+    if p >= 0.05 or abs(cur.value - prev.value) <= G.MIN_TIMING_TOLERANCE * abs(prev.value):
+        return ""
+    return "up" if cur.value > prev.value else "down"
+
+
+def chosen(names, wanted):
+    return sorted(n for n in names
+                  if any(n == w or n.startswith(w.rstrip("/") + "/") for w in wanted))
+
+
+def series(runs, figure):
+    """[(run, Figure or None, move)] in the order of runs."""
+    out, prev = [], None
+    for run in runs:
+        f = run["figures"].get(figure)
+        out.append((run, f, moved(prev, f) if f else ""))
+        prev = f or prev
+    return out
+
+
+def run_label(run):
+    sha = str(run["sha"])[:7] + ("+" if run["dirty"] else "")
+    return "%s %s" % (sha, run["date"][:10])
+
+
+def draw(path, figure, points, model):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    xs = list(range(len(points)))
+    fig, ax = plt.subplots(figsize=(max(5.0, 0.8 * len(points) + 2), 3.4))
+    for x, (run, f, move) in zip(xs, points):
+        if f is None:
+            ax.annotate("no figure", (x, 0), xycoords=("data", "axes fraction"),
+                        xytext=(0, 4), textcoords="offset points", ha="center", fontsize=7,
+                        color="0.5")
+            continue
+        color = {"up": "tab:red", "down": "tab:green"}.get(move, "tab:blue")
+        ax.errorbar([x], [f.value], yerr=[[f.value - f.low], [f.high - f.value]], fmt="o",
+                    color=color, capsize=4, markersize=6 if move else 4)
+        if move:
+            ax.annotate("moved " + move, (x, f.high), xytext=(0, 6), textcoords="offset points",
+                        ha="center", fontsize=7, color=color)
+    known = [f for _, f, _ in points if f]
+    ax.plot([x for x, (_, f, _) in zip(xs, points) if f], [f.value for f in known],
+            color="0.7", lw=0.8, zorder=0)
+    ax.set_xticks(xs)
+    ax.set_xticklabels([run_label(r) for r, _, _ in points], rotation=30, ha="right", fontsize=7)
+    ax.set_xlim(-0.5, len(points) - 0.5)
+    unit = known[0].unit if known else ""
+    ax.set_ylabel(unit)
+    lo = min(f.low for f in known) if known else 0
+    hi = max(f.high for f in known) if known else 1
+    ax.set_ylim(min(0, lo), hi * 1.15 if hi > 0 else 1)
+    ax.set_title("%s on %s" % (figure, model), fontsize=9)
+    ax.text(0.0, -0.42, "points in commit order; bars: 95% interval (exact counts have none); "
+            "red/green: moved beyond noise against the run before", transform=ax.transAxes,
+            fontsize=6.5, color="0.35")
+    fig.tight_layout()
+    for ext in ("png", "svg"):
+        fig.savefig(path.with_suffix("." + ext), dpi=110)
+    plt.close(fig)
+
+
+def write(runs_by_machine, wanted, out, charts=True):
+    out.mkdir(parents=True, exist_ok=True)
+    md = ["# Switch cost across runs", "", (
+          "Per machine (CPU model), in commit order. Values are medians with their 95%% "
+          "interval; **moved** marks a change beyond noise against the run before on the "
+          "same machine (intervals apart, Mann-Whitney p < 0.05 and more than %d%%, what "
+          "moves between sittings; exact counts: any change over 0.5%%). Written by "
+          "`./run.sh history` (harness/history.py).") % round(100 * G.MIN_TIMING_TOLERANCE), ""]
+    rows = []
+    for machine, runs in sorted(runs_by_machine.items()):
+        names = chosen({n for r in runs for n in r["figures"]}, wanted)
+        model = runs[0]["model"]
+        md += ["## %s" % model, "", "%d run(s): %s" % (len(runs), ", ".join(
+            "`%s` (%s)" % (run_label(r), r["dir"]) for r in runs)), ""]
+        if not names:
+            md += ["No chosen figure in these runs.", ""]
+            continue
+        md += ["| figure | " + " | ".join(run_label(r) for r in runs) + " |",
+               "|---|" + "---:|" * len(runs)]
+        for name in names:
+            points = series(runs, name)
+            cells = []
+            for run, f, move in points:
+                if f is None:
+                    cells.append("-")
+                    continue
+                text = G.fmt(f.value) if f.exact else "%s [%s, %s]" % (
+                    G.fmt(f.value), G.fmt(f.low), G.fmt(f.high))
+                cells.append(text + (" **moved %s**" % move if move else ""))
+                rows.append([machine, str(run["dir"]), run["sha"], run["date"], name, f.value,
+                             f.low, f.high, len(f.samples), f.exact, move])
+            md.append("| %s | %s |" % (name, " | ".join(cells)))
+            if charts:
+                (out / machine).mkdir(exist_ok=True)
+                draw(out / machine / name.replace("/", "_"), name, points, model)
+        md.append("")
+        lacking = [(r, [n for n in names if n not in r["figures"]]) for r in runs]
+        lacking = [(r, miss) for r, miss in lacking if miss]
+        if lacking:
+            md += ["Figures a run lacks:", ""]
+            md += ["- `%s`: %s" % (run_label(r), ", ".join(miss)) for r, miss in lacking]
+            md.append("")
+        if charts:
+            md += ["Charts: `%s/<figure>.png` (and .svg)." % machine, ""]
+    (out / "HISTORY.md").write_text("\n".join(md))
+    with open(out / "history.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["machine", "run", "commit", "date", "figure", "value", "low", "high", "n",
+                    "exact", "moved"])
+        w.writerows(rows)
+    return out / "HISTORY.md"
+
+
+def find_runs(roots):
+    found = []
+    for root in roots:
+        root = Path(root)
+        if not root.is_dir():
+            raise ValueError("%s: no such run folder" % root)
+        for name in ("switch-regress.json", "switch.json"):
+            found += [p.parent.resolve() for p in root.rglob(name)]
+    return sorted(set(found))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("items", nargs="*", metavar="FIGURE|DIR",
+                    help="figures (names or prefixes) and run folders, in any order")
+    ap.add_argument("--machine", help="only this machine (its key or a part of its CPU model)")
+    ap.add_argument("--out", default=str(ROOT / "results" / "history"))
+    ap.add_argument("--runs-root", default=str(ROOT / "results" / "runs"))
+    ap.add_argument("--no-charts", action="store_true")
+    a = ap.parse_args(argv)
+    dirs = [i for i in a.items if Path(i).is_dir()]
+    wanted = [i for i in a.items if not Path(i).is_dir()] or list(DEFAULT_FIGURES)
+    try:
+        roots = ([a.runs_root] if Path(a.runs_root).is_dir() else []) + dirs
+        runs = [r for r in (load_run(d) for d in find_runs(roots)) if r]
+    except ValueError as e:
+        print("history.py: %s" % e, file=sys.stderr)
+        return 2
+    if a.machine:
+        runs = [r for r in runs if a.machine.lower() in (r["machine"], r["model"].lower())
+                or a.machine.lower() in r["model"].lower()]
+    if not runs:
+        print("history.py: no run folder with switch-regress.json or switch.json under %s"
+              % ", ".join(map(str, roots or [a.runs_root])), file=sys.stderr)
+        return 2
+    known = {n for r in runs for n in r["figures"]}
+    unmatched = [w for w in wanted if not chosen(known, [w])]
+    if len(unmatched) == len(wanted):
+        print("history.py: no run has a figure named %s (figures here: %s)"
+              % (", ".join(unmatched), ", ".join(sorted({n.split("/")[0] + "/" for n in known}))),
+              file=sys.stderr)
+        return 2
+    for w in unmatched:
+        print("history: no run has a figure named %s" % w, file=sys.stderr)
+    order = commit_order()
+    by_machine = {}
+    for run in runs:
+        by_machine.setdefault(run["machine"], []).append(run)
+    by_machine = {m: ordered(rs, order) for m, rs in by_machine.items()}
+    path = write(by_machine, wanted, Path(a.out), charts=not a.no_charts)
+    print("history: %d run(s) on %d machine(s): %s" % (len(runs), len(by_machine), path))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

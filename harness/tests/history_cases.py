@@ -1,0 +1,124 @@
+#!/usr/bin/python3
+"""Cases for `./run.sh history` (harness/history.py): three run folders of two machines, one
+of them a deliberately slowed run, made from the committed regression baselines.
+
+usage: history_cases.py CASE --work DIR
+"""
+import argparse
+import copy
+import csv
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+HARNESS = Path(__file__).resolve().parent.parent
+BASELINES = HARNESS.parent / "results" / "baseline"
+PY = "/usr/bin/python3"
+
+
+def check(cond, what):
+    if not cond:
+        print(f"FAIL: {what}", file=sys.stderr)
+        sys.exit(1)
+
+
+def measurement(model, date, sha):
+    t = json.loads(sorted((BASELINES / "timing").glob("*.json"))[0].read_text())
+    c = json.loads((BASELINES / "counts.json").read_text())
+    meta = dict(t["meta"], date=date, git_sha=sha, git_dirty=False, cpu_model=model)
+    return {"kind": "switchyard-regress", "meta": meta, "cpu": dict(t["cpu"], model=model),
+            "counts": copy.deepcopy(c["counts"]), "timing": copy.deepcopy(t["timing"])}
+
+
+def write_run(root, name, doc):
+    folder = Path(root) / name
+    folder.mkdir(parents=True)
+    (folder / "switch-regress.json").write_text(json.dumps(doc))
+    return folder
+
+
+def make_runs(work):
+    """Machine A: a run, the same again less one row, then asm 1.5x slower; machine B: one."""
+    runs = Path(work) / "runs"
+    shutil.rmtree(runs, ignore_errors=True)
+    a1 = measurement("Example A", "2026-01-01T00:00:00Z", "aaaaaaa00001")
+    a2 = measurement("Example A", "2026-01-02T00:00:00Z", "aaaaaaa00002")
+    del a2["timing"]["samples"]["switch/setjmp"]
+    a3 = measurement("Example A", "2026-01-03T00:00:00Z", "aaaaaaa00003")
+    a3["timing"]["samples"]["switch/asm"] = [[t * 1.5 for t in per] for per in
+                                             a3["timing"]["samples"]["switch/asm"]]
+    b1 = measurement("Example B", "2026-01-02T12:00:00Z", "bbbbbbb00001")
+    # Written out of order: the history orders them, not the folder names.
+    for name, doc in (("c", a3), ("z", a1), ("b", b1), ("m", a2)):
+        write_run(runs, name, doc)
+    return runs
+
+
+def history(work, *args):
+    p = subprocess.run([PY, HARNESS / "history.py", "--runs-root", Path(work) / "none",
+                        "--out", Path(work) / "out", *map(str, args)],
+                       capture_output=True, text=True, timeout=120)
+    print(p.stdout + p.stderr, end="")
+    return p
+
+
+def case_slowed_run_marked(a):
+    runs = make_runs(a.work)
+    p = history(a.work, runs)
+    check(p.returncode == 0, "history over three runs of two machines exits 0")
+    out = Path(a.work) / "out"
+    rows = list(csv.DictReader(open(out / "history.csv")))
+    asm = [r for r in rows if r["figure"] == "switch/asm/floor" and r["machine"] ==
+           "example-a"]
+    check([r["commit"] for r in asm] == ["aaaaaaa00001", "aaaaaaa00002", "aaaaaaa00003"],
+          f"machine A's runs in order: {[r['commit'] for r in asm]}")
+    check([r["moved"] for r in asm] == ["", "", "up"], f"only the slowed run moved: "
+          f"{[r['moved'] for r in asm]}")
+    others = [r for r in rows if r["moved"] and r["figure"] != "switch/asm/floor"]
+    check(not others, f"no other figure moved: {[(r['figure'], r['run']) for r in others]}")
+    for machine in ("example-a", "example-b"):
+        check((out / machine / "switch_asm_floor.png").exists(), f"{machine}: a chart")
+    text = (out / "HISTORY.md").read_text()
+    check("## Example A" in text and "## Example B" in text, "a section per machine")
+    check("switch/setjmp/floor" in text.split("Figures a run lacks:")[1],
+          "the run without switch/setjmp says so")
+
+
+def case_one_run_and_choice(a):
+    runs = make_runs(a.work)
+    p = history(a.work, runs / "b", "icount/switch/asm")
+    check(p.returncode == 0, "one run is enough")
+    rows = list(csv.DictReader(open(Path(a.work) / "out" / "history.csv")))
+    check({r["figure"] for r in rows} == {"icount/switch/asm"}, "only the chosen figure")
+    p = history(a.work, runs, "icount/switch/nosuch")
+    check(p.returncode == 2 and p.stderr.count("\n") == 1 and "nosuch" in p.stderr,
+          "a figure no run has: one line, exit 2")
+    p = history(a.work, runs, "--machine", "Example B", "--no-charts")
+    rows = list(csv.DictReader(open(Path(a.work) / "out" / "history.csv")))
+    check(p.returncode == 0 and {r["machine"] for r in rows} == {"example-b"}, "--machine")
+
+
+def case_bad_input(a):
+    p = history(a.work, Path(a.work) / "empty-and-missing")
+    check(p.returncode == 2 and p.stderr.count("\n") == 1, "no run folder: one line, exit 2")
+    bad = Path(a.work) / "bad"
+    shutil.rmtree(bad, ignore_errors=True)
+    bad.mkdir(parents=True)
+    (bad / "switch-regress.json").write_text("{not json")
+    p = history(a.work, bad)
+    check(p.returncode == 2 and "not valid JSON" in p.stderr, "malformed JSON: one line")
+
+
+CASES = {name[5:].replace("_", "-"): fn for name, fn in globals().items()
+         if name.startswith("case_")}
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("case", choices=sorted(CASES))
+    ap.add_argument("--work", required=True)
+    a = ap.parse_args()
+    Path(a.work).mkdir(parents=True, exist_ok=True)
+    CASES[a.case](a)
+    print(f"ok {a.case}")
