@@ -108,6 +108,9 @@ static void start_slots(struct worker *w, int64_t now)
         open_pending(w, now);
         return;
     }
+    /* Churn opens a slot's connection with its request: none is left for open_pending, which
+     * would otherwise give a slot a second socket while its first is still open. */
+    w->next_open = w->nslots;
     for (unsigned i = 0; i < w->nslots; i++) {
         if (rate_mode(w))
             ld__make_available(w, &w->slots[i]);

@@ -181,6 +181,20 @@ def case_churn(a):
     check(s.stats["peers"] >= 100, "source addresses spread over 127.0.0.0/8", s.stats["peers"])
 
 
+def case_churn_pool(a):
+    """A server that serves --conns connections at once, as a pre-forked pool sized to the
+    level does: each slot must hold one connection at a time, or a second socket of a slot
+    takes a worker that its first, still open, never gives back."""
+    with Server(a.server, "--conn-limit", 2) as s:
+        rc, r, err, _ = run_load(a.load, "--port", s.port, "--conns", 2, "--size", 64,
+                                 "--duration", 0.5, "--warmup", 0.2, "--mode", "churn",
+                                 "--timeout", 2, "--json")
+    show(r)
+    expect_clean(r, rc)
+    check(r["requests"] >= 100, "requests completed one connection at a time", r["requests"])
+    check(s.stats["max_concurrent"] <= 2, "never more than the pool", s.stats["max_concurrent"])
+
+
 def case_large_messages(a):
     with Server(a.server) as s:
         rc, r, err, _ = run_load(a.load, "--port", s.port, "--conns", 3, "--size", "1M",

@@ -47,6 +47,8 @@ struct server {
     uint64_t accepted, bytes, live, max_live;
     uint8_t seen_peer[65536 / 8]; /* low 16 bits of each IPv4 peer address seen */
     uint64_t peers;
+    uint64_t conn_limit; /* --conn-limit: connections served at once, 0 = no limit */
+    bool accept_paused;  /* at the limit: the listener is not watched */
     const char *model;
 };
 
@@ -69,6 +71,10 @@ static void drop_conn(struct server *s, int fd)
     *c = (struct conn){0};
     close(fd);
     s->live--;
+    if (s->accept_paused) {
+        s->accept_paused = false;
+        watch(s, s->lfd, EPOLLIN, EPOLL_CTL_MOD);
+    }
 }
 
 static void note_peer(struct server *s, const struct sockaddr_in *a)
@@ -80,9 +86,16 @@ static void note_peer(struct server *s, const struct sockaddr_in *a)
     }
 }
 
+/* With --conn-limit N it serves N connections at once, as a pool of N blocking workers does:
+ * the rest wait in the listen backlog until one of them closes. */
 static void accept_all(struct server *s)
 {
     for (;;) {
+        if (s->conn_limit && s->live >= s->conn_limit) {
+            s->accept_paused = true;
+            watch(s, s->lfd, 0, EPOLL_CTL_MOD);
+            return;
+        }
         struct sockaddr_storage peer;
         socklen_t len = sizeof(peer);
         int fd = accept4(s->lfd, (struct sockaddr *)&peer, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -293,7 +306,8 @@ static _Noreturn void usage_error(const char *arg)
 {
     fprintf(stderr,
             "test-server: bad argument '%s' (valid: --model NAME --bind 127.x.y.z --port N "
-            "--fault none|flip|drop|extra|swap|close|stall --at BYTES --stall-ms MS)\n",
+            "--fault none|flip|drop|extra|swap|close|stall --at BYTES --stall-ms MS "
+            "--conn-limit N)\n",
             arg);
     exit(2);
 }
@@ -323,6 +337,8 @@ int main(int argc, char **argv)
             s.at = strtoull(v, NULL, 10);
         else if (strcmp(argv[i], "--stall-ms") == 0)
             s.stall_ms = atol(v);
+        else if (strcmp(argv[i], "--conn-limit") == 0)
+            s.conn_limit = strtoull(v, NULL, 10);
         else if (strcmp(argv[i], "--fault") == 0) {
             unsigned f = 0;
             while (f < sizeof(fault_names) / sizeof(*fault_names) && strcmp(fault_names[f], v))
