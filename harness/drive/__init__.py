@@ -1,0 +1,17 @@
+"""The driver library: what every benchmark driver does the same way.
+
+    cpu     the one taskset wrapper; CPU per request from perf's task-clock or the server's
+            own rusage
+    server  start echo-server, read its `listening` line, stop it with SIGTERM, read its
+            statistics line
+    load    run echo-load and read its JSON
+    perf    perf stat attached to a process or around a command, and the one reader of its
+            CSV output
+    rounds  interleaved rounds (the order rotates each round) and paired per-round ratios
+    cli     the common flags (--build-dir, --out-file, --rounds, --duration, --warmup,
+            --server-cpu, --load-cpu) and the JSON output
+
+A driver is its plan, a function that measures one configuration, and a summary; it imports
+this package and meta, never another driver, and it measures without judging: thresholds and
+verdicts live in the claims (plots/).
+"""

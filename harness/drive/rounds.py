@@ -1,0 +1,31 @@
+"""Interleaved rounds: every configuration once per round, the order rotated each round so
+that slow drifts of a shared machine hit every configuration alike; and the per-round paired
+ratios that such rounds allow."""
+import statistics
+
+
+def rotated(items, rnd):
+    """items in round rnd's order: rotated left by rnd (two items alternate)."""
+    items = list(items)
+    k = rnd % len(items) if items else 0
+    return items[k:] + items[:k]
+
+
+def interleaved(rounds, items):
+    """(round, item) for every round and, within it, every item in that round's order."""
+    for rnd in range(rounds):
+        for item in rotated(items, rnd):
+            yield rnd, item
+
+
+def median(xs):
+    """The median of the values that are not None, or None."""
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def paired(num, den):
+    """num[r] / den[r] for every round r both ran in (each a {round: value}), in round order,
+    and their median: the two ran back to back, so the machine's drift mostly cancels."""
+    ratios = [num[r] / den[r] for r in sorted(num) if r in den and num[r] and den[r]]
+    return {"per_round": ratios, "median": median(ratios)}
