@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /*
  * A model is one ops table in its own file server_<model>.c, declared by one line in the
@@ -142,6 +143,9 @@ struct srv_model {
     /* Validate the model-specific options (NULL: none); on error write one line to why, return
      * -1. */
     int (*check)(const struct srv_options *opt, char *why, size_t len);
+    /* The model's own entries of its `props` in `--list --json` (NULL: none): each written as
+     * `, "key": value`, so the harness reads the model's choices and defaults from the listing. */
+    void (*list_props)(FILE *f);
     /* Serve until stopping; close every connection it owns; 0 on success. */
     int (*run)(struct srv_server *srv);
 };

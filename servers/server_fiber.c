@@ -1,5 +1,6 @@
 /* server_fiber.c - one fiber per connection runs the blocking echo session on fiber IO. */
 #include "echo_session.h"
+#include "json_print.h"
 #include "server.h"
 
 #include "engine.h"
@@ -460,6 +461,20 @@ static int fiber_check(const struct srv_options *o, char *why, size_t len)
     return 0;
 }
 
+/* What `echo-server --list --json` declares of this model beyond the common properties: the
+ * read policies (--read-policy) in io.h's order and what the model takes when none is given. */
+static void fiber_list_props(FILE *f)
+{
+    fputs(", \"read_policies\": [", f);
+    for (int p = 0; strcmp(fb_read_policy_name((fb_read_policy)p), "?") != 0; p++) {
+        if (p) fputs(", ", f);
+        json_print_string(f, fb_read_policy_name((fb_read_policy)p));
+    }
+    fputs("]", f);
+    json_print_str_field(f, ", ", "default_read_policy", fb_read_policy_name(DEFAULT_READ_POLICY));
+    json_print_str_field(f, ", ", "default_engine", DEFAULT_ENGINE);
+}
+
 const struct srv_model srv_model_fiber = {
     .name = "fiber",
     .summary = "one fiber per connection over an event engine, blocking-style code",
@@ -470,4 +485,5 @@ const struct srv_model srv_model_fiber = {
     .per_thread_listener = true,
     .procs_kind = SRV_PROCS_REUSEPORT,
     .check = fiber_check,
+    .list_props = fiber_list_props,
     .run = fiber_run};

@@ -412,6 +412,7 @@ static int list_models(int argc, char **argv)
         json_print_bool_field(stdout, ", ", "takes_fiber_flags", m->takes_fiber_flags);
         json_print_bool_field(stdout, ", ", "takes_trigger", m->takes_trigger);
         json_print_bool_field(stdout, ", ", "takes_touch_lines", m->takes_touch_lines);
+        if (m->list_props) m->list_props(stdout);
         printf("}}");
         sep = ",\n  {";
     }
