@@ -318,3 +318,89 @@ def fiberio_variants(doc):
             return (0, eng, pol, seen.index(v))
         return (1, 0, 0, seen.index(v))
     return sorted(seen, key=key)
+
+
+def sweep_points(run, model, mode):
+    """A model's sweep points of one mode, by connections, whatever their status."""
+    return sorted((p for p in (run.get("sweep") or {}).get("points", [])
+                   if p.get("model") == model and p.get("mode") == mode),
+                  key=lambda p: p["conns"])
+
+
+def ok_points(run, model, mode):
+    return [p for p in sweep_points(run, model, mode) if p.get("status") == "ok" and p.get("load")]
+
+
+def rps(p):
+    return p["load"].get("requests_per_sec") or 0.0
+
+
+def memory_points(run):
+    """{model: (conns, user KiB, PSS KiB, kernel KiB, {kernel field: KiB})} per connection at
+    each model's largest persistent level >= 100, error-free when it has one (the point claim
+    C8 reads and the memory chart stacks)."""
+    per = {}
+    for model in run.members("models"):
+        pts = [p for p in ok_points(run, model, "pingpong") if p["conns"] >= 100
+               and (p.get("rss") or {}).get("per_conn_kb") is not None]
+        # A point with errors may not have held every connection at once: prefer clean ones.
+        pts = [p for p in pts if not point_errors(p)] or pts
+        if pts:
+            top = pts[-1]
+            kern, parts = kernel_per_conn(top)
+            per[model] = (top["conns"], top["rss"]["per_conn_kb"],
+                          top["rss"].get("pss_per_conn_kb"), kern, parts)
+    return per
+
+
+def user_kb(rss_kb, pss_kb):
+    """User memory per connection: PSS (fork's children share most of their pages, which a sum
+    of VmRSS counts once per child) or VmRSS where there is no PSS."""
+    return pss_kb if pss_kb is not None else rss_kb
+
+
+# ---- copy stacks, hand-offs ----------------------------------------------------------------
+
+def copystack_points(run):
+    """{fibers: [(bytes, ns per op, live bytes), ...]} of the copystack/resume rows."""
+    out = {}
+    for name, e in bench_rows(run.get("switch")).items():
+        parts = name.split("/")
+        if len(parts) == 4 and parts[:2] == ["copystack", "resume"]:
+            n, f = int(parts[2].split(":")[1]), int(parts[3].split(":")[1])
+            out.setdefault(f, []).append((n, ns(e), e.get("live_bytes")))
+    return {f: sorted(v) for f, v in out.items()}
+
+
+def fibermem_points(run):
+    """{stack mode: {fibers: point}} of fibermem.json."""
+    out = {}
+    for p in (run.get("fibermem") or {}).get("points", []):
+        out.setdefault(p["stack"], {})[p["fibers"]] = p
+    return out
+
+
+def handoff_series(run, kind):
+    """[(m, CPU ns per hand-off)] of one kind, measured levels only, by m."""
+    pts = ((run.get("handoff") or {}).get("series") or {}).get(kind) or []
+    return [(p["contexts"], p["cpu_ns_per_handoff"]) for p in pts if p.get("status") == "ok"]
+
+
+# ---- paired rounds ---------------------------------------------------------------------------
+
+def paired(runs, key, num, den, **match):
+    """{"per_round": [num/den], "median": ...} over the rounds in which both ran: `runs` are
+    a driver's per-round records, `num` and `den` match them by field (e.g.
+    {"engine": "merged"}), `match` selects the records (e.g. kind="tput"). Rounds pair by
+    their "round" field, or by order when the records carry none."""
+    def values(sel):
+        recs = [r for r in runs or [] if all(r.get(k) == v for k, v in {**match, **sel}.items())]
+        if all("round" in r for r in recs):
+            return {r["round"]: r.get(key) for r in recs}
+        return dict(enumerate(r.get(key) for r in recs))
+    x, y = values(num), values(den)
+    rs = [x[k] / y[k] for k in sorted(x) if k in y and x[k] and y[k]]
+    xs = sorted(rs)
+    mid = len(xs) // 2
+    med = None if not xs else xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2
+    return {"per_round": rs, "median": med}

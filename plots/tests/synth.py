@@ -2,6 +2,7 @@
 writes, with numbers chosen by each test so a verdict rule can be driven to every outcome."""
 import json
 import math
+import types
 from pathlib import Path
 
 META = {"host": "synth", "cpu_model": "Synthetic CPU", "cores": 2, "kernel": "Linux 0.0",
@@ -76,11 +77,12 @@ def engines(ratio=1.2, naive_ctl=2.0, cpu_ratio=1.1):
                    ("libevent", 1.04)):
         tput = base * (ratio if e == "merged" else 1.0)
         summary[e] = {"ctl_per_request_engine": ctl, "ctl_per_request_kernel": ctl,
-                      "requests_per_sec": tput, "server_cpu_us_per_request": 8.0}
-    runs = [{"engine": e, "kind": k, "requests_per_sec": s["requests_per_sec"],
+                      "requests_per_sec": tput,
+                      "server_cpu_us_per_request": 8.0 * (cpu_ratio if e == "naive" else 1.0)}
+    runs = [{"engine": e, "kind": k, "round": 0, "requests_per_sec": s["requests_per_sec"],
              "ctl_per_request_engine": s["ctl_per_request_engine"],
-             "server_cpu_us_per_request": 8.0} for e, s in summary.items()
-            for k in ("count", "tput")]
+             "server_cpu_us_per_request": s["server_cpu_us_per_request"]}
+            for e, s in summary.items() for k in ("count", "tput")]
     return {"experiment": "engines", "meta": META, "summary": summary,
             "ratios": {"tput merged/naive": {"per_round": [ratio], "median": ratio},
                        "cpu per request naive/merged": {"per_round": [cpu_ratio],
@@ -269,9 +271,10 @@ def fiberio(cpu=1.0, tput=1.0, sysc=2.05, cpu_1k=None, tput_1k=None):
         ratios[f"{load} cpu {default}/epoll"] = {"per_round": [c], "median": c}
         ratios[f"{load} tput {default}/epoll"] = {"per_round": [t], "median": t}
     rows = [dict(load=ld, variant=v, **st) for ld, vs in summary.items() for v, st in vs.items()]
+    runs = [dict(row, kind="tput", round=0) for row in rows]
     return {"experiment": "fiberio", "meta": META, "default": default, "summary": rows,
             "engines": ["merged"], "policies": ["eager", "wait", "adaptive"],
-            "ratios": ratios, "loadavg_start": [1.0, 1.0, 1.0], "loadavg_end": [1.0, 1.0, 1.0],
+            "ratios": ratios, "runs": runs, "loadavg_start": [1.0, 1.0, 1.0], "loadavg_end": [1.0, 1.0, 1.0],
             "config": {"rounds": 1, "server_cpu": "0", "load_cpu": "1", "conns": 100,
                        "conns_large": 1000, "size": 64, "stream_conns": 100, "pipeline": 4,
                        "stream_size": 16384}}
@@ -371,3 +374,9 @@ def repeated(doc, rel=0.02, n=3):
                              cpu_time=b["cpu_time"] * f))
     doc["benchmarks"] += reps
     return doc
+
+
+def claim(verdict, cid="CX"):
+    """A made-up claim with a claim module's shape, for tests that add one to the list."""
+    return types.SimpleNamespace(ID=cid, SOURCE="no seed", CLAIM="a synthetic claim",
+                                 QUOTED="n/a", CHARTS=[], verdict=verdict)

@@ -29,7 +29,8 @@ class Charts(unittest.TestCase):
     def test_full_synthetic_run(self):
         run = S.full(self.dir / "full")
         status = C.draw_all(run)
-        self.assertEqual(len(status), 16)
+        self.assertEqual(list(status), C.STEMS)
+        self.assertIn("copystack", C.STEMS)
         self.assertEqual(status, {stem: "ok" for stem, _, _ in C.CHARTS})
         for stem, _, _ in C.CHARTS:
             for ext in ("png", "svg"):
@@ -48,6 +49,7 @@ class Charts(unittest.TestCase):
         self.assertEqual(R.main([str(run)]), 0)
         text = (run / "REPORT.md").read_text()
         self.assertIn("](star_ring.png)", text)
+        self.assertIn("- [copystack.png](copystack.png)", text)  # every drawn chart is linked
         self.assertIn("| [C6](#c6) | not run |", text)
         self.assertEqual(R.main([str(run), "--bogus"]), 2)
 

@@ -16,8 +16,9 @@ sys.path.insert(0, str(HERE.parent))
 os.environ.setdefault("MPLCONFIGDIR", tempfile.mkdtemp(prefix="mpl-"))
 import compare as C  # noqa: E402
 import figures as F  # noqa: E402
-import report as R  # noqa: E402
+import claims  # noqa: E402
 import synth as S  # noqa: E402
+import verdict as V  # noqa: E402
 
 
 class Compare(unittest.TestCase):
@@ -40,7 +41,7 @@ class Compare(unittest.TestCase):
         return rc, out.getvalue(), err.getvalue()
 
     def rows(self, a, b, cid):
-        ra, rb = R.evaluate(C.load(a)), R.evaluate(C.load(b))
+        ra, rb = claims.evaluate(C.load(a)), claims.evaluate(C.load(b))
         return {name: (ratio, note) for name, _, _, ratio, note in
                 C.claim_rows(ra[cid]["figures"], rb[cid]["figures"])}
 
@@ -51,7 +52,7 @@ class Compare(unittest.TestCase):
         self.assertEqual(rc, 0)
         self.assertIn("0 verdict(s) changed", out)
         text = (self.dir / "same" / "COMPARE.md").read_text()
-        for cid, *_ in R.CLAIMS:
+        for cid in (c.ID for c in claims.CLAIMS):
             self.assertIn(f"## {cid}\n", text)
         self.assertEqual(text.count("### A:"), 1)
         self.assertEqual(text.count("### B:"), 1)
@@ -137,10 +138,10 @@ class Compare(unittest.TestCase):
     def test_a_claim_added_to_the_report_is_compared(self):
         def verdict_cx(run):
             v = (run.get("threads") or {}).get("ratio_t2_over_t1_shared")
-            return R.result(R.HOLDS if v and v > 1.2 else R.NOT, "synthetic", [],
+            return V.result(V.HOLDS if v and v > 1.2 else V.NOT, "synthetic", [],
                             numbers={"made-up ratio": (v, 1.0)})
-        added = ("CX", "a synthetic claim", "no seed", "n/a", verdict_cx, [])
-        R.CLAIMS.append(added)
+        added = S.claim(verdict_cx)
+        claims.CLAIMS.append(added)
         try:
             a, b = self.folder(), self.folder(threads=S.threads(ratio=1.5))
             rc, out, _ = self.main(a, b, "--out", self.dir / "x", "--no-charts")
@@ -148,7 +149,7 @@ class Compare(unittest.TestCase):
             text = (self.dir / "x" / "COMPARE.md").read_text()
             self.assertIn("| made-up ratio | 1 | 1.5 | 1.5 |", text)
         finally:
-            R.CLAIMS.remove(added)
+            claims.CLAIMS.remove(added)
 
     def test_run_sh_compare(self):
         a = self.folder()

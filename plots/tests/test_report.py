@@ -9,9 +9,13 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
+import claims  # noqa: E402
 import data as D  # noqa: E402
-import report as R  # noqa: E402
+import document  # noqa: E402
+import reference  # noqa: E402
 import synth as S  # noqa: E402
+import verdict as V  # noqa: E402
+from sections import completion, hooks  # noqa: E402
 
 sys.path.insert(0, str(HERE.parent.parent / "harness"))
 import suite as SUITE  # noqa: E402
@@ -34,195 +38,195 @@ class Verdicts(unittest.TestCase):
         return fn(self.run_with(**docs))["verdict"]
 
     def test_c14(self):
-        self.assertEqual(self.verdict(R.verdict_c14), R.HOLDS)
+        self.assertEqual(self.verdict(claims.by_id("C14").verdict), V.HOLDS)
         # The pair grows logarithmically but churn does not pay for it: only one shows.
-        self.assertEqual(self.verdict(R.verdict_c14, scale=S.scale(churn_growth=1.0)), R.PARTLY)
-        self.assertEqual(self.verdict(R.verdict_c14, switch=S.switch(ctl_growth=1.0),
-                                      scale=S.scale(churn_growth=1.0)), R.NOT)
+        self.assertEqual(self.verdict(claims.by_id("C14").verdict, scale=S.scale(churn_growth=1.0)), V.PARTLY)
+        self.assertEqual(self.verdict(claims.by_id("C14").verdict, switch=S.switch(ctl_growth=1.0),
+                                      scale=S.scale(churn_growth=1.0)), V.NOT)
         # Faster than logarithmic growth (here linear-like, 50x) contradicts the tree.
-        self.assertEqual(self.verdict(R.verdict_c14, switch=S.switch(ctl_growth=50.0)), R.NOT)
-        self.assertEqual(self.verdict(R.verdict_c14, switch=None), R.NOTRUN)
+        self.assertEqual(self.verdict(claims.by_id("C14").verdict, switch=S.switch(ctl_growth=50.0)), V.NOT)
+        self.assertEqual(self.verdict(claims.by_id("C14").verdict, switch=None), V.NOTRUN)
 
     def test_c16(self):
-        self.assertEqual(self.verdict(R.verdict_c16), R.HOLDS)
-        self.assertEqual(self.verdict(R.verdict_c16, scale=S.scale(poll_growth=2.0)), R.PARTLY)
-        self.assertEqual(self.verdict(R.verdict_c16, scale=S.scale(epoll_growth=2.0)), R.PARTLY)
-        self.assertEqual(self.verdict(R.verdict_c16, scale=S.scale(poll_growth=1.1)), R.NOT)
-        self.assertEqual(self.verdict(R.verdict_c16, scale=None), R.NOTRUN)
-        text = "\n".join(R.verdict_c16(self.run_with())["measured"])
+        self.assertEqual(self.verdict(claims.by_id("C16").verdict), V.HOLDS)
+        self.assertEqual(self.verdict(claims.by_id("C16").verdict, scale=S.scale(poll_growth=2.0)), V.PARTLY)
+        self.assertEqual(self.verdict(claims.by_id("C16").verdict, scale=S.scale(epoll_growth=2.0)), V.PARTLY)
+        self.assertEqual(self.verdict(claims.by_id("C16").verdict, scale=S.scale(poll_growth=1.1)), V.NOT)
+        self.assertEqual(self.verdict(claims.by_id("C16").verdict, scale=None), V.NOTRUN)
+        text = "\n".join(claims.by_id("C16").verdict(self.run_with())["measured"])
         self.assertIn("| select | 4 | 30 | FD_SETSIZE |", text)
 
     def test_completion_section(self):
-        text = "\n".join(R.completion_section(self.run_with()))
+        text = "\n".join(completion.completion_section(self.run_with()))
         self.assertIn("| uring (model) | 1000 | 40000 | 20 | 0.5 | 0.5 |", text)
-        self.assertIn("not run: synthetic", "\n".join(R.verdict_c16(self.run_with())["measured"]))
-        self.assertIn("not run", "\n".join(R.completion_section(self.run_with(scale=None))))
+        self.assertIn("not run: synthetic", "\n".join(claims.by_id("C16").verdict(self.run_with())["measured"]))
+        self.assertIn("not run", "\n".join(completion.completion_section(self.run_with(scale=None))))
 
     def test_c1(self):
-        self.assertEqual(self.verdict(R.verdict_c1), R.HOLDS)
-        self.assertEqual(self.verdict(R.verdict_c1, switch=S.switch(ring_factor=1.2)), R.NOT)
+        self.assertEqual(self.verdict(claims.by_id("C1").verdict), V.HOLDS)
+        self.assertEqual(self.verdict(claims.by_id("C1").verdict, switch=S.switch(ring_factor=1.2)), V.NOT)
         # ucontext's ring slower at both fiber counts, the others faster: 6 of 8 = 75%.
         sw = S.switch()
         for b in sw["benchmarks"]:
             if b["run_name"].startswith("sched/ring/ucontext/"):
                 b["cpu_time"] = b["real_time"] = 1e4
-        self.assertEqual(self.verdict(R.verdict_c1, switch=sw), R.PARTLY)
-        self.assertEqual(self.verdict(R.verdict_c1, switch=None), R.NOTRUN)
+        self.assertEqual(self.verdict(claims.by_id("C1").verdict, switch=sw), V.PARTLY)
+        self.assertEqual(self.verdict(claims.by_id("C1").verdict, switch=None), V.NOTRUN)
 
     def test_c2(self):
-        self.assertEqual(self.verdict(R.verdict_c2, engines=S.engines(ratio=1.2)), R.HOLDS)
-        self.assertEqual(self.verdict(R.verdict_c2, engines=S.engines(ratio=1.05)), R.PARTLY)
-        self.assertEqual(self.verdict(R.verdict_c2, engines=S.engines(ratio=0.9,
-                                                                      cpu_ratio=1.3)), R.PARTLY)
-        self.assertEqual(self.verdict(R.verdict_c2, engines=S.engines(ratio=0.9,
-                                                                      cpu_ratio=1.0)), R.NOT)
-        self.assertEqual(self.verdict(R.verdict_c2, engines=None), R.NOTRUN)
+        self.assertEqual(self.verdict(claims.by_id("C2").verdict, engines=S.engines(ratio=1.2)), V.HOLDS)
+        self.assertEqual(self.verdict(claims.by_id("C2").verdict, engines=S.engines(ratio=1.05)), V.PARTLY)
+        self.assertEqual(self.verdict(claims.by_id("C2").verdict, engines=S.engines(ratio=0.9,
+                                                                      cpu_ratio=1.3)), V.PARTLY)
+        self.assertEqual(self.verdict(claims.by_id("C2").verdict, engines=S.engines(ratio=0.9,
+                                                                      cpu_ratio=1.0)), V.NOT)
+        self.assertEqual(self.verdict(claims.by_id("C2").verdict, engines=None), V.NOTRUN)
 
     def test_c3(self):
-        self.assertEqual(self.verdict(R.verdict_c3), R.HOLDS)
-        self.assertEqual(self.verdict(R.verdict_c3, engines=S.engines(naive_ctl=1.7)), R.PARTLY)
-        self.assertEqual(self.verdict(R.verdict_c3, engines=S.engines(naive_ctl=1.0)), R.NOT)
+        self.assertEqual(self.verdict(claims.by_id("C3").verdict), V.HOLDS)
+        self.assertEqual(self.verdict(claims.by_id("C3").verdict, engines=S.engines(naive_ctl=1.7)), V.PARTLY)
+        self.assertEqual(self.verdict(claims.by_id("C3").verdict, engines=S.engines(naive_ctl=1.0)), V.NOT)
 
     def test_c4(self):
-        self.assertEqual(self.verdict(R.verdict_c4), R.HOLDS)
+        self.assertEqual(self.verdict(claims.by_id("C4").verdict), V.HOLDS)
         slow_setjmp = S.switch({"asm": 5.0, "setjmp": 150.0, "ucontext": 280.0})
-        self.assertEqual(self.verdict(R.verdict_c4, switch=slow_setjmp), R.PARTLY)
-        self.assertEqual(self.verdict(R.verdict_c4, props=S.props(uc_syscalls=0.0)), R.NOT)
-        self.assertEqual(self.verdict(R.verdict_c4, props=None), R.NOTRUN)
+        self.assertEqual(self.verdict(claims.by_id("C4").verdict, switch=slow_setjmp), V.PARTLY)
+        self.assertEqual(self.verdict(claims.by_id("C4").verdict, props=S.props(uc_syscalls=0.0)), V.NOT)
+        self.assertEqual(self.verdict(claims.by_id("C4").verdict, props=None), V.NOTRUN)
 
     def test_c5(self):
-        self.assertEqual(self.verdict(R.verdict_c5, switch=S.switch({"asm": 40.0}, call=2.0)),
-                         R.HOLDS)
-        self.assertEqual(self.verdict(R.verdict_c5), R.PARTLY)  # 5 ns switch, 1.4 ns call
-        self.assertEqual(self.verdict(R.verdict_c5, switch=S.switch({"asm": 4.0}, call=10.0)),
-                         R.NOT)
+        self.assertEqual(self.verdict(claims.by_id("C5").verdict, switch=S.switch({"asm": 40.0}, call=2.0)),
+                         V.HOLDS)
+        self.assertEqual(self.verdict(claims.by_id("C5").verdict), V.PARTLY)  # 5 ns switch, 1.4 ns call
+        self.assertEqual(self.verdict(claims.by_id("C5").verdict, switch=S.switch({"asm": 4.0}, call=10.0)),
+                         V.NOT)
         # The floor rows are references: never the fastest backend, always shown as a ratio.
         sw = S.switch({"asm": 40.0}, call=2.0, floors={"floor-fp": 0.5, "floor": 0.4})
         run = self.run_with(switch=sw)
-        res = R.verdict_c5(run)
-        self.assertEqual(res["verdict"], R.HOLDS)
+        res = claims.by_id("C5").verdict(run)
+        self.assertEqual(res["verdict"], V.HOLDS)
         self.assertIn("asm/floor-fp 80.00", "\n".join(res["measured"]))
         self.assertNotIn("floor", D.backends(run))
 
     def test_c6(self):
         collapse = {1: 1000, 4: 5000, 100: 4600, 500: 1700}
-        self.assertEqual(self.verdict(R.verdict_c6, sweep=S.sweep(thread=collapse,
+        self.assertEqual(self.verdict(claims.by_id("C6").verdict, sweep=S.sweep(thread=collapse,
                                                                   fork={1: 400, 100: 320})),
-                         R.HOLDS)
-        self.assertEqual(self.verdict(R.verdict_c6), R.PARTLY)  # rises, no collapse, fork low
+                         V.HOLDS)
+        self.assertEqual(self.verdict(claims.by_id("C6").verdict), V.PARTLY)  # rises, no collapse, fork low
         flat = {1: 5000, 10: 5000, 100: 5000}
-        self.assertEqual(self.verdict(R.verdict_c6, sweep=S.sweep(thread=flat,
-                                                                  fork={1: 5000})), R.NOT)
-        self.assertEqual(self.verdict(R.verdict_c6, sweep=None), R.NOTRUN)
+        self.assertEqual(self.verdict(claims.by_id("C6").verdict, sweep=S.sweep(thread=flat,
+                                                                  fork={1: 5000})), V.NOT)
+        self.assertEqual(self.verdict(claims.by_id("C6").verdict, sweep=None), V.NOTRUN)
 
     def test_c7(self):
-        self.assertEqual(self.verdict(R.verdict_c7), R.NOTRUN)  # no level >= 5000
+        self.assertEqual(self.verdict(claims.by_id("C7").verdict), V.NOTRUN)  # no level >= 5000
         high = [S.point("thread", "pingpong", 10000, 5000, errors=3),
                 {"model": "fork", "mode": "pingpong", "conns": 10000, "status": "not run",
                  "reason": "pids"}]
         thread = {1: 10000, 100: 40000, 1000: 39000, 2000: 15000}
-        self.assertEqual(self.verdict(R.verdict_c7, sweep=S.sweep(thread=thread, extra=high)),
-                         R.HOLDS)
+        self.assertEqual(self.verdict(claims.by_id("C7").verdict, sweep=S.sweep(thread=thread, extra=high)),
+                         V.HOLDS)
         good = [S.point("thread", "pingpong", 10000, 39000),
                 S.point("fork", "pingpong", 10000, 3000)]
-        self.assertEqual(self.verdict(R.verdict_c7, sweep=S.sweep(extra=good)), R.NOT)
+        self.assertEqual(self.verdict(claims.by_id("C7").verdict, sweep=S.sweep(extra=good)), V.NOT)
         unheld = [dict(S.point("thread", "pingpong", 10000, 39000),
                        server={"max_concurrent": 3500}),
                   dict(S.point("fork", "pingpong", 10000, 3000),
                        server={"max_concurrent": 10000})]
-        self.assertEqual(self.verdict(R.verdict_c7, sweep=S.sweep(extra=unheld)), R.PARTLY)
+        self.assertEqual(self.verdict(claims.by_id("C7").verdict, sweep=S.sweep(extra=unheld)), V.PARTLY)
         half = [S.point("thread", "pingpong", 10000, 39000),
                 S.point("fork", "pingpong", 10000, 3000, errors=5)]
-        self.assertEqual(self.verdict(R.verdict_c7, sweep=S.sweep(extra=half)), R.PARTLY)
+        self.assertEqual(self.verdict(claims.by_id("C7").verdict, sweep=S.sweep(extra=half)), V.PARTLY)
 
     def test_c8(self):
-        self.assertEqual(self.verdict(R.verdict_c8), R.HOLDS)
+        self.assertEqual(self.verdict(claims.by_id("C8").verdict), V.HOLDS)
         # The kernel's part counts: 10 KiB of user memory but 1.5 MiB of kernel memory.
-        self.assertEqual(self.verdict(R.verdict_c8, sweep=S.sweep(thread_kernel=1500.0)),
-                         R.PARTLY)
-        lines = R.verdict_c8(self.run_with())["measured"]
+        self.assertEqual(self.verdict(claims.by_id("C8").verdict, sweep=S.sweep(thread_kernel=1500.0)),
+                         V.PARTLY)
+        lines = claims.by_id("C8").verdict(self.run_with())["measured"]
         self.assertTrue(any("KernelStack" in ln and "user (PSS)" in ln for ln in lines), lines)
-        self.assertEqual(self.verdict(R.verdict_c8, sweep=S.sweep(thread_rss=2000.0)), R.PARTLY)
-        self.assertEqual(self.verdict(R.verdict_c8, sweep=S.sweep(thread_rss=8000.0)), R.NOT)
-        self.assertEqual(self.verdict(R.verdict_c8, sweep=None), R.NOTRUN)
+        self.assertEqual(self.verdict(claims.by_id("C8").verdict, sweep=S.sweep(thread_rss=2000.0)), V.PARTLY)
+        self.assertEqual(self.verdict(claims.by_id("C8").verdict, sweep=S.sweep(thread_rss=8000.0)), V.NOT)
+        self.assertEqual(self.verdict(claims.by_id("C8").verdict, sweep=None), V.NOTRUN)
 
     def test_c7_reads_the_window_and_shows_the_ramp_up(self):
         # Ramp-up errors alone do not make a model fail; they are listed beside.
         high = [S.point("thread", "pingpong", 10000, 39000, ramp_errors=40, ramp_s=12.0),
                 S.point("fork", "pingpong", 10000, 3000)]
-        r = R.verdict_c7(self.run_with(sweep=S.sweep(extra=high)))
-        self.assertEqual(r["verdict"], R.NOT)
+        r = claims.by_id("C7").verdict(self.run_with(sweep=S.sweep(extra=high)))
+        self.assertEqual(r["verdict"], V.NOT)
         self.assertTrue(any("40 ramp-up errors" in ln for ln in r["measured"]), r["measured"])
 
     def test_c15(self):
-        self.assertEqual(self.verdict(R.verdict_c15), R.HOLDS)
+        self.assertEqual(self.verdict(claims.by_id("C15").verdict), V.HOLDS)
         step = S.handoff(thread_ns=lambda m: 700 if m < 4096 else 3000)  # a jump, not log m
-        self.assertEqual(self.verdict(R.verdict_c15, handoff=step), R.PARTLY)
+        self.assertEqual(self.verdict(claims.by_id("C15").verdict, handoff=step), V.PARTLY)
         flat = S.handoff(thread_ns=lambda m: 700 + m / 1e4)
-        self.assertEqual(self.verdict(R.verdict_c15, handoff=flat), R.NOT)
-        self.assertEqual(self.verdict(R.verdict_c15, handoff=S.handoff(levels=(2, 16))),
-                         R.NOTRUN)
-        self.assertEqual(self.verdict(R.verdict_c15, handoff=None), R.NOTRUN)
+        self.assertEqual(self.verdict(claims.by_id("C15").verdict, handoff=flat), V.NOT)
+        self.assertEqual(self.verdict(claims.by_id("C15").verdict, handoff=S.handoff(levels=(2, 16))),
+                         V.NOTRUN)
+        self.assertEqual(self.verdict(claims.by_id("C15").verdict, handoff=None), V.NOTRUN)
 
     def test_ramp_and_slow_sections(self):
-        text, _ = R.build_report(self.run_with())
+        text, _ = document.build_report(self.run_with())
         ramp = text[text.index("## Ramp-up"):text.index("## Slow clients")]
         self.assertIn("| thread | ", ramp)
         slow = text[text.index("## Slow clients"):text.index("## What surprised us")]
         self.assertIn("netem", slow)
         self.assertIn("| prefork | 1000 | 1800 | 80.0 | 0 |", slow)
-        text, _ = R.build_report(self.run_with(slow=None, sweep=None))
+        text, _ = document.build_report(self.run_with(slow=None, sweep=None))
         self.assertIn("not run", text[text.index("## Slow clients"):])
 
     def test_c9(self):
-        self.assertEqual(self.verdict(R.verdict_c9, switch=S.switch(syscall=10.0)), R.HOLDS)
-        self.assertEqual(self.verdict(R.verdict_c9), R.PARTLY)  # 400 cycles on a VM
-        self.assertEqual(self.verdict(R.verdict_c9, props=S.props(virtualized=False)), R.NOT)
+        self.assertEqual(self.verdict(claims.by_id("C9").verdict, switch=S.switch(syscall=10.0)), V.HOLDS)
+        self.assertEqual(self.verdict(claims.by_id("C9").verdict), V.PARTLY)  # 400 cycles on a VM
+        self.assertEqual(self.verdict(claims.by_id("C9").verdict, props=S.props(virtualized=False)), V.NOT)
 
     def test_c10(self):
-        self.assertEqual(self.verdict(R.verdict_c10), R.PARTLY)
-        self.assertEqual(self.verdict(R.verdict_c10, maxconns=S.maxconns(target=19900)),
-                         R.HOLDS)
-        self.assertEqual(self.verdict(R.verdict_c10, maxconns=S.maxconns(errors=4)), R.NOT)
-        self.assertEqual(self.verdict(R.verdict_c10, maxconns=S.maxconns(target=10 ** 7)),
-                         R.NOTRUN)  # projected memory does not fit either
-        self.assertEqual(self.verdict(R.verdict_c10, maxconns=None), R.NOTRUN)
+        self.assertEqual(self.verdict(claims.by_id("C10").verdict), V.PARTLY)
+        self.assertEqual(self.verdict(claims.by_id("C10").verdict, maxconns=S.maxconns(target=19900)),
+                         V.HOLDS)
+        self.assertEqual(self.verdict(claims.by_id("C10").verdict, maxconns=S.maxconns(errors=4)), V.NOT)
+        self.assertEqual(self.verdict(claims.by_id("C10").verdict, maxconns=S.maxconns(target=10 ** 7)),
+                         V.NOTRUN)  # projected memory does not fit either
+        self.assertEqual(self.verdict(claims.by_id("C10").verdict, maxconns=None), V.NOTRUN)
         # One core, several processes, the target held: holds, and the copy-mode aim is read.
-        res = R.verdict_c10(self.run_with(maxconns=S.maxconns(held_target=True)))
-        self.assertEqual(res["verdict"], R.HOLDS)
+        res = claims.by_id("C10").verdict(self.run_with(maxconns=S.maxconns(held_target=True)))
+        self.assertEqual(res["verdict"], V.HOLDS)
         text = "\n".join(res["measured"])
         self.assertIn("100000 connections (copy stacks, 7 processes on CPU 0): held 100000", text)
         self.assertIn("at most 4 KiB per connection in copy mode at 100000: 3.50 KiB, met", text)
-        res = R.verdict_c10(self.run_with(maxconns=S.maxconns(held_target=True, copy_pss=5.0)))
+        res = claims.by_id("C10").verdict(self.run_with(maxconns=S.maxconns(held_target=True, copy_pss=5.0)))
         self.assertIn("5.00 KiB, not met", "\n".join(res["measured"]))
 
     def test_c11(self):
-        self.assertEqual(self.verdict(R.verdict_c11, threads=S.threads(ratio=1.6)), R.HOLDS)
-        self.assertEqual(self.verdict(R.verdict_c11, threads=S.threads(ratio=1.1,
+        self.assertEqual(self.verdict(claims.by_id("C11").verdict, threads=S.threads(ratio=1.6)), V.HOLDS)
+        self.assertEqual(self.verdict(claims.by_id("C11").verdict, threads=S.threads(ratio=1.1,
                                                                        load_cores=0.5)),
-                         R.PARTLY)
-        self.assertEqual(self.verdict(R.verdict_c11), R.PARTLY)  # machine full, no extra cost
-        self.assertEqual(self.verdict(R.verdict_c11, threads=S.threads(cpu2=9.0)), R.NOT)
-        self.assertEqual(self.verdict(R.verdict_c11, threads=S.threads(ratio=0.8,
-                                                                       load_cores=0.5)), R.NOT)
+                         V.PARTLY)
+        self.assertEqual(self.verdict(claims.by_id("C11").verdict), V.PARTLY)  # machine full, no extra cost
+        self.assertEqual(self.verdict(claims.by_id("C11").verdict, threads=S.threads(cpu2=9.0)), V.NOT)
+        self.assertEqual(self.verdict(claims.by_id("C11").verdict, threads=S.threads(ratio=0.8,
+                                                                       load_cores=0.5)), V.NOT)
 
     def test_c12(self):
         # Guard pages pass and both sides of the trade were measured.
-        self.assertEqual(self.verdict(R.verdict_c12, props=S.props(copy_stack=True)), R.HOLDS)
-        self.assertEqual(self.verdict(R.verdict_c12, props=S.props(overflow_ok=False)), R.NOT)
-        self.assertEqual(self.verdict(R.verdict_c12, props=None), R.NOTRUN)
+        self.assertEqual(self.verdict(claims.by_id("C12").verdict, props=S.props(copy_stack=True)), V.HOLDS)
+        self.assertEqual(self.verdict(claims.by_id("C12").verdict, props=S.props(overflow_ok=False)), V.NOT)
+        self.assertEqual(self.verdict(claims.by_id("C12").verdict, props=None), V.NOTRUN)
         # No memory measurement, or no copystack rows: the trade is not shown.
-        self.assertEqual(self.verdict(R.verdict_c12, fibermem=None), R.PARTLY)
+        self.assertEqual(self.verdict(claims.by_id("C12").verdict, fibermem=None), V.PARTLY)
         no_rows = S.switch()
         no_rows["benchmarks"] = [b for b in no_rows["benchmarks"]
                                  if not b["run_name"].startswith("copystack/")]
-        self.assertEqual(self.verdict(R.verdict_c12, switch=no_rows), R.PARTLY)
+        self.assertEqual(self.verdict(claims.by_id("C12").verdict, switch=no_rows), V.PARTLY)
         # A side of the trade going the wrong way: copying free, or copy stacks dearer.
         flat = S.switch(copy_ns=lambda n, f: 50.0 - 0.001 * n)
-        self.assertEqual(self.verdict(R.verdict_c12, switch=flat), R.NOT)
-        self.assertEqual(self.verdict(R.verdict_c12, fibermem=S.fibermem(copy_pss=9000.0)),
-                         R.NOT)
-        res = R.verdict_c12(self.run_with(props=S.props(copy_stack=True)))
+        self.assertEqual(self.verdict(claims.by_id("C12").verdict, switch=flat), V.NOT)
+        self.assertEqual(self.verdict(claims.by_id("C12").verdict, fibermem=S.fibermem(copy_pss=9000.0)),
+                         V.NOT)
+        res = claims.by_id("C12").verdict(self.run_with(props=S.props(copy_stack=True)))
         text = "\n".join(res["measured"])
         self.assertIn("under 1 KiB: 776 B, met", text)
         self.assertIn("under 20 ns per round trip: 60.2 ns, not met", text)
@@ -233,24 +237,24 @@ class Verdicts(unittest.TestCase):
         for b in sw["benchmarks"]:
             if b["run_name"].endswith("/fibers:100000"):
                 b["shared_stacks"] = 2
-        text = "\n".join(R.verdict_c1(self.run_with(switch=sw))["measured"])
+        text = "\n".join(claims.by_id("C1").verdict(self.run_with(switch=sw))["measured"])
         self.assertIn("largest run queue measured: 100000 fibers; at 100000 fibers on shared", text)
 
     def test_c13(self):
-        self.assertEqual(self.verdict(R.verdict_c13), R.HOLDS)
+        self.assertEqual(self.verdict(claims.by_id("C13").verdict), V.HOLDS)
         # Within 1.05 at 100 connections but not at 1000: partly.
-        self.assertEqual(self.verdict(R.verdict_c13, fiberio=S.fiberio(cpu_1k=1.15)), R.PARTLY)
-        self.assertEqual(self.verdict(R.verdict_c13, fiberio=S.fiberio(tput=0.9)), R.PARTLY)
+        self.assertEqual(self.verdict(claims.by_id("C13").verdict, fiberio=S.fiberio(cpu_1k=1.15)), V.PARTLY)
+        self.assertEqual(self.verdict(claims.by_id("C13").verdict, fiberio=S.fiberio(tput=0.9)), V.PARTLY)
         # Fast enough, but still an EAGAIN read per request: partly.
-        self.assertEqual(self.verdict(R.verdict_c13, fiberio=S.fiberio(sysc=3.02)), R.PARTLY)
-        self.assertEqual(self.verdict(R.verdict_c13, fiberio=S.fiberio(cpu=1.3)), R.NOT)
-        self.assertEqual(self.verdict(R.verdict_c13, fiberio=S.fiberio(tput_1k=0.7)), R.NOT)
-        self.assertEqual(self.verdict(R.verdict_c13, fiberio=None), R.NOTRUN)
-        r = R.verdict_c13(self.run_with())
+        self.assertEqual(self.verdict(claims.by_id("C13").verdict, fiberio=S.fiberio(sysc=3.02)), V.PARTLY)
+        self.assertEqual(self.verdict(claims.by_id("C13").verdict, fiberio=S.fiberio(cpu=1.3)), V.NOT)
+        self.assertEqual(self.verdict(claims.by_id("C13").verdict, fiberio=S.fiberio(tput_1k=0.7)), V.NOT)
+        self.assertEqual(self.verdict(claims.by_id("C13").verdict, fiberio=None), V.NOTRUN)
+        r = claims.by_id("C13").verdict(self.run_with())
         self.assertIn("| pingpong | fiber/adaptive/merged | 2.050 |", "\n".join(r["measured"]))
 
     def test_hooks_section(self):
-        text = "\n".join(R.hooks_section(self.run_with(hooks=S.hooks(direct_ns=150.0,
+        text = "\n".join(hooks.hooks_section(self.run_with(hooks=S.hooks(direct_ns=150.0,
                                                                       hooked_ns=165.0))))
         self.assertIn("## Hooked calls and fiber locks", text)
         self.assertIn("quote no number", text)  # no verdict: what was measured and how
@@ -262,24 +266,24 @@ class Verdicts(unittest.TestCase):
         self.assertIn("not run: blocks the thread", text)  # each not-run row says why
         self.assertIn("- pthread_mutex: deadlocked, detected and reported", text)
         self.assertIn("- event_lock: completed", text)
-        no_deadlock = "\n".join(R.hooks_section(self.run_with(hooks=S.hooks(deadlocked=False))))
+        no_deadlock = "\n".join(hooks.hooks_section(self.run_with(hooks=S.hooks(deadlocked=False))))
         self.assertIn("- pthread_mutex: completed", no_deadlock)
-        no_echo = "\n".join(R.hooks_section(self.run_with(hooks=S.hooks(echo_ok=False))))
+        no_echo = "\n".join(hooks.hooks_section(self.run_with(hooks=S.hooks(echo_ok=False))))
         self.assertIn("echo: not run: echo-load failed", no_echo)
         self.assertIn("| read |", no_echo)  # the other parts still reported
 
     def test_hooks_not_run(self):
-        text = "\n".join(R.hooks_section(self.run_with(hooks=None)))
+        text = "\n".join(hooks.hooks_section(self.run_with(hooks=None)))
         self.assertIn("not run: hooks.json not in the run folder", text)
         failed = self.run_with(hooks={"experiment": "hooks", "status": "failed",
                                       "reason": "boom"})
-        self.assertIn("not run: hooks failed: boom", "\n".join(R.hooks_section(failed)))
+        self.assertIn("not run: hooks failed: boom", "\n".join(hooks.hooks_section(failed)))
 
     def test_report_document(self):
-        text, results = R.build_report(self.run_with())
-        self.assertEqual(set(results), {c[0] for c in R.CLAIMS})
+        text, results = document.build_report(self.run_with())
+        self.assertEqual(set(results), {c.ID for c in claims.CLAIMS})
         self.assertTrue(text.index("## Machine") < text.index("## C1"))
-        for cid, *_ in R.CLAIMS:
+        for cid in (c.ID for c in claims.CLAIMS):
             self.assertIn(f"## {cid}\n", text)
         self.assertIn("## What surprised us", text)
         self.assertTrue(text.index("## C12") < text.index("## Hooked calls and fiber locks")
@@ -288,15 +292,15 @@ class Verdicts(unittest.TestCase):
     def test_empty_folder_is_not_run(self):
         empty = Path(self.tmp.name) / "empty"
         empty.mkdir()
-        text, results = R.build_report(D.Run(empty))
-        self.assertEqual({r["verdict"] for r in results.values()}, {R.NOTRUN})
+        text, results = document.build_report(D.Run(empty))
+        self.assertEqual({r["verdict"] for r in results.values()}, {V.NOTRUN})
         self.assertIn("not run", text)
 
     def test_failed_step_is_not_run(self):
         run = self.run_with(engines={"experiment": "engines", "status": "failed",
                                      "reason": "boom"})
-        r = R.verdict_c2(run)
-        self.assertEqual(r["verdict"], R.NOTRUN)
+        r = claims.by_id("C2").verdict(run)
+        self.assertEqual(r["verdict"], V.NOTRUN)
         self.assertIn("boom", " ".join(r["measured"]))
 
 
@@ -314,66 +318,66 @@ class ReferenceColumn(unittest.TestCase):
         self.tmp.cleanup()
 
     def test_reference_column_and_machine_named_once(self):
-        text, results = R.build_report(self.local, self.ref)
+        text, results = document.build_report(self.local, self.ref)
         self.assertIn("| claim | verdict | reference |", text)
         self.assertIn("| [C2](#c2) | does not hold | holds |", text)
         self.assertEqual(text.count("- reference column: the committed run"), 1)
         self.assertIn("preset `full`", text)
-        for cid, *_ in R.CLAIMS:
+        for cid in (c.ID for c in claims.CLAIMS):
             section = text.split(f"## {cid}\n", 1)[1].split("\n## ", 1)[0]
-            if results[cid]["verdict"] != R.NOTRUN:
+            if results[cid]["verdict"] != V.NOTRUN:
                 self.assertIn("| figure | this run | reference |", section, cid)
         self.assertIn("| throughput merged/naive (median of paired rounds) | 0.9 | 1.2 |", text)
 
     def test_no_reference_column_without_reference(self):
-        text, _ = R.build_report(self.local)
+        text, _ = document.build_report(self.local)
         self.assertIn("| claim | verdict |\n", text)
         self.assertNotIn("| reference |", text)
         self.assertIn("| figure | this run |\n", text)
 
     def test_reference_for(self):
-        self.assertIsNone(R.reference_for(self.ref.dir, self.ref.dir))  # the reference itself
-        self.assertIsNone(R.reference_for(self.local.dir, Path(self.tmp.name) / "nowhere"))
-        ref = R.reference_for(self.local.dir, self.ref.dir)
+        self.assertIsNone(reference.reference_for(self.ref.dir, self.ref.dir))  # the reference itself
+        self.assertIsNone(reference.reference_for(self.local.dir, Path(self.tmp.name) / "nowhere"))
+        ref = reference.reference_for(self.local.dir, self.ref.dir)
         self.assertEqual(ref.dir, self.ref.dir)
 
     def test_figure_missing_in_reference_is_na(self):
         ref = D.Run(S.full(Path(self.tmp.name) / "ref2", maxconns=None))
-        text, _ = R.build_report(self.local, ref)
+        text, _ = document.build_report(self.local, ref)
         self.assertIn("| most connections held on one core | 19900 | n/a |", text)
 
     def test_a_new_claim_gets_the_column_from_its_numbers(self):
         def verdict_cx(run):
             v = (run.get("threads") or {}).get("ratio_t2_over_t1_shared")
-            return R.result(R.HOLDS, "synthetic", ["- x"], numbers={"made-up ratio": (v, 1.0)})
-        added = ("CX", "a synthetic claim", "no seed", "n/a", verdict_cx, [])
-        R.CLAIMS.append(added)
+            return V.result(V.HOLDS, "synthetic", ["- x"], numbers={"made-up ratio": (v, 1.0)})
+        added = S.claim(verdict_cx)
+        claims.CLAIMS.append(added)
         try:
             ref = D.Run(S.full(Path(self.tmp.name) / "ref3", threads=S.threads(ratio=1.5)))
-            text, _ = R.build_report(self.local, ref)
+            text, _ = document.build_report(self.local, ref)
             self.assertIn("| made-up ratio | 1 | 1.5 |", text)
         finally:
-            R.CLAIMS.remove(added)
+            claims.CLAIMS.remove(added)
 
     def test_an_older_reference_does_not_break_the_report(self):
         old = D.Run(S.full(Path(self.tmp.name) / "old", engines={"experiment": "engines",
                                                                  "summary": {"naive": 3}}))
-        text, results = R.build_report(self.local, old)
+        text, results = document.build_report(self.local, old)
         self.assertIn("| [C3](#c3) | holds | not run |", text)
         with self.assertRaises(AttributeError):
-            R.evaluate(old)  # the run being reported is never excused
+            claims.evaluate(old)  # the run being reported is never excused
 
     def test_sharpen_section(self):
         folder = Path(self.tmp.name) / "quick"
         suite = dict(S.suite(), presets={"sweep": ["--levels", "1,10"]},
                      full_presets={"sweep": ["--duration", "5"]})
-        text, _ = R.build_report(D.Run(S.full(folder, suite=suite)))
+        text, _ = document.build_report(D.Run(S.full(folder, suite=suite)))
         self.assertIn("## What a full run may sharpen", text)
         self.assertIn("| C7 | not run | ? | may reach a verdict where this run did not", text)
         self.assertIn("| C6 | holds partly | sweep | sweep: `--duration 5` (here `--levels 1,10`)"
                       ": its single-sample figures come from longer points or more levels |", text)
         self.assertIn("| C3 | holds | engines | the same: exact counts at the same size |", text)
-        text, _ = R.build_report(self.ref)  # a full run has nothing to sharpen
+        text, _ = document.build_report(self.ref)  # a full run has nothing to sharpen
         self.assertNotIn("## What a full run may sharpen", text)
 
 
@@ -400,15 +404,15 @@ class QuickPresetCoverage(unittest.TestCase):
     def test_every_claim_reaches_a_verdict(self):
         with tempfile.TemporaryDirectory(prefix="report-quick-") as tmp:
             run = self.quick_run(Path(tmp), SUITE.PRESETS["quick"]["sweep"])
-            results = R.evaluate(run)
-            self.assertEqual(set(results), {c[0] for c in R.CLAIMS})
+            results = claims.evaluate(run)
+            self.assertEqual(set(results), {c.ID for c in claims.CLAIMS})
             for cid, r in results.items():
-                self.assertNotEqual(r["verdict"], R.NOTRUN, f"{cid}: {r['measured']}")
+                self.assertNotEqual(r["verdict"], V.NOTRUN, f"{cid}: {r['measured']}")
 
     def test_the_old_quick_sweep_left_c7_not_run(self):
         with tempfile.TemporaryDirectory(prefix="report-quick-") as tmp:
             run = self.quick_run(Path(tmp), ["--levels", "1,10,100,1000"])
-            self.assertEqual(R.verdict_c7(run)["verdict"], R.NOTRUN)
+            self.assertEqual(claims.by_id("C7").verdict(run)["verdict"], V.NOTRUN)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,89 @@
+"""sweep.json and maxconns.json: memory per connection, user and kernel, per server model."""
+import data as D
+from claims import c08_thread_memory as C8
+from charts.style import grid, not_run, register
+
+CHARTS = []
+
+
+
+@register(CHARTS, "rss_per_conn", "Memory per connection, per server model: user and kernel")
+def rss_per_conn(run, fig):
+    ax = fig.add_subplot(121)
+    memory_stack(run, fig.add_subplot(122))
+    sweep = run.get("sweep")
+
+    def rss(p):
+        v = (p.get("rss") or {}).get("per_conn_kb")
+        return v if v and v > 0 else None
+
+    def pss(p):
+        v = (p.get("rss") or {}).get("pss_per_conn_kb")
+        return v if v and v > 0 else None
+
+    series = D.sweep_series(sweep, "pingpong", rss)
+    if not series:
+        not_run(ax, run.why("sweep") if not sweep else "no persistent-connection points")
+        return ""
+    for m in run.order("models", series):
+        pts = [p for p in series[m] if p[0] >= 10]  # one connection says little per connection
+        if pts:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=run.marker("models", m),
+                    color=run.color("models", m), label=f"{m} (VmRSS)", ms=4)
+    fork_pss = [p for p in D.sweep_series(sweep, "pingpong", pss).get("fork", []) if p[0] >= 10]
+    if fork_pss:
+        ax.plot([p[0] for p in fork_pss], [p[1] for p in fork_pss], ls="--",
+                color=run.color("models", "fork"), marker=run.marker("models", "fork"), mfc="none",
+                ms=4,
+                label="fork (PSS: shared pages counted once)")
+    mc = run.get("maxconns")
+    held = [p for p in (mc or {}).get("points", []) if p.get("status") == "ok"
+            and p.get("rss_per_conn_kb")]
+    if held:
+        ax.plot([p["conns"] for p in held], [p["rss_per_conn_kb"] for p in held], "*",
+                color="navy", ms=9, label="fiber, trickle traffic (C10 run)")
+    ax.axhline(C8.QUOTED_PTHREAD_KIB, color="k", ls=":", lw=1,
+               label=f"{C8.QUOTED_PTHREAD_KIB / 1024:g} MiB: default pthread stack (virtual)")
+    ax.axhline(C8.QUOTED_COROUTINE_KIB, color="k", ls="--", lw=1,
+               label=f"{C8.QUOTED_COROUTINE_KIB:g} KiB: libco coroutine stack")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("concurrent persistent connections (log scale)")
+    ax.set_ylabel("resident memory per connection (KiB, log scale)")
+    ax.set_title("user memory (VmRSS) against concurrency", fontsize=10)
+    ax.legend(fontsize=6, loc="upper right")
+    grid(ax)
+    return ("left: (peak VmRSS of the server and its children during the load - VmRSS of the "
+            "server process before) / connections; right: at each model's largest error-free "
+            "level, user memory (PSS) stacked on the kernel's growth (KernelStack, SUnreclaim, "
+            "PageTables: machine-wide /proc/meminfo medians, echo-load's own sockets included)")
+
+
+KERNEL_COLORS = {"KernelStack": "tab:red", "SUnreclaim": "tab:gray", "PageTables": "tab:olive"}
+
+
+def memory_stack(run, ax):
+    """Stacked bars per model: VmRSS growth per connection, then each kernel field's."""
+    per = D.memory_points(run)
+    if not per:
+        not_run(ax, run.why("sweep"))
+        return
+    names = list(per)
+    x = list(range(len(names)))
+    user = [max(0.0, D.user_kb(per[m][1], per[m][2])) for m in names]
+    ax.bar(x, user, 0.6, color=[run.color("models", m) for m in names],
+           label="user (PSS; VmRSS without PSS)")
+    bottom = list(user)
+    for field, color in KERNEL_COLORS.items():
+        vals = [max(0.0, (per[m][4] or {}).get(field) or 0.0) for m in names]
+        ax.bar(x, vals, 0.6, bottom=bottom, color=color, alpha=0.8, label=f"kernel: {field}")
+        bottom = [b + v for b, v in zip(bottom, vals)]
+    for i, m in enumerate(names):
+        ax.text(i, bottom[i], f"{bottom[i]:.0f}\n@{per[m][0]}", ha="center", va="bottom",
+                fontsize=6)
+    ax.set_xticks(x)
+    ax.set_xticklabels(names, fontsize=8, rotation=20)
+    ax.set_ylabel("memory per connection (KiB)")
+    ax.set_title("user + kernel, stacked (largest clean level)", fontsize=10)
+    ax.legend(fontsize=6, loc="upper left")
+    ax.grid(True, axis="y", alpha=0.35)

@@ -1,0 +1,109 @@
+"""scale.json and switch.json's epoll_ctl rows: idle connections, registered fds, readiness
+against completion."""
+import data as D
+from charts.style import grid, not_run, register
+
+CHARTS = []
+
+
+
+def scale_style(run, cfg):
+    """One colour and marker per configuration, the same in the three scale charts: its place
+    among the configurations the scale experiment declared."""
+    configs = D.scale_configs(run.get("scale"))
+    i = configs.index(cfg) if cfg in configs else len(configs)
+    return D.PALETTE[i % len(D.PALETTE)], D.MARKER_CYCLE[i % len(D.MARKER_CYCLE)]
+
+
+def scale_lines(run, ax, series):
+    for cfg, pts in series.items():
+        color, marker = scale_style(run, cfg)
+        # Idle level 0 is drawn at 1 so that it fits on the log axis (labelled below).
+        ax.plot([max(n, 1) for n, _ in pts], [v for _, v in pts], marker=marker, color=color,
+                label=cfg, linewidth=1.4, markersize=5)
+
+
+@register(CHARTS, "idle_scaling", "Server CPU per request of a fixed load against idle connections")
+def idle_scaling(run, fig):
+    ax = fig.add_subplot(111)
+    idle = (run.get("scale") or {}).get("idle")
+    series = D.scale_series(idle)
+    if not series:
+        not_run(ax, run.why("scale") if not run.get("scale") else "no idle-scaling run")
+        return ""
+    scale_lines(run, ax, series)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("idle connections held open (log scale; 0 drawn at 1)")
+    ax.set_ylabel("server CPU time per request (us, log scale)")
+    ax.legend(fontsize=8, loc="upper left")
+    grid(ax)
+    return (f"{idle.get('active_conns')} ping-pong connections of 64 B; select stops at "
+            "FD_SETSIZE (1024 fds); CPU from /proc/PID/task/*/schedstat; medians of rounds")
+
+
+@register(CHARTS, "epoll_ctl_scaling", "epoll_ctl ADD+DEL against registered fds, and churn with idle "
+       "connections held")
+def epoll_ctl_scaling(run, fig):
+    left, right = fig.add_subplot(121), fig.add_subplot(122)
+    pts = D.epoll_ctl_rows(D.bench_rows(run.get("switch")))
+    if pts:
+        left.plot([n for n, _ in pts], [t for _, t in pts], marker="o", color="tab:blue",
+                  label="one ADD + one DEL")
+        left.set_xscale("log")
+        left.set_ylim(0, max(t for _, t in pts) * 1.25)
+        left.set_xlabel("fds registered in the epoll instance (log scale)")
+        left.set_ylabel("CPU time per ADD+DEL pair (ns)")
+        left.legend(fontsize=8, loc="lower right")
+        grid(left)
+    else:
+        not_run(left, run.why("switch") if not run.get("switch") else "no epoll_ctl rows")
+    churn = (run.get("scale") or {}).get("churn")
+    series = D.scale_series(churn)
+    if series:
+        scale_lines(run, right, series)
+        right.set_xscale("log")
+        right.set_xlabel("idle connections held open (log scale; 0 drawn at 1)")
+        right.set_ylabel("churned connections per second")
+        right.legend(fontsize=8, loc="lower left")
+        grid(right)
+    else:
+        not_run(right, run.why("scale") if not run.get("scale") else "no churn run")
+    return "left: switch-bench (CPU time, median); right: connect, one 64 B request, close"
+
+
+@register(CHARTS, "completion", "Readiness against completion: throughput and kernel entries per request")
+def completion(run, fig):
+    left, right = fig.add_subplot(121), fig.add_subplot(122)
+    comp = (run.get("scale") or {}).get("completion")
+    series = D.scale_series(comp)
+    if not series:
+        why = run.why("scale") if not run.get("scale") else "no readiness/completion run"
+        not_run(left, why)
+        not_run(right, why)
+        return ""
+    scale_lines(run, left, series)
+    left.set_xscale("log")
+    left.set_xlabel("ping-pong connections (log scale)")
+    left.set_ylabel("requests per second")
+    left.legend(fontsize=8, loc="upper left")
+    grid(left)
+    counts = [c for c in comp.get("counts", []) if c.get("kernel_entries_per_request")]
+    conns = sorted({c["conns"] for c in counts})
+    cfgs = [c for c in comp.get("configs", []) if any(x["config"] == c for x in counts)]
+    if counts:
+        width = 0.8 / max(len(cfgs), 1)
+        for i, cfg in enumerate(cfgs):
+            vals = {c["conns"]: c["kernel_entries_per_request"] for c in counts
+                    if c["config"] == cfg}
+            right.bar([j + i * width for j in range(len(conns))],
+                      [vals.get(n, 0) for n in conns], width,
+                      color=scale_style(run, cfg)[0], label=cfg)
+        right.set_xticks([j + 0.4 - width / 2 for j in range(len(conns))])
+        right.set_xticklabels([str(n) for n in conns])
+        right.set_xlabel("ping-pong connections")
+        right.set_ylabel("system calls of the server per request")
+        right.legend(fontsize=8)
+        right.grid(True, axis="y", alpha=0.35)
+    else:
+        not_run(right, "no perf syscall count")

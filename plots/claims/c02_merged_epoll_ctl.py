@@ -1,0 +1,79 @@
+"""C2: merging the cancel/re-register epoll_ctl pair raises IO throughput by about 20%."""
+import data as D
+import figures as F
+import verdict as V
+
+ID = "C2"
+SOURCE = "seed 000 (libfiber)"
+CLAIM = ("epoll_ctl ranked high in perf top; merging the cancel/re-register pair between a "
+         "wake-up and the next wait raised IO throughput by about 20%.")
+QUOTED = "about +20% throughput"
+QUOTED_GAIN = 1.2
+CHARTS = ["engines", "epoll_ctl_share"]
+
+HOLDS_AT = 1.15  # merged/naive throughput
+PARTLY_AT = 1.0  # merged/naive throughput
+PARTLY_CPU_AT = 1.15  # naive/merged server CPU per request
+
+RULE = (f"holds when merged/naive throughput (median of paired rounds) >= {V.num(HOLDS_AT)}; "
+        f"holds partly when it is >= {V.num(PARTLY_AT)} or naive needs >= "
+        f"{V.num(PARTLY_CPU_AT)}x merged's server CPU per request; otherwise does not hold")
+
+
+def paired_rounds(eng):
+    """merged/naive throughput and naive/merged server CPU per request, each round's ratio of
+    the two engines measured back to back in it, from the driver's per-round records."""
+    runs = (eng or {}).get("runs")
+    return (D.paired(runs, "requests_per_sec", {"engine": "merged"}, {"engine": "naive"},
+                     kind="tput"),
+            D.paired(runs, "server_cpu_us_per_request", {"engine": "naive"},
+                     {"engine": "merged"}, kind="tput"))
+
+
+def measure(run):
+    eng = run.get("engines")
+    r, cpu_r = paired_rounds(eng)
+    if not eng or not r["per_round"]:
+        return {"lines": [f"no naive/merged comparison: {run.why('engines')}"]}
+    cpu = cpu_r["median"]
+    s = eng.get("summary", {})
+    lines = [f"- throughput: naive {V.fmt(s.get('naive', {}).get('requests_per_sec'), '.0f')} "
+             f"req/s, merged {V.fmt(s.get('merged', {}).get('requests_per_sec'), '.0f')} req/s; "
+             f"merged/naive median **{V.fmt(r['median'])}** (rounds: "
+             + ", ".join(V.fmt(x) for x in r.get("per_round", [])) + ")",
+             f"- server CPU per request naive/merged: {V.fmt(cpu)}"]
+    prof = eng.get("profile") or {}
+    prof = prof if isinstance(prof, dict) else {p.get("engine"): p for p in prof}
+    for e in ("naive", "merged"):
+        p = prof.get(e) or {}
+        if p.get("epoll_ctl_share") is not None:
+            lines.append(f"- perf: {100 * p['epoll_ctl_share']:.1f}% of {e}'s samples under "
+                         f"epoll_ctl ({p.get('samples')} samples)")
+    figures = [F.timing("throughput merged/naive (median of paired rounds)", r["median"], "",
+                        "engines", samples=r.get("per_round")),
+               F.timing("server CPU per request naive/merged", cpu, "", "engines",
+                        samples=cpu_r.get("per_round"))]
+    for e in ("naive", "merged"):
+        figures.append(F.timing(f"throughput, {e}", s.get(e, {}).get("requests_per_sec"),
+                                "req/s", "engines",
+                                samples=D.runs_of(eng, lambda x: x.get("requests_per_sec"),
+                                                  engine=e, kind="tput")))
+        figures.append(F.once(f"share of {e}'s perf samples under epoll_ctl",
+                              (prof.get(e) or {}).get("epoll_ctl_share"), "", "engines"))
+    return {"lines": lines, "figures": V.figs(*figures), "tput": r["median"], "cpu": cpu,
+            "numbers": {"merged/naive throughput": (r["median"], QUOTED_GAIN)}}
+
+
+def judge(m):
+    tput, cpu = m.get("tput"), m.get("cpu")
+    if tput is None:
+        return V.NOTRUN
+    if tput >= HOLDS_AT:
+        return V.HOLDS
+    if tput >= PARTLY_AT or (cpu is not None and cpu >= PARTLY_CPU_AT):
+        return V.PARTLY
+    return V.NOT
+
+
+def verdict(run):
+    return V.decide(RULE, measure(run), judge)

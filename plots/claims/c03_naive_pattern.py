@@ -1,0 +1,53 @@
+"""C3: naive engines DEL the fd before the IO and ADD it after: two epoll_ctl per wait."""
+import figures as F
+import verdict as V
+
+ID = "C3"
+SOURCE = "seed 001 (NtyCo)"
+CLAIM = ("Naive engines delete the fd from epoll before the IO and add it back after, so "
+         "one fd belongs to one context at a time.")
+QUOTED = "2 epoll_ctl per wait"
+QUOTED_CTL = 2.0
+CHARTS = ["engines"]
+
+TOLERANCE = 0.1  # around the quoted 2, and between the engine's and the kernel's counts
+PARTLY_LOW, PARTLY_HIGH = 1.5, 2.1
+
+RULE = (f"holds when the naive engine makes {V.num(QUOTED_CTL)} +- {V.num(TOLERANCE)} "
+        "epoll_ctl per request (ping-pong) and the kernel's count agrees within "
+        f"{V.num(TOLERANCE)}; holds partly when it makes {V.num(PARTLY_LOW)}-"
+        f"{V.num(PARTLY_HIGH)}; otherwise does not hold")
+
+
+def measure(run):
+    s = ((run.get("engines") or {}).get("summary") or {}).get("naive")
+    if not s or s.get("ctl_per_request_engine") is None:
+        return {"lines": [f"no naive engine count: {run.why('engines')}"]}
+    e, k = s["ctl_per_request_engine"], s.get("ctl_per_request_kernel")
+    lines = [f"- naive: {e:.3f} epoll_ctl per request counted by the engine, "
+             f"{V.fmt(k, '.3f')} by the kernel (perf tracepoint)"]
+    other = (run.get("engines") or {}).get("summary") or {}
+    lines.append("- others: " + ", ".join(f"{n} {V.fmt(v.get('ctl_per_request_engine'), '.3f')}"
+                                          for n, v in other.items() if n != "naive"))
+    figures = [F.exact("epoll_ctl per request, naive (engine count)", e, "", "engines"),
+               F.exact("epoll_ctl per request, naive (kernel tracepoint)", k, "", "engines")]
+    figures += [F.exact(f"epoll_ctl per request, {n} (engine count)",
+                        v.get("ctl_per_request_engine"), "", "engines")
+                for n, v in other.items() if n != "naive"]
+    return {"lines": lines, "figures": figures, "engine": e, "kernel": k,
+            "numbers": {"naive epoll_ctl per request": (e, QUOTED_CTL)}}
+
+
+def judge(m):
+    e, k = m.get("engine"), m.get("kernel")
+    if e is None:
+        return V.NOTRUN
+    if abs(e - QUOTED_CTL) <= TOLERANCE and (k is None or abs(k - e) <= TOLERANCE):
+        return V.HOLDS
+    if PARTLY_LOW <= e <= PARTLY_HIGH:
+        return V.PARTLY
+    return V.NOT
+
+
+def verdict(run):
+    return V.decide(RULE, measure(run), judge)

@@ -1,0 +1,69 @@
+"""C5: a coroutine switch costs about 50 ns at least, a plain call about 2 ns."""
+import data as D
+import figures as F
+import verdict as V
+
+ID = "C5"
+SOURCE = "seed 003 (PyCon 2014 talk)"
+CLAIM = "A coroutine switch costs about 50 ns at least, a plain call about 2 ns."
+QUOTED = "switch >= ~50 ns, call ~2 ns"
+QUOTED_SWITCH_NS = 50.0
+QUOTED_CALL_NS = 2.0
+CHARTS = ["switch_cost"]
+
+FACTOR = 2  # the fastest switch matches within this factor of the quoted 50 ns
+CALL_LOW_NS, CALL_HIGH_NS = 1, 4
+
+RULE = ("the quoted figures match when the fastest switch lies within a factor "
+        f"{FACTOR} of {QUOTED_SWITCH_NS:g} ns ({QUOTED_SWITCH_NS / FACTOR:g}-"
+        f"{QUOTED_SWITCH_NS * FACTOR:g} ns) and a call within {CALL_LOW_NS}-"
+        f"{CALL_HIGH_NS} ns: both -> holds, one -> holds partly, neither -> does not hold")
+
+
+def measure(run):
+    rows = D.bench_rows(run.get("switch"))
+    sw = {b: D.ns(rows.get(f"switch/{b}")) for b in D.backends(run)}
+    sw = {b: t for b, t in sw.items() if t}
+    call = D.ns(rows.get("call/noinline"))
+    if not sw or call is None:
+        return {"lines": [f"no switch rows: {run.why('switch')}"]}
+    fastest = min(sw, key=sw.get)
+    lines = ["- ns per switch: " + ", ".join(f"{b} {t:.3g}" for b, t in sw.items()),
+             f"- fastest: {fastest} {sw[fastest]:.3g} ns; call {call:.3g} ns"]
+    floors = [f"{b}/{f} {sw[b] / D.ns(rows[f'switch/{f}']):.2f}"
+              for b, f in D.FLOOR_OF.items() if b in sw and D.ns(rows.get(f"switch/{f}"))]
+    if floors:
+        lines.append("- against the reference floor (the six callee-saved registers pushed, an "
+                     "indirect jmp; floor-fp also MXCSR and x87 CW; not ABI-complete): "
+                     + ", ".join(floors))
+    ok = [switch_matches(sw[fastest]), CALL_LOW_NS <= call <= CALL_HIGH_NS]
+    lines.append(f"- the switch figure {'matches' if ok[0] else 'does not match'}: the fastest "
+                 f"switch is {QUOTED_SWITCH_NS / sw[fastest]:.3g}x "
+                 f"{'below' if sw[fastest] < QUOTED_SWITCH_NS else 'above'} "
+                 f"{QUOTED_SWITCH_NS:g} ns; the call figure "
+                 f"{'matches' if ok[1] else 'does not match'} "
+                 f"({call:.3g} ns against {QUOTED_CALL_NS:g} ns)")
+    ic = D.icounts(run.get("icount"))
+    figures = V.figs(V.switch_fig(run, "call/noinline"),
+                     *(V.switch_fig(run, f"switch/{b}") for b in sw),
+                     F.exact("instructions per call", ic.get("call/noinline"), "", "icount"),
+                     *(F.exact(f"instructions per switch, {b}", ic.get(f"switch/{b}"), "",
+                               "icount") for b in sw))
+    return {"lines": lines, "figures": figures, "matches": ok,
+            "numbers": {"fastest switch (ns)": (sw[fastest], QUOTED_SWITCH_NS),
+                        "call (ns)": (call, QUOTED_CALL_NS)}}
+
+
+def switch_matches(ns):
+    return QUOTED_SWITCH_NS / FACTOR <= ns <= QUOTED_SWITCH_NS * FACTOR
+
+
+def judge(m):
+    ok = m.get("matches")
+    if ok is None:
+        return V.NOTRUN
+    return V.HOLDS if all(ok) else V.PARTLY if any(ok) else V.NOT
+
+
+def verdict(run):
+    return V.decide(RULE, measure(run), judge)

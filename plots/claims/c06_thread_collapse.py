@@ -1,0 +1,93 @@
+"""C6: thread-per-connection throughput rises with concurrency, then collapses; fork stays
+far lower."""
+import data as D
+import figures as F
+import verdict as V
+
+ID = "C6"
+SOURCE = "seed 003 (PyCon 2014 talk)"
+CLAIM = ("Thread-per-connection throughput rises with concurrency, then collapses; "
+         "fork-per-connection stays far lower.")
+QUOTED = ("VM thread: 909 req/s at 1, 5000 at 4, 4603 at 100, 1778 at 500 (errors); physical "
+          "thread: 6942 at 1, 2377 at 100; VM fork: 384-437 req/s, errors at 100")
+# The talk's figures, requests/s by concurrency: a Python server on other hardware, drawn
+# beside ours for shape only (the absolute values do not compare).
+QUOTED_SERIES = {
+    "thread (VM)": [(1, 909.27), (2, 3778.38), (3, 4815.37), (4, 5000.04), (10, 4998.16),
+                    (50, 4881.93), (100, 4603.24), (200, 3445.12), (500, 1778.26)],
+    "fork (VM)": [(1, 384.14), (2, 435.67), (3, 435.17), (4, 437.54), (10, 383.11),
+                  (50, 364.03), (100, 320.51)],
+    "thread (physical)": [(1, 6942.78), (2, 6891.23), (3, 6584.38), (4, 6517.23),
+                          (10, 6178.50), (50, 4926.91), (100, 2377.77)],
+}
+CHARTS = ["sweep_throughput", "sweep_p99"]
+
+RISE = 1.5  # the peak over the level-1 figure
+COLLAPSE = 0.5  # a later level over the peak
+FAR_LOWER = 0.5  # fork's peak over thread's
+
+RULE = ("on the steady state (the measured window, after echo-load's ramp-up; ramp-up "
+        "errors are listed beside): thread-per-connection 'rises then collapses' when its "
+        f"peak lies past level 1 at >= {RISE}x the level-1 figure and a later level falls to "
+        f"<= {V.share(COLLAPSE)} the peak or has errors; fork is "
+        f"'far lower' when its peak is <= {V.share(FAR_LOWER)} "
+        "thread's. Holds when both hold in some mode, holds partly when one does, "
+        "otherwise does not hold")
+
+
+def rise_then_collapse(pts):
+    """(rises, collapses) of one model's points in order of concurrency."""
+    if len(pts) < 2:
+        return None, None
+    k = max(range(len(pts)), key=lambda i: D.rps(pts[i]))
+    rises = k > 0 and D.rps(pts[k]) >= RISE * max(D.rps(pts[0]), 1e-9)
+    collapses = any(D.rps(p) <= COLLAPSE * D.rps(pts[k]) or D.point_errors(p)
+                    for p in pts[k + 1:])
+    return rises, collapses
+
+
+def ramp_errors(p):
+    return D.ramp(p).get("errors_total") or 0
+
+
+def measure(run):
+    if not run.get("sweep"):
+        return {"lines": [f"no sweep: {run.why('sweep')}"]}
+    lines, shape, lower, figures = [], False, False, []
+    for mode in ("pingpong", "churn"):
+        th, fk = D.ok_points(run, "thread", mode), D.ok_points(run, "fork", mode)
+        if not th:
+            continue
+        figures += [F.once(f"thread {mode} req/s at {th[0]['conns']} connection(s)",
+                           D.rps(th[0]), "req/s", "sweep"),
+                    F.once(f"thread {mode} peak req/s", max(D.rps(p) for p in th), "req/s",
+                           "sweep"),
+                    F.once(f"thread {mode} req/s at the highest level",
+                           D.rps(th[-1]), "req/s", "sweep"),
+                    F.once(f"fork {mode} peak req/s", max((D.rps(p) for p in fk), default=None),
+                           "req/s", "sweep")]
+        rises, collapses = rise_then_collapse(th)
+        shape |= bool(rises and collapses)
+        fk_peak = max((D.rps(p) for p in fk), default=None)
+        th_peak = max(D.rps(p) for p in th)
+        lower |= bool(fk_peak is not None and fk_peak <= FAR_LOWER * th_peak)
+        lines.append(f"- {mode}: thread req/s by level: " + ", ".join(
+            f"{p['conns']}: {D.rps(p):.0f}" + (f" ({D.point_errors(p)} errors)"
+                                               if D.point_errors(p) else "")
+            + (f" [ramp-up errors {ramp_errors(p)}]" if ramp_errors(p) else "") for p in th))
+        lines.append(f"  - thread rises: {rises}, collapses: {collapses}; fork peak "
+                     f"{V.fmt(fk_peak, '.0f')} vs thread peak {th_peak:.0f} req/s")
+    if not lines:
+        return {"lines": ["no thread-per-connection points measured"]}
+    return {"lines": lines, "figures": figures, "shape": shape, "lower": lower}
+
+
+def judge(m):
+    if "shape" not in m:
+        return V.NOTRUN
+    return V.HOLDS if m["shape"] and m["lower"] else \
+        V.PARTLY if m["shape"] or m["lower"] else V.NOT
+
+
+def verdict(run):
+    return V.decide(RULE, measure(run), judge)

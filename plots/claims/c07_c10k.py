@@ -1,0 +1,110 @@
+"""C7: around 10K connections the thread and process models stop working."""
+import data as D
+import figures as F
+import verdict as V
+
+ID = "C7"
+SOURCE = "seed 003 (PyCon 2014 talk)"
+CLAIM = ("Around 10K connections the thread and process models stop working; thread "
+         "switching degrades badly past ~1K.")
+QUOTED = "C10K breaks threads and processes; degradation past ~1K"
+CHARTS = ["sweep_throughput", "sweep_p99"]
+
+HIGH_LEVEL = 5000  # the levels that count as 'around 10K'
+HELD_SHARE = 0.9  # a server that never held this share of its connections at once fails
+HALF_PEAK = 0.5
+P99_LIMIT_US = 1e6
+DEGRADES_PAST = 1000  # thread's best past this over its best up to it
+BLOCKING_MODELS = ("thread", "fork")
+
+RULE = ("three sub-claims on the persistent-connection sweep's steady state (the window "
+        "after echo-load's ramp-up; ramp-up time and errors listed beside): thread fails at "
+        f"its highest level >= {HIGH_LEVEL}, fork fails there ('fails': the server never held "
+        f"{HELD_SHARE:.0%} of the connections at once, window errors, not runnable on this "
+        f"machine, throughput < {V.share(HALF_PEAK)} its own peak, or p99 > "
+        f"{P99_LIMIT_US / 1e6:g} s), and thread's best figure past {DEGRADES_PAST} "
+        f"connections is < {V.share(HALF_PEAK)} its best up to {DEGRADES_PAST}. All three -> holds, some -> "
+        "holds partly, none -> does not hold; not run when no level >= "
+        f"{HIGH_LEVEL} was tried")
+
+
+def fails_at(p, peak):
+    """Why a point counts as 'the model no longer works' (None when it worked)."""
+    if p.get("status") == "not run":
+        return "not run: " + p.get("reason", "")
+    if p.get("status") != "ok" or not p.get("load"):
+        return "failed: " + p.get("reason", "")
+    held = (p.get("server") or {}).get("max_concurrent")
+    if held is not None and held < HELD_SHARE * p["conns"]:
+        return (f"the server held at most {held} of {p['conns']} connections at once; "
+                f"{D.point_errors(p)} errors")
+    if D.point_errors(p):
+        return f"{D.point_errors(p)} errors"
+    if D.rps(p) < HALF_PEAK * peak:
+        return f"throughput {D.rps(p):.0f} < half its peak {peak:.0f}"
+    if (p["load"].get("latency_us") or {}).get("p99", 0) > P99_LIMIT_US:
+        return f"p99 latency over {P99_LIMIT_US / 1e6:g} s"
+    return None
+
+
+def ramp_beside(p):
+    """The ramp-up of a point, for the measured lines: never hidden, never mixed in."""
+    r = D.ramp(p)
+    if not r:
+        return ""
+    return (f"; ramp-up {r['seconds']:.2f} s, {r.get('errors_total', 0)} ramp-up errors"
+            + ("" if r.get("complete", True) else f", {r.get('unfinished')} never echoed"))
+
+
+def measure(run):
+    if not run.get("sweep"):
+        return {"lines": [f"no sweep: {run.why('sweep')}"]}
+    subs, lines, figures = [], [], []
+    for model in run.members("models"):
+        pts = D.sweep_points(run, model, "pingpong")
+        high = [p for p in pts if p["conns"] >= HIGH_LEVEL]
+        if not high:
+            continue
+        peak = max((D.rps(p) for p in pts if p.get("status") == "ok" and p.get("load")),
+                   default=0.0)
+        top = high[-1]
+        why = fails_at(top, peak)
+        if top.get("status") == "ok" and top.get("load"):
+            at = f"at {top['conns']} connections"
+            figures += [F.once(f"{model} req/s {at}", D.rps(top), "req/s", "sweep"),
+                        F.once(f"{model} connections held at once {at}",
+                               (top.get("server") or {}).get("max_concurrent"), "", "sweep"),
+                        F.once(f"{model} errors {at}", D.point_errors(top), "", "sweep")]
+        held = (top.get("server") or {}).get("max_concurrent")
+        lines.append(f"- {model} at {top['conns']} connections: "
+                     + (f"fails ({why})" if why else f"works ({D.rps(top):.0f} req/s, p99 "
+                        f"{top['load']['latency_us']['p99'] / 1000:.1f} ms, held {held})")
+                     + ramp_beside(top))
+        if model in BLOCKING_MODELS:
+            subs.append(why is not None)
+    if not subs:
+        return {"lines": [f"the sweep did not try {HIGH_LEVEL} or more connections "
+                          "(its --levels stop below)"]}
+    th = D.ok_points(run, "thread", "pingpong")
+    low = max((D.rps(p) for p in th if p["conns"] <= DEGRADES_PAST), default=None)
+    high = max((D.rps(p) for p in th if p["conns"] > DEGRADES_PAST), default=None)
+    if low and high is not None:
+        subs.append(high < HALF_PEAK * low)
+        lines.append(f"- thread best up to {DEGRADES_PAST} connections {low:.0f} req/s, past "
+                     f"{DEGRADES_PAST} {high:.0f} req/s")
+        figures += [F.once(f"thread best req/s up to {DEGRADES_PAST} connections", low, "req/s",
+                           "sweep"),
+                    F.once(f"thread best req/s past {DEGRADES_PAST} connections", high, "req/s",
+                           "sweep")]
+    return {"lines": lines, "figures": figures, "subclaims": subs}
+
+
+def judge(m):
+    subs = m.get("subclaims")
+    if not subs:
+        return V.NOTRUN
+    return V.HOLDS if all(subs) else V.PARTLY if any(subs) else V.NOT
+
+
+def verdict(run):
+    return V.decide(RULE, measure(run), judge)

@@ -1,0 +1,92 @@
+"""C10: with multiplexing, one core can hold 100K concurrent connections."""
+import figures as F
+import verdict as V
+
+ID = "C10"
+SOURCE = "seed 000 (libfiber)"
+CLAIM = "With multiplexing, one core can hold 100K concurrent connections."
+QUOTED = "100K connections on one core"
+CHARTS = ["rss_per_conn"]
+
+# The target itself is the experiment's (maxconns.json config.target, 100K by default).
+COPY_AIM_KIB = 4  # the project's aim per connection in copy-stack mode at the target
+
+RULE = ("one core: holds when the fiber server, every one of its processes pinned to one "
+        "CPU, held the target (100K) connections with no error under a trickle of verified "
+        "traffic, in at least one stack mode; holds partly when the target could not run "
+        "because of a machine limit, every level that ran was held without error, and the "
+        "memory projected for the target fits in MemAvailable; does not hold when a level "
+        "within the limits was not held; otherwise not run")
+
+
+def point_line(p, cpus):
+    where = (f" ({p['stack']} stacks, {p['procs']} process{'es' if p['procs'] > 1 else ''}"
+             + (f" on CPU {cpus}" if cpus is not None else "") + ")") if "stack" in p else ""
+    if p.get("status") != "ok":
+        return f"- {p['conns']} connections{where}: {p['status']}: {p.get('reason', '')}"
+    pss = p.get("pss_per_conn_kb")
+    return (f"- {p['conns']} connections{where}: held {p.get('held')}, errors "
+            f"{p.get('errors')}, "
+            + (f"{V.fmt(pss, '.2f')} KiB PSS, " if pss is not None else "")
+            + f"{V.fmt(p.get('rss_per_conn_kb'), '.2f')} KiB RSS and "
+            f"{V.fmt(p.get('maps_per_conn'), '.3f')} memory maps per connection"
+            + (f", server CPU {V.fmt(p.get('server_cpu_s'), '.2f')} s"
+               if p.get("server_cpu_s") is not None else ""))
+
+
+def measure(run):
+    mc = run.get("maxconns")
+    if not mc:
+        return {"lines": [f"no max-connections run: {run.why('maxconns')}"]}
+    target = mc["config"]["target"]
+    pts = mc.get("points", [])
+    ran = [p for p in pts if p.get("status") == "ok"]
+    lines = [point_line(p, mc["config"].get("server_cpus")) for p in pts]
+    proj = mc.get("target_projection") or []
+    if proj:
+        lines.append(f"- what {target} connections would need: " + "; ".join(
+            f"{r['resource']} {r['needed']} of {r['available']}"
+            + (" (binds)" if r["binds"] else "") for r in proj))
+    copy_at = [p for p in ran if str(p.get("stack", "")).startswith("copy") and p.get("all_held")
+               and p["conns"] >= target and p.get("pss_per_conn_kb") is not None]
+    if copy_at:
+        kb = min(p["pss_per_conn_kb"] for p in copy_at)
+        lines.append(f"- aim: at most {COPY_AIM_KIB} KiB per connection in copy mode at "
+                     f"{target}: {kb:.2f} KiB, {'met' if kb <= COPY_AIM_KIB else 'not met'}")
+    held = mc.get("max_held")
+    at = mc.get("per_conn_at_max") or {}
+    figures = [F.once("most connections held on one core", held, "", "maxconns"),
+               F.once("resident memory per connection there", at.get("rss_per_conn_kb"), "KiB",
+                      "maxconns"),
+               F.exact("memory maps per connection there", at.get("maps_per_conn"), "",
+                       "maxconns")]
+    for stack, b in sorted((mc.get("by_stack") or {}).items()):
+        pc = b.get("per_conn_at_max") or {}
+        figures += [F.once(f"most connections held on one core, {stack} stacks",
+                           b.get("max_held"), "", "maxconns"),
+                    F.once(f"PSS per connection there, {stack} stacks",
+                           pc.get("pss_per_conn_kb"), "KiB", "maxconns")]
+    tgt = [p for p in pts if p["conns"] == target]
+    mem = [r for r in proj if r["resource"].startswith("memory (")]
+    return {"lines": lines, "figures": V.figs(*figures),
+            "numbers": {"connections held on one core": (held, float(target))} if held else {},
+            "target": target, "held": held,
+            "all_held": all(p.get("all_held") for p in ran),
+            "limited": bool(ran and tgt and all(t.get("status") == "not run" for t in tgt)),
+            "memory_fits": bool(mem and not mem[0]["binds"])}
+
+
+def judge(m):
+    if "target" not in m:
+        return V.NOTRUN
+    if m["held"] and m["held"] >= m["target"]:
+        return V.HOLDS
+    if not m["all_held"]:
+        return V.NOT
+    if m["limited"] and m["memory_fits"]:
+        return V.PARTLY
+    return V.NOTRUN
+
+
+def verdict(run):
+    return V.decide(RULE, measure(run), judge)

@@ -1,0 +1,93 @@
+"""C15: CFS's red-black tree makes every kernel block and wake cost O(log m)."""
+import math
+
+import data as D
+import figures as F
+import verdict as V
+
+ID = "C15"
+SOURCE = "seed 003 (PyCon 2014 talk)"
+CLAIM = ("The kernel scheduler (CFS) keeps runnable tasks in a red-black tree, so every "
+         "block and wake costs O(log m), m the active contexts; thread-per-connection pays it on "
+         "every IO.")
+QUOTED = "O(log m) per block and wake (no figure)"
+CHARTS = ["handoff_scale"]
+
+HOLDS_GROWTH = 1.25  # most over fewest contexts
+PARTLY_GROWTH = 1.1
+FIT_R2 = 0.7  # share of the variance a + b*log2(m) explains
+MIN_LEVELS = 3
+
+RULE = ("on CPU time per kernel thread hand-off (m threads in m/2 futex pairs on one CPU, "
+        f"medians of interleaved rounds): holds when it rises >= {HOLDS_GROWTH}x from the "
+        "fewest to the most contexts measured and a fit a + b*log2(m) with b > 0 explains >= "
+        f"{FIT_R2:.0%} of its variance; holds partly when it rises >= {HOLDS_GROWTH}x without "
+        f"that fit, or rises {PARTLY_GROWTH}-{HOLDS_GROWTH}x; does not hold when it rises < "
+        f"{PARTLY_GROWTH}x; not run with fewer than {MIN_LEVELS} levels. "
+        "Fiber hand-offs on one runtime are shown beside for contrast")
+
+
+def log_fit(pts):
+    """Least squares ns = a + b * log2(m); returns (a, b, R^2)."""
+    xs = [math.log2(m) for m, _ in pts]
+    ys = [v for _, v in pts]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    if sxx == 0:
+        return my, 0.0, 0.0
+    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
+    a = my - b * mx
+    sst = sum((y - my) ** 2 for y in ys)
+    sse = sum((y - a - b * x) ** 2 for x, y in zip(xs, ys))
+    return a, b, 1 - sse / sst if sst else 0.0
+
+
+def measure(run):
+    th = D.handoff_series(run, "thread")
+    if len(th) < MIN_LEVELS:
+        return {"lines": [f"fewer than {MIN_LEVELS} thread levels measured: "
+                          f"{run.why('handoff')}"]}
+    fb = dict(D.handoff_series(run, "fiber"))
+    lines = ["- CPU ns per hand-off by contexts m (thread / fiber): " + ", ".join(
+        f"{m}: {v:.0f} / {V.fmt(fb.get(m), '.1f')}" for m, v in th)]
+    ratio = th[-1][1] / th[0][1]
+    a, b, r2 = log_fit(th)
+    lines.append(f"- thread: {th[0][1]:.0f} ns at m={th[0][0]} to {th[-1][1]:.0f} ns at "
+                 f"m={th[-1][0]} ({ratio:.2f}x); fit {a:.0f} + {b:.0f}*log2(m) ns, R^2 "
+                 f"{r2:.2f}")
+    both = [m for m, _ in th if m in fb]
+    if both:
+        lines.append(f"- a kernel thread hand-off costs {dict(th)[both[0]] / fb[both[0]]:.0f}x a "
+                     f"fiber hand-off at m={both[0]} and {dict(th)[both[-1]] / fb[both[-1]]:.0f}x "
+                     f"at m={both[-1]}")
+    skipped = [p for p in ((run.get("handoff") or {}).get("series") or {}).get("thread", [])
+               if p.get("status") != "ok"]
+    for p in skipped:
+        lines.append(f"- m={p['contexts']}: {p['status']}: {p.get('reason', '')}")
+    lines.append("- what grows with m is not the red-black tree alone: every hand-off also "
+                 "touches another thread's stack and task structure, which stop fitting in the "
+                 "caches as m grows; the fit says how well log2(m) describes the whole")
+    runs = (run.get("handoff") or {}).get("runs") or []
+
+    def rounds(kind, m):
+        return [r["cpu_ns_per_handoff"] for r in runs if r.get("kind") == kind
+                and r.get("contexts") == m and r.get("status") == "ok"]
+    figures = [F.timing(f"thread hand-off at m={m}", ns, "ns", "handoff",
+                        samples=rounds("thread", m)) for m, ns in th]
+    figures += [F.timing(f"fiber hand-off at m={m}", ns, "ns", "handoff",
+                         samples=rounds("fiber", m)) for m, ns in sorted(fb.items())]
+    figures.append(F.once("thread hand-off growth, most/fewest contexts", ratio, "x", "handoff"))
+    return {"lines": lines, "figures": figures, "growth": ratio, "slope": b, "r2": r2}
+
+
+def judge(m):
+    g = m.get("growth")
+    if g is None:
+        return V.NOTRUN
+    if g >= HOLDS_GROWTH and m["slope"] > 0 and m["r2"] >= FIT_R2:
+        return V.HOLDS
+    return V.PARTLY if g >= PARTLY_GROWTH else V.NOT
+
+
+def verdict(run):
+    return V.decide(RULE, measure(run), judge)

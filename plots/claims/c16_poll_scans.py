@@ -1,0 +1,113 @@
+"""C16: select/poll scan every watched fd on every call; epoll's cost follows the ready fds."""
+import math
+
+import data as D
+import verdict as V
+
+ID = "C16"
+SOURCE = "seed 003 (PyCon 2014 talk); anchor: TLPI"
+CLAIM = ("select/poll scan every watched fd on every call; epoll's cost follows only the "
+         "ready fds (level-triggered returns every ready fd each time, edge-triggered fewer).")
+QUOTED = ("TLPI: 100,000 operations over 10,000 fds cost poll 990 s, select 930 s, epoll "
+          "0.66 s of CPU")
+TLPI_POLL_S, TLPI_EPOLL_S = 990, 0.66  # TLPI table 63-9: CPU seconds
+TLPI_POLL_EPOLL = TLPI_POLL_S / TLPI_EPOLL_S
+CHARTS = ["idle_scaling"]
+
+LEVEL, MIN_LEVEL = 10000, 1000  # idle connections judged at (else the largest >= MIN_LEVEL)
+HOLDS_GROWTH = 3  # poll at LEVEL over poll with none, and over merged at LEVEL
+PARTLY_GROWTH = 1.5
+EPOLL_CALM = 1.5  # every epoll engine at LEVEL over itself with none, at most
+ALSO_SHOWN = ("uring-poll", "uring (model)", "epoll (model)")
+
+
+def power(n):
+    return f"10^{round(math.log10(n))}"
+
+
+RULE = (f"at {power(LEVEL)} idle connections (else the largest idle level poll and merged "
+        f"both reached, at least {power(MIN_LEVEL)}): holds when poll's server CPU per request "
+        f"is >= {HOLDS_GROWTH}x its own with no idle connection and >= {HOLDS_GROWTH}x "
+        f"merged's at that level while every epoll engine stays within {EPOLL_CALM}x of its "
+        f"own with none; holds partly when poll grows >= {PARTLY_GROWTH}x with the epoll "
+        f"engines within {EPOLL_CALM}x, or poll grows >= {HOLDS_GROWTH}x while some epoll "
+        "engine grows more; otherwise does not hold. select is reported up to its FD_SETSIZE "
+        "limit")
+
+
+def scale_table(part, configs, field="median", spec=".3g"):
+    """Markdown rows: one per configuration, one column per level (not run cells say why)."""
+    levels = (part or {}).get("levels") or []
+    out = ["| configuration | " + " | ".join(str(n) for n in levels) + " |",
+           "|---|" + "---:|" * len(levels)]
+    for cfg in configs:
+        cells = []
+        for n in levels:
+            v = D.scale_at(part, cfg, n, field)
+            st = D.scale_status(part, cfg, n)
+            cells.append(V.fmt(v, spec) if v is not None else
+                         ("FD_SETSIZE" if "FD_SETSIZE" in st else "not run"))
+        out.append(f"| {cfg} | " + " | ".join(cells) + " |")
+    return out
+
+
+def measure(run):
+    sc = run.get("scale")
+    idle = (sc or {}).get("idle")
+    if not idle:
+        return {"lines": [f"no idle-scaling runs: {run.why('scale')}"]}
+    series = D.scale_series(idle)
+    both = [n for n, _ in series.get("poll", []) if D.scale_at(idle, "merged", n) is not None]
+    level = LEVEL if LEVEL in both else max([n for n in both if n >= MIN_LEVEL], default=None)
+    lines = [f"- server CPU per request (us) of {idle.get('active_conns')} active ping-pong "
+             "connections while N idle connections are open (columns: N), medians of "
+             f"{sc.get('config', {}).get('rounds')} interleaved rounds:", ""]
+    lines += scale_table(idle, list(series) or D.scale_configs(sc)) + [""]
+    for cfg, why in (idle.get("not_built") or {}).items():
+        lines.append(f"- {cfg}: {why}")
+    if level is None or D.scale_at(idle, "poll", 0) is None:
+        return {"lines": lines + [f"- poll and merged were not both measured at >= "
+                                  f"{power(MIN_LEVEL)} idle connections and at 0"]}
+    poll0, pollL = D.scale_at(idle, "poll", 0), D.scale_at(idle, "poll", level)
+    mergedL = D.scale_at(idle, "merged", level)
+    growth = pollL / poll0
+    vs_epoll = pollL / mergedL
+    ep_growth = {e: D.scale_at(idle, e, level) / D.scale_at(idle, e, 0)
+                 for e in D.epoll_family(idle)
+                 if D.scale_at(idle, e, level) and D.scale_at(idle, e, 0)}
+    lines.append(f"- at {level} idle connections: poll {pollL:.3g} us per request, "
+                 f"{growth:.3g}x its own with none; poll/merged {vs_epoll:.3g}")
+    lines.append("- epoll engines, CPU per request at that level over none: " + ", ".join(
+        f"{e} {g:.2f}x" for e, g in ep_growth.items()))
+    sel = [(n, v) for n, v in series.get("select", [])]
+    if sel and sel[0][0] == 0 and len(sel) > 1:
+        lines.append(f"- select: {sel[-1][1]:.3g} us at {sel[-1][0]} idle, "
+                     f"{sel[-1][1] / sel[0][1]:.3g}x its own with none; beyond that "
+                     "not run: FD_SETSIZE")
+    for cfg in ALSO_SHOWN:
+        a0, aL = D.scale_at(idle, cfg, 0), D.scale_at(idle, cfg, level)
+        if a0 and aL:
+            lines.append(f"- {cfg}: {aL:.3g} us at {level} idle, {aL / a0:.2f}x its own with "
+                         "none")
+    lines.append(f"- anchor (TLPI): poll/epoll {TLPI_POLL_EPOLL:.0f}x in CPU for 100,000 "
+                 "monitoring calls over 10,000 fds; ours divides whole requests (the echo's "
+                 "read and write included), so the ratio is smaller by construction")
+    return {"lines": lines, "growth": growth, "vs_epoll": vs_epoll,
+            "calm": bool(ep_growth) and all(g <= EPOLL_CALM for g in ep_growth.values()),
+            "numbers": {f"poll/merged CPU per request at {level} idle":
+                        (vs_epoll, TLPI_POLL_EPOLL)}}
+
+
+def judge(m):
+    growth = m.get("growth")
+    if growth is None:
+        return V.NOTRUN
+    if growth >= HOLDS_GROWTH and m["vs_epoll"] >= HOLDS_GROWTH and m["calm"]:
+        return V.HOLDS
+    if (growth >= PARTLY_GROWTH and m["calm"]) or growth >= HOLDS_GROWTH:
+        return V.PARTLY
+    return V.NOT
+
+
+def verdict(run):
+    return V.decide(RULE, measure(run), judge)

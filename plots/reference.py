@@ -1,0 +1,45 @@
+"""The reference column: the committed reference run's verdicts and figures set beside a
+run's, so a reader sees at once what differs from the machine the README quotes."""
+from pathlib import Path
+
+import data as D
+import figures as F
+
+REFERENCE = Path(__file__).resolve().parent.parent / "results" / "reference"
+
+
+def reference_for(folder, ref_dir=REFERENCE):
+    """The committed reference run to set beside `folder`'s figures, or None when `folder`
+    is the reference itself or the reference holds no data."""
+    ref_dir = Path(ref_dir)
+    if not ref_dir.is_dir() or Path(folder).resolve() == ref_dir.resolve():
+        return None
+    ref = D.Run(ref_dir)
+    return ref if ref.data else None
+
+
+def reference_line(reference):
+    """The machine line naming the reference once, for the machine section."""
+    return (f"- reference column: the committed run in `results/reference` "
+            f"({D.machine_line(reference)}, preset "
+            f"`{(reference.get('suite') or {}).get('preset', '?')}`)")
+
+
+def figure_table(figures, ref_figures=None):
+    """The figures a rule read, as a table; with a reference, its figure of the same name in
+    a column beside ("n/a" where the reference did not measure it)."""
+    # A claim this run could not measure still shows the reference's figures, beside n/a.
+    shown = F.names(figures, ref_figures if not figures else None)
+    if not shown:
+        return []
+    head = "| figure | this run |" + (" reference |" if ref_figures is not None else "")
+    out = [head, "|---|---|" + ("---|" if ref_figures is not None else "")]
+    mine, ref = F.by_name(figures), F.by_name(ref_figures)
+    for name in shown:
+        f = mine.get(name)
+        row = f"| {name} | {F.fmt(f)}{F.fmt_spread(f)} |"
+        if ref_figures is not None:
+            r = ref.get(name)
+            row += f" {F.fmt(r)}{F.fmt_spread(r)} |"
+        out.append(row)
+    return out + [""]

@@ -1,0 +1,117 @@
+#!/usr/bin/python3
+"""The claims list: every claim file listed once in id order, each with the whole contract
+(source, quoted figures, thresholds, measure, judge, verdict), its rule text formatted from
+its constants, its charts drawn; C2 and C13 judged from the drivers' raw rounds alone."""
+import ast
+import json
+import re
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+import charts  # noqa: E402
+import claims  # noqa: E402
+import data as D  # noqa: E402
+import synth as S  # noqa: E402
+import verdict as V  # noqa: E402
+
+CLAIMS_DIR = HERE.parent / "claims"
+UNITS = {1, 1024, 1e6}  # a share as a percentage, KiB to MiB, us to s
+
+
+class ClaimList(unittest.TestCase):
+    def test_every_claim_file_listed_once_in_id_order(self):
+        files = sorted(p.stem for p in CLAIMS_DIR.glob("c[0-9][0-9]_*.py"))
+        self.assertEqual(sorted(claims.NAMES), files)
+        self.assertEqual(len(set(claims.NAMES)), len(claims.NAMES))
+        ids = [int(c.ID[1:]) for c in claims.CLAIMS]
+        self.assertEqual(ids, sorted(ids))
+        for name, c in zip(claims.NAMES, claims.CLAIMS):
+            self.assertEqual(int(name[1:3]), int(c.ID[1:]), name)
+
+    def test_contract(self):
+        for c in claims.CLAIMS:
+            for attr in ("ID", "SOURCE", "CLAIM", "QUOTED", "RULE"):
+                self.assertTrue(isinstance(getattr(c, attr), str) and getattr(c, attr),
+                                f"{c.__name__}.{attr}")
+            for fn in ("measure", "judge", "verdict"):
+                self.assertTrue(callable(getattr(c, fn)), f"{c.__name__}.{fn}")
+            self.assertIsInstance(c.CHARTS, list)
+
+    def test_claim_charts_are_drawn(self):
+        for c in claims.CLAIMS:
+            self.assertEqual([s for s in c.CHARTS if s not in charts.STEMS], [], c.ID)
+
+    def test_rules_have_no_number_of_their_own(self):
+        """A threshold is a named constant and the rule text is formatted from it, so a
+        number written into RULE itself would be a second copy (unit conversions aside)."""
+        for path in sorted(CLAIMS_DIR.glob("c[0-9][0-9]_*.py")):
+            for node in ast.parse(path.read_text()).body:
+                if isinstance(node, ast.Assign) and \
+                        any(getattr(t, "id", "") == "RULE" for t in node.targets):
+                    nums = [n.value for n in ast.walk(node.value) if isinstance(n, ast.Constant)
+                            and isinstance(n.value, (int, float)) and n.value not in UNITS]
+                    self.assertEqual(nums, [], path.name)
+
+    def test_thresholds_decide(self):
+        """A claim's judge reads its constants: moving C2's threshold moves the verdict."""
+        c2 = claims.by_id("C2")
+        with tempfile.TemporaryDirectory() as tmp:
+            run = D.Run(S.full(Path(tmp), engines=S.engines(ratio=1.2)))
+            self.assertEqual(c2.verdict(run)["verdict"], V.HOLDS)
+            saved = c2.HOLDS_AT
+            c2.HOLDS_AT = 1.25
+            try:
+                self.assertEqual(c2.verdict(run)["verdict"], V.PARTLY)
+            finally:
+                c2.HOLDS_AT = saved
+
+
+class FromRawRounds(unittest.TestCase):
+    """The drivers' own judgements (engines.json `bars`, fiberio.json `targets`) and their
+    ratio summaries are not read: the claims pair the per-round records themselves."""
+
+    def without(self, doc, *keys):
+        doc = json.loads(json.dumps(doc))
+        for k in keys:
+            doc.pop(k, None)
+        return doc
+
+    def test_c2_pairs_the_engine_rounds(self):
+        eng = S.engines(ratio=1.3, cpu_ratio=1.2)
+        eng["bars"] = [{"bar": "throughput merged / naive", "measured": 0.5, "holds": False}]
+        with tempfile.TemporaryDirectory() as tmp:
+            run = D.Run(S.full(Path(tmp), engines=self.without(eng, "ratios")))
+            m = claims.by_id("C2").measure(run)
+        self.assertAlmostEqual(m["tput"], 1.3)
+        self.assertAlmostEqual(m["cpu"], 1.2)
+
+    def test_c13_pairs_the_fiberio_rounds(self):
+        doc = self.without(S.fiberio(cpu=1.1, tput=0.9), "ratios")
+        doc["targets"] = [{"bar": "server CPU/request", "measured": 9.0, "holds": False}]
+        with tempfile.TemporaryDirectory() as tmp:
+            r = claims.by_id("C13").verdict(D.Run(S.full(Path(tmp), fiberio=doc)))
+        self.assertEqual(r["verdict"], V.PARTLY)
+        self.assertIn("pingpong-1k: CPU per request fiber/epoll", [f["name"] for f in r["figures"]])
+
+    def test_paired_by_round(self):
+        runs = [{"v": "a", "round": 0, "x": 2.0}, {"v": "b", "round": 0, "x": 1.0},
+                {"v": "b", "round": 1, "x": 4.0}, {"v": "a", "round": 1, "x": 6.0},
+                {"v": "a", "round": 2, "x": 5.0}]
+        self.assertEqual(D.paired(runs, "x", {"v": "a"}, {"v": "b"}),
+                         {"per_round": [2.0, 1.5], "median": 1.75})
+
+
+class Readme(unittest.TestCase):
+    def test_chart_table_names_every_chart(self):
+        text = (HERE.parent / "README.md").read_text()
+        listed = re.findall(r"^\| `(\w+)` \|", text, re.M)
+        self.assertEqual(sorted(listed), sorted(charts.STEMS))
+
+
+if __name__ == "__main__":
+    unittest.main()
