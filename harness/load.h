@@ -48,6 +48,7 @@ struct ld_config {
     unsigned procs;         /* worker processes (1 = this process only) */
     double warmup;          /* seconds excluded from the figures */
     double timeout;         /* seconds a request may take */
+    double max_failed;      /* share of measured requests that may fail or never complete */
     double connect_timeout; /* seconds a connect may take */
     double max_time;        /* hard cap on the whole run in seconds */
     uint64_t seed;          /* run seed for the payload streams */
@@ -112,6 +113,7 @@ struct ld_result {
     struct ld_mismatch_info first_mismatch;
     double seconds;           /* measured window (longest worker) */
     double cpu_user, cpu_sys; /* CPU seconds of the workers over their measured window */
+    double cores;             /* each worker's CPU time over its window's wall time, summed */
     double max_thread_core;   /* the busiest worker's CPU time / wall time */
     unsigned workers;
     bool capped;            /* --max-time stopped the run before its work was done */
@@ -151,6 +153,6 @@ void ld_ramp_merge(struct ld_ramp *dst, const struct ld_ramp *src);
 /* Reporting (load_report.c). */
 void ld_report_human(const struct ld_config *cfg, const struct ld_result *r);
 void ld_report_json(const struct ld_config *cfg, const struct ld_result *r);
-int ld_exit_status(const struct ld_result *r);
+int ld_exit_status(const struct ld_config *c, const struct ld_result *r);
 
 #endif

@@ -75,6 +75,8 @@ static void usage(FILE *f)
                "warm-up +\n"
                "                   duration + timeout + 5, or 300 with --requests)\n"
                "  --connect-timeout S  seconds a connect may take (default 5)\n"
+               "  --max-failed F   share of the measured requests that may fail or never\n"
+               "                   complete before the exit status is 4 (default 0.01)\n"
                "  --seed N         payload stream seed (default: from the clock; in "
                "--json)\n"
                "  --json           print one JSON object instead of the summary\n"
@@ -87,7 +89,8 @@ static void usage(FILE *f)
                "reset\n"
                "early, 2 bad usage, 3 nothing measured, the run could not be set up, or "
                "the\n"
-               "hard time cap stopped it first.\n");
+               "hard time cap stopped it first, 4 more than --max-failed of the measured\n"
+               "requests failed (connect errors, timeouts) or never completed.\n");
 }
 
 static _Noreturn void bad(const char *fmt, const char *a, const char *b)
@@ -179,6 +182,7 @@ static const struct option long_opts[] = {{"port", required_argument, 0, 'p'},
                                           {"timeout", required_argument, 0, 'T'},
                                           {"connect-timeout", required_argument, 0, 'C'},
                                           {"max-time", required_argument, 0, 'M'},
+                                          {"max-failed", required_argument, 0, 'F'},
                                           {"seed", required_argument, 0, 'S'},
                                           {"ramp-timeout", required_argument, 0, 'R'},
                                           {"chunk", required_argument, 0, 'k'},
@@ -233,6 +237,9 @@ static void apply_option(struct ld_config *c, int opt, const char *v)
         break;
     case 'M':
         c->max_time = parse_double("--max-time", v, 0.01, 86400);
+        break;
+    case 'F':
+        c->max_failed = parse_double("--max-failed", v, 0, 1);
         break;
     case 'S':
         c->seed = parse_u64("--seed", v, 0, UINT64_MAX, false);
@@ -300,6 +307,7 @@ static void parse_args(struct ld_config *c, int argc, char **argv)
                             .pipeline = 1,
                             .warmup = 0.5,
                             .timeout = 5,
+                            .max_failed = 0.01,
                             .connect_timeout = 5,
                             .spread = true,
                             .ramp_timeout = 60,
@@ -493,5 +501,5 @@ int main(int argc, char **argv)
         ld_report_json(&cfg, &res);
     else
         ld_report_human(&cfg, &res);
-    return ld_exit_status(&res);
+    return ld_exit_status(&cfg, &res);
 }

@@ -77,6 +77,7 @@ void ld_result_merge(struct ld_result *d, const struct ld_result *s)
     if (s->seconds > d->seconds) d->seconds = s->seconds;
     d->cpu_user += s->cpu_user;
     d->cpu_sys += s->cpu_sys;
+    d->cores += s->cores;
     if (s->max_thread_core > d->max_thread_core) d->max_thread_core = s->max_thread_core;
     d->workers += s->workers;
     d->capped |= s->capped;
@@ -86,11 +87,27 @@ void ld_result_merge(struct ld_result *d, const struct ld_result *s)
     ld_ramp_merge(&d->ramp, &s->ramp);
 }
 
-int ld_exit_status(const struct ld_result *r)
+static uint64_t sum_errors(const uint64_t *e)
+{
+    uint64_t n = 0;
+    for (int i = 0; i < LD_ERR_KINDS; i++)
+        n += e[i];
+    return n;
+}
+
+/* Measured requests that failed (any error after the ramp-up) or never completed. */
+static uint64_t failed_requests(const struct ld_result *r)
+{
+    return sum_errors(r->errors) + r->unfinished;
+}
+
+int ld_exit_status(const struct ld_config *c, const struct ld_result *r)
 {
     for (int i = 0; i < LD_ERR_KINDS; i++)
         if ((r->errors[i] || r->ramp.errors[i]) && ld_error_is_fatal((enum ld_error)i)) return 1;
-    return r->requests == 0 || r->capped ? 3 : 0;
+    if (r->requests == 0 || r->capped) return 3;
+    uint64_t failed = failed_requests(r);
+    return (double)failed > c->max_failed * (double)(r->requests + failed) ? 4 : 0;
 }
 
 /* ---- the machine ---------------------------------------------------------------------- */
@@ -182,14 +199,6 @@ static const char *mode_name(const struct ld_config *c)
     return c->mode == LD_CHURN ? "churn" : c->mode == LD_SLOW ? "slow" : "pingpong";
 }
 
-static uint64_t sum_errors(const uint64_t *e)
-{
-    uint64_t n = 0;
-    for (int i = 0; i < LD_ERR_KINDS; i++)
-        n += e[i];
-    return n;
-}
-
 /* Seconds from the start of the run to t (0 when t never happened). */
 static double since_start(const struct ld_ramp *rp, int64_t t)
 {
@@ -203,7 +212,7 @@ static double rps(const struct ld_result *r)
 
 static double cores_used(const struct ld_result *r)
 {
-    return r->seconds > 0 ? (r->cpu_user + r->cpu_sys) / r->seconds : 0;
+    return r->cores;
 }
 
 static uint64_t total_errors(const struct ld_result *r)
@@ -378,11 +387,11 @@ static void json_config(const struct ld_config *c)
         printf("\"rate\":null,");
     printf("\"pipeline\":%u,", c->pipeline);
     printf("\"threads\":%u,\"procs\":%u,\"warmup\":%.6g,\"timeout\":%.6g,"
-           "\"connect_timeout\":%.6g,"
+           "\"connect_timeout\":%.6g,\"max_failed\":%.6g,"
            "\"max_time\":%.6g,\"ramp_timeout\":%.6g,\"seed\":%llu,\"spread_"
            "sources\":%s",
-           c->threads, c->procs, c->warmup, c->timeout, c->connect_timeout, c->max_time,
-           c->ramp_timeout, (unsigned long long)c->seed, c->spread ? "true" : "false");
+           c->threads, c->procs, c->warmup, c->timeout, c->connect_timeout, c->max_failed,
+           c->max_time, c->ramp_timeout, (unsigned long long)c->seed, c->spread ? "true" : "false");
     if (c->mode == LD_SLOW)
         printf(",\"chunk\":%llu,\"chunk_delay\":%.6g,\"think\":%.6g", (unsigned long long)c->chunk,
                c->chunk_delay, c->think);
@@ -496,5 +505,5 @@ void ld_report_json(const struct ld_config *c, const struct ld_result *r)
         json_str(w[i]);
     }
     printf("],\"capped\":%s,\"exit_status\":%d}\n", r->capped ? "true" : "false",
-           ld_exit_status(r));
+           ld_exit_status(c, r));
 }

@@ -40,6 +40,16 @@ static void take_cpu_start(struct worker *w, int64_t now)
     w->wall0 = now;
 }
 
+/* The end of the CPU window: where the measured window ends, so that the CPU divides by the
+ * same seconds as the requests (the drain after it would otherwise count, and a short window
+ * showed more cores than the thread could use). */
+static void take_cpu_end(struct worker *w, int64_t now)
+{
+    getrusage(RUSAGE_THREAD, &w->ru1);
+    w->cpu1 = thread_cpu_ns();
+    w->wall1 = now;
+}
+
 static double tv_diff(struct timeval a, struct timeval b)
 {
     return (double)(a.tv_sec - b.tv_sec) + (double)(a.tv_usec - b.tv_usec) / 1e6;
@@ -62,6 +72,7 @@ static void update_phase(struct worker *w, int64_t now)
         if (over) {
             w->phase = PH_DRAIN;
             w->stop_time = now;
+            if (!w->cfg->requests) take_cpu_end(w, now);
             w->t_drain_end = now + secs_ns(w->cfg->timeout);
         }
     }
@@ -131,16 +142,16 @@ static void finish(struct worker *w, int64_t now)
      * CPU than wall time (seen: 1.55 cores from one thread). getrusage only splits the total
      * into user and system time, in its own proportion.
      */
-    struct rusage ru;
-    getrusage(RUSAGE_THREAD, &ru);
-    double total = (double)(thread_cpu_ns() - w->cpu0) / NS_PER_S;
-    double user = tv_diff(ru.ru_utime, w->ru0.ru_utime);
-    double sys = tv_diff(ru.ru_stime, w->ru0.ru_stime);
+    if (w->wall1 == 0) take_cpu_end(w, now); /* --requests: the window ends with the last echo */
+    double total = (double)(w->cpu1 - w->cpu0) / NS_PER_S;
+    double user = tv_diff(w->ru1.ru_utime, w->ru0.ru_utime);
+    double sys = tv_diff(w->ru1.ru_stime, w->ru0.ru_stime);
     double user_share = user + sys > 0 ? user / (user + sys) : 0;
     r->cpu_user = total * user_share;
     r->cpu_sys = total - r->cpu_user;
-    double wall = (double)(now - w->wall0) / NS_PER_S;
-    r->max_thread_core = wall > 0 ? (r->cpu_user + r->cpu_sys) / wall : 0;
+    double wall = (double)(w->wall1 - w->wall0) / NS_PER_S;
+    r->max_thread_core = wall > 0 ? total / wall : 0;
+    r->cores = r->max_thread_core;
     /*
      * Requests are counted by when they started (or were due). In closed loop that is unbiased
      * over a fixed window; in rate mode a server that fell behind finishes its backlog after

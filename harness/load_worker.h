@@ -44,6 +44,7 @@ struct slot {
                                  mode) */
     int64_t t_start, t_due, deadline;
     int64_t t_connect, wake_at;
+    int64_t t_connected;      /* ramp-up: when connect() was seen complete at once, else 0 */
     uint16_t p_head, p_count; /* --pipeline: the slot's requests in flight (ring in w->pipe) */
 };
 
@@ -99,9 +100,9 @@ struct worker {
     uint64_t quota, issued; /* --requests: counted requests this worker may start / has started */
     uint8_t *sbuf, *rbuf, *ebuf;
     struct ld_inflight *pipe; /* --pipeline > 1: cfg->pipeline entries per slot */
-    struct rusage ru0;
-    int64_t cpu0; /* CLOCK_THREAD_CPUTIME_ID at the window's start, ns */
-    int64_t wall0;
+    struct rusage ru0, ru1;
+    int64_t cpu0, cpu1;   /* CLOCK_THREAD_CPUTIME_ID at the window's start and end, ns */
+    int64_t wall0, wall1; /* wall1 0: the window's end is not taken yet */
     struct ld_result res;
     pthread_t thread;
 };
