@@ -22,11 +22,25 @@ void check_fail(const char *file, int line, const char *fmt, ...)
 /* Called once by check_fail before it exits (e.g. to kill the server under test). */
 void check_on_fail(void (*hook)(void));
 
-/* A test program's cases, one of which its command line names. */
+/* A test program's cases, one of which its command line names. A program declares its cases
+ * once, as an X-macro list X(name[, property ...]) in a header that its CMake list reads too,
+ * and builds its table from that list. */
 typedef struct test_case {
     const char *name;
     void (*fn)(void);
+    /* The properties the declaration gives, space-separated ("" for none): they decide which
+     * of CTest's matrices run the case. */
+    const char *props;
 } test_case;
+
+/* `prog --list`: every case on its own line, its properties after its name, in the table's
+ * order. CTest compares this with what CMake read from the same declaration. */
+static inline void test_case_print_list(const test_case *cases, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        printf("%s%s%s\n", cases[i].name, *cases[i].props ? " " : "", cases[i].props);
+}
+#define TEST_CASE_LIST(cases) test_case_print_list(cases, sizeof cases / sizeof cases[0])
 
 /* The function of the case called `name` in cases[0..n). An unknown name is a usage error:
  * one line on stderr naming the program and the valid cases, then exit status 2. */

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "engine.h"
 #include "asserts.h"
+#include "test-engine-cases.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -444,7 +445,7 @@ static void t_op_read(void)
 }
 
 /* A write completes with the bytes taken; the peer reads exactly them. */
-static void t_op_write(void)
+static void t_op_busy(void)
 {
     int sv[2];
     char in[64], out[64];
@@ -502,7 +503,7 @@ static void t_op_poll(void)
 }
 
 /* An aborted read is still delivered, once, with -ECANCELED, and consumes nothing. */
-static void t_op_abort(void)
+static void t_op_cancel(void)
 {
     int sv[2];
     char buf[8], c = 0;
@@ -521,7 +522,7 @@ static void t_op_abort(void)
 }
 
 /* Operations queued in one pass are submitted together by the poll that waits. */
-static void t_op_batch(void)
+static void t_op_pattern(void)
 {
     enum { K = 8 };
     int sv[K][2];
@@ -638,7 +639,7 @@ static void t_op_late_close(void)
 
 /* Data that arrived before the operation was submitted is found at once; data that comes
  * later completes a poll submitted before it. */
-static void t_op_ready_first(void)
+static void t_op_lost_edge(void)
 {
     t_op_poll();
     int sv[2];
@@ -682,39 +683,22 @@ static void t_op_high_fd(void)
 }
 
 /* A completion engine (props.completion) answers the same case names with the completion
- * form of each property: what was a wait is an operation. */
-static const test_case completion_cases[] = {
-    {"high_fd", t_op_high_fd},
-    {"deliver", t_op_deliver},
-    {"busy", t_op_write},
-    {"cancel", t_op_abort},
-    {"pattern", t_op_batch},
-    {"idle", t_op_idle},
-    {"hup", t_op_hup},
-    {"err", t_op_err},
-    {"reuse", t_op_reuse},
-    {"late_close", t_op_late_close},
-    {"lost_edge", t_op_ready_first},
-};
-
-static const test_case cases[] = {
-    {"high_fd", t_high_fd},
-    {"deliver", t_deliver},
-    {"busy", t_busy},
-    {"cancel", t_cancel},
-    {"pattern", t_pattern},
-    {"idle", t_idle},
-    {"hup", t_hup},
-    {"err", t_err},
-    {"reuse", t_reuse},
-    {"late_close", t_late_close},
-    {"lost_edge", t_lost_edge},
-};
+ * form of each property (t_op_<name>): what was a wait is an operation. */
+#define TEST_ENGINE__ENTRY(name, ...)    {#name, t_##name, #__VA_ARGS__},
+#define TEST_ENGINE__OP_ENTRY(name, ...) {#name, t_op_##name, #__VA_ARGS__},
+static const test_case cases[] = {TEST_ENGINE_CASES(TEST_ENGINE__ENTRY)};
+static const test_case completion_cases[] = {TEST_ENGINE_CASES(TEST_ENGINE__OP_ENTRY)};
+#undef TEST_ENGINE__ENTRY
+#undef TEST_ENGINE__OP_ENTRY
 
 int main(int argc, char **argv)
 {
+    if (argc == 2 && strcmp(argv[1], "--list") == 0) {
+        TEST_CASE_LIST(cases);
+        return 0;
+    }
     if (argc != 3) {
-        fprintf(stderr, "usage: test-engine CASE ENGINE\n");
+        fprintf(stderr, "usage: test-engine CASE ENGINE | test-engine --list\n");
         return 2;
     }
     ops = eng_find(argv[2]);

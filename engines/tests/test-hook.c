@@ -1,6 +1,7 @@
 /* test-hook.c - the hooked libc calls: blocking code in fibers must not block the other fibers. */
 #define _GNU_SOURCE
 #include "asserts.h"
+#include "test-hook-cases.h"
 #include "hook.h"
 #include "io.h"
 
@@ -590,21 +591,18 @@ static void t_fallthrough(void)
     fb_io_free(io);
 }
 
-static const test_case cases[] = {
-    {"nonblocking", t_nonblocking},
-    {"caller_nonblock", t_caller_nonblock},
-    {"timeouts", t_timeouts},
-    {"write_all", t_write_all},
-    {"poll", t_poll},
-    {"close", t_close},
-    {"accept", t_accept},
-    {"fallthrough", t_fallthrough},
-};
+#define TEST_HOOK__ENTRY(name, ...) {#name, t_##name, #__VA_ARGS__},
+static const test_case cases[] = {TEST_HOOK_CASES(TEST_HOOK__ENTRY)};
+#undef TEST_HOOK__ENTRY
 
 int main(int argc, char **argv)
 {
+    if (argc == 2 && strcmp(argv[1], "--list") == 0) {
+        TEST_CASE_LIST(cases);
+        return 0;
+    }
     if (argc != 3) {
-        fprintf(stderr, "usage: test-hook CASE ENGINE\n");
+        fprintf(stderr, "usage: test-hook CASE ENGINE | test-hook --list\n");
         return 2;
     }
     engine_name = argv[2];

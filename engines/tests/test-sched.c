@@ -2,6 +2,7 @@
  */
 #include "fiber.h"
 #include "asserts.h"
+#include "test-sched-cases.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -619,19 +620,22 @@ static void test_config(void)
     ASSERT_PTR_EQ(fb_current_runtime(), NULL);
 }
 
-static const test_case cases[] = {
-    {"order", test_order},       {"join", test_join},         {"exit", test_exit},
-    {"hops", test_hops},         {"churn", test_churn},       {"poller", test_poller},
-    {"deadlock", test_deadlock}, {"config", test_config},     {"alias", test_alias},
-    {"deep", test_deep},         {"overflow", test_overflow},
-};
+#define TEST_SCHED__ENTRY(name, ...) {#name, test_##name, #__VA_ARGS__},
+static const test_case cases[] = {TEST_SCHED_CASES(TEST_SCHED__ENTRY)};
+#undef TEST_SCHED__ENTRY
 
 int main(int argc, char **argv)
 {
+    if (argc == 2 && strcmp(argv[1], "--list") == 0) {
+        TEST_CASE_LIST(cases);
+        return 0;
+    }
     if ((argc != 4 && argc != 5) || fb_policy_parse(argv[2], &config.policy) != 0 ||
         (argc == 5 &&
          fb_stack_mode_parse(argv[4], &config.stack_mode, &config.shared_stacks) != 0)) {
-        fprintf(stderr, "usage: test-sched CASE star|ring BACKEND [guarded|copy[:K]]\n");
+        fprintf(
+            stderr,
+            "usage: test-sched CASE star|ring BACKEND [guarded|copy[:K]] | test-sched --list\n");
         return 2;
     }
     config.backend = sw_backend_find(argv[3]);

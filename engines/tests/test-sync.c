@@ -2,6 +2,7 @@
  */
 #define _GNU_SOURCE
 #include "asserts.h"
+#include "test-sync-cases.h"
 #include "io.h"
 #include "sync.h"
 
@@ -615,22 +616,18 @@ static void t_deadlock_event_lock(void)
     ASSERT_EQ(fb_event_destroy(&locks[1].ev), 0);
 }
 
-static const test_case cases[] = {
-    {"mutex_fifo", t_mutex_fifo},
-    {"mutex_errors", t_mutex_errors},
-    {"cond_wakeup", t_cond_wakeup},
-    {"sem_cap", t_sem_cap},
-    {"shutdown", t_shutdown},
-    {"event_exclusion", t_event_exclusion},
-    {"event_timeout", t_event_timeout},
-    {"deadlock_pthread_mutex", t_deadlock_pthread_mutex},
-    {"deadlock_event_lock", t_deadlock_event_lock},
-};
+#define TEST_SYNC__ENTRY(name, ...) {#name, t_##name, #__VA_ARGS__},
+static const test_case cases[] = {TEST_SYNC_CASES(TEST_SYNC__ENTRY)};
+#undef TEST_SYNC__ENTRY
 
 int main(int argc, char **argv)
 {
+    if (argc == 2 && strcmp(argv[1], "--list") == 0) {
+        TEST_CASE_LIST(cases);
+        return 0;
+    }
     if (argc != 3) {
-        fprintf(stderr, "usage: test-sync CASE star|ring\n");
+        fprintf(stderr, "usage: test-sync CASE star|ring | test-sync --list\n");
         return 2;
     }
     if (fb_policy_parse(argv[2], &policy) < 0) {
