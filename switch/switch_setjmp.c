@@ -135,7 +135,8 @@ void sw_setjmp_jump(sw_ctx *from, sw_ctx *to)
 
 const sw_backend sw_backend_setjmp = {
     .name = "setjmp",
-    .summary = "_setjmp/_longjmp: no syscall, FP control state not kept (glibc saves neither)",
+    .summary = "_setjmp/_longjmp, a new stack entered by a one-time bootstrap: no syscall, FP "
+               "control state not kept (glibc saves neither)",
     /* No copy stacks: glibc mangles the stack pointer it saves in the jmp_buf, so the live
      * part of a suspended context's stack cannot be found. */
     .props = {.keeps_fp_control = false,
