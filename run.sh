@@ -17,8 +17,15 @@ AARCH64_TOOLCHAIN=cmake/aarch64-linux-gnu.cmake
 say() { printf '[run.sh] %s\n' "$*"; }
 die() { printf 'run.sh: %s\n' "$*" >&2; exit 1; }
 
+# The suite's steps, one a line, from the experiment registry (harness/experiments/).
+suite_steps() {
+    "$PY" "$ROOT/harness/suite.py" --list
+}
+
 usage() {
-    cat <<'USAGE'
+    local steps
+    steps=$(suite_steps | paste -sd, - | sed 's/,/, /g' | fold -s -w 52 | sed -e 's/ *$//' -e '2,$s/^/                             /')
+    cat <<USAGE
 usage: ./run.sh [subcommand] [options]
 
 subcommands:
@@ -37,8 +44,8 @@ subcommands:
   regress      build, then gate switch cost: instruction counts, switches per hop and system
                calls per switch against results/baseline/counts.json (every machine), CPU
                times against results/baseline/timing/<cpu>.json (only this CPU model's)
-  report       regenerate charts, CSV files and REPORT.md of a run folder: `report DIR`
-  compare      two run folders side by side: `compare A B` (e.g. results/reference and a
+  report       regenerate charts, CSV files and REPORT.md of a run folder: \`report DIR\`
+  compare      two run folders side by side: \`compare A B\` (e.g. results/reference and a
                folder under results/runs/) writes results/compare/<A>-vs-<B>/COMPARE.md
                with every claim's figures, B/A, the noise reading and verdict changes
   help         this text
@@ -46,9 +53,9 @@ subcommands:
 options:
     quick|full --reference   write into results/reference/ (replacing it) instead of a new
                              folder results/runs/<host>/<UTC date>-<sha>/
-    quick|full --only STEPS  run only these steps (comma list of switch, icount, props,
-                             asm_count, switch_emulated, engines, scale, sweep, slow,
-                             maxconns, threads, handoff, fibermem, fiberio, hooks, report)
+    quick|full --only STEPS  run only these steps, a comma list of
+                             $steps
+                             (the experiments of harness/experiments/, then the report)
     regress --update         record counts.json and this CPU model's timing baseline
                              (refuses a tree with uncommitted changes)
     compare --out DIR        write the comparison into DIR
@@ -178,6 +185,17 @@ cmd_regress() {
     "$PY" "$ROOT/harness/regress.py" --bin "$ROOT/build/bin" "${extra[@]}"
 }
 
+# check_steps PRESET LIST: every name of the comma list is a step of the registry, checked
+# before anything is installed or built.
+check_steps() {
+    local name valid
+    valid=$(suite_steps)
+    for name in ${2//,/ }; do
+        grep -qx -- "$name" <<<"$valid" ||
+            { echo "run.sh: $1: unknown step '$name' (valid: $(paste -sd, - <<<"$valid"))" >&2; exit 2; }
+    done
+}
+
 # cmd_suite quick|full [--reference] [--only STEPS]: the experiments, charts and report.
 cmd_suite() {
     local preset=$1
@@ -188,6 +206,7 @@ cmd_suite() {
         --reference) extra+=(--reference) ;;
         --only)
             [[ $# -ge 2 ]] || { echo "run.sh: $preset: --only needs a comma list of steps" >&2; exit 2; }
+            check_steps "$preset" "$2"
             extra+=(--only "$2")
             shift
             ;;

@@ -16,7 +16,7 @@ say about aarch64 without an aarch64 machine (timings under qemu-user are emulat
 nothing about a real core). It is not the same measure as icount.py's callgrind counts,
 which include the benchmark loop around the switch.
 
-usage: asm_count.py [--out FILE] [--expect ROW=N | ROW=OTHER+N]...
+usage: asm_count.py [--out-file FILE] [--expect ROW=N | ROW=OTHER+N]...
 ROW is <backend>/<arch>[/<variant>], e.g. asm/aarch64/pac-bti; --expect exits 1 unless ROW's
 count is N, or OTHER's count plus N. The aarch64 object built with branch protection must
 also carry the BTI and PAC bits in its GNU property note and start each switch with paciasp.
@@ -157,7 +157,7 @@ def check_expectations(rows, specs):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", help="write the JSON here (default: stdout)")
+    ap.add_argument("--out-file", metavar="FILE", help="write the JSON here (default: stdout)")
     ap.add_argument("--expect", action="append", default=[], metavar="ROW=N|ROW=OTHER+N")
     args = ap.parse_args()
     rows, skipped = [], []
@@ -180,8 +180,8 @@ def main():
                           "the assembled source (static, exact; not a timing)",
            "rows": rows, "not_counted": skipped}
     text = json.dumps(doc, indent=2) + "\n"
-    if args.out:
-        with open(args.out, "w") as f:
+    if args.out_file:
+        with open(args.out_file, "w") as f:
             f.write(text)
     else:
         sys.stdout.write(text)

@@ -18,16 +18,12 @@ The server is pinned to one CPU and echo-load to the other. Then, once per engin
 --profile, `perf record -g -e cpu-clock` samples the server during a tput run and the share
 of samples whose call chain passes through epoll_ctl is computed from `perf script`.
 
-Medians are reported with every raw figure. Output: results/runs/<host>/<date>-<sha>/
-engines.json (harness/meta.py) and a table on stdout. A bar that is not met is reported as
-such; nothing is retried until it passes.
+Medians and per-round paired ratios are reported with every raw figure; the claims (plots/)
+judge them. Output: the JSON (engines.json in the suite) to --out-file or standard output,
+and a table.
 """
-import argparse
-import json
 import re
-import shutil
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -36,34 +32,25 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import meta  # noqa: E402  (the harness's shared meta module, beside this file)
-from echoserver import EchoServer  # noqa: E402
-from perfstat import PerfStat  # noqa: E402
+from drive import cli, cpu, load, perf, rounds, server  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
+PROG = "engines_bench"
 CTL_EVENT = "syscalls:sys_enter_epoll_ctl"
 
 
 def parse_args(argv):
-    ap = argparse.ArgumentParser(prog="engines_bench.py", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--build-dir", default=str(ROOT / "build"),
-                    help="where bin/echo-server and bin/echo-load are (default: build/)")
+    ap = cli.parser("engines_bench.py", __doc__, rounds=5, duration=3.0, warmup=0.5)
     ap.add_argument("--engines", help="comma-separated engines (default: those on epoll)")
-    ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds (default 5)")
     ap.add_argument("--conns", type=int, default=50)
     ap.add_argument("--size", type=int, default=64)
     ap.add_argument("--count-requests", type=int, default=10000,
                     help="requests of the count run, in total (default 10000 = 50 x 200)")
-    ap.add_argument("--duration", type=float, default=3.0, help="seconds per tput run")
-    ap.add_argument("--warmup", type=float, default=0.5)
     ap.add_argument("--sat-conns", type=int, default=0,
                     help="connections of the saturated run (0: skip it)")
     ap.add_argument("--switch", default=None, help="switch backend (default: the server's)")
     ap.add_argument("--sched", default="ring", choices=["star", "ring"])
-    ap.add_argument("--server-cpu", default="0")
-    ap.add_argument("--load-cpu", default="1")
     ap.add_argument("--profile", default="naive,merged",
                     help="engines to profile with perf record ('' for none)")
-    ap.add_argument("--out", help="output folder (default: a new results/runs/... folder)")
     a = ap.parse_args(argv)
     if a.rounds < 1 or a.conns < 1 or a.size < 1 or a.duration <= 0:
         ap.error("--rounds, --conns, --size and --duration must be positive")
@@ -72,37 +59,32 @@ def parse_args(argv):
 
 # ---- processes ----------------------------------------------------------------------------
 
-def pinned(cmd, cpu):
-    return (["taskset", "-c", cpu] + cmd) if cpu and shutil.which("taskset") else cmd
-
-
-class Server(EchoServer):
+def start_server(a, engine):
     """The fiber echo server on one engine; a failure ends the comparison."""
+    cmd = [a.server, "--model", "fiber", "--engine", engine, "--sched", a.sched]
+    if a.switch:
+        cmd += ["--switch", a.switch]
+    try:
+        return server.EchoServer(cpu.pinned(cmd, a.server_cpu))
+    except RuntimeError as e:
+        sys.exit(f"{PROG}: {engine}: {e}")
 
-    def __init__(self, a, engine):
-        cmd = [a.server, "--model", "fiber", "--engine", engine, "--sched", a.sched]
-        if a.switch:
-            cmd += ["--switch", a.switch]
-        try:
-            super().__init__(pinned(cmd, a.server_cpu))
-        except RuntimeError as e:
-            sys.exit(f"engines_bench: {engine}: {e}")
 
-    def stop(self):
-        try:
-            return super().stop(timeout=20)
-        except RuntimeError as e:
-            sys.exit(f"engines_bench: {e}")
+def stop_server(srv):
+    try:
+        return srv.stats(timeout=20)
+    except RuntimeError as e:
+        sys.exit(f"{PROG}: {e}")
 
 
 def run_load(a, port, conns, requests=None, duration=None):
-    cmd = [a.load, "--port", str(port), "--conns", str(conns), "--size", str(a.size), "--json"]
-    cmd += ["--requests", str(requests), "--warmup", "0"] if requests else \
-        ["--duration", str(duration), "--warmup", str(a.warmup)]
-    p = subprocess.run(pinned(cmd, a.load_cpu), capture_output=True, text=True, timeout=600)
-    if p.returncode != 0:
-        sys.exit(f"engines_bench: echo-load failed ({p.returncode}): {p.stderr.strip()[-400:]}")
-    return json.loads(p.stdout)
+    args = ["--conns", conns, "--size", a.size]
+    args += ["--requests", requests, "--warmup", "0"] if requests else \
+        ["--duration", duration, "--warmup", a.warmup]
+    try:
+        return load.run(a.load, port, args, a.load_cpu)
+    except load.LoadFailed as e:
+        sys.exit(f"{PROG}: {e}")
 
 
 # ---- one measured run -----------------------------------------------------------------------
@@ -112,17 +94,17 @@ def served(server_json, size):
 
 
 def count_run(a, engine, tmpdir):
-    srv = Server(a, engine)
-    perf = PerfStat(srv.pid, CTL_EVENT, tmpdir) if a.perf_ok else None
-    load = run_load(a, srv.port, a.conns, requests=a.count_requests)
-    sj = srv.stop()
-    kernel = perf.result().get(CTL_EVENT) if perf else None
+    srv = start_server(a, engine)
+    pf = perf.PerfStat(srv.pid, CTL_EVENT, tmpdir) if a.perf_ok else None
+    ld = run_load(a, srv.port, a.conns, requests=a.count_requests)
+    sj = stop_server(srv)
+    kernel = pf.result().get(CTL_EVENT) if pf else None
     n = served(sj, a.size)
     ctl = sj.get("epoll_ctl")
     eng_total = sum(ctl.values()) if ctl else None
     return {
         "engine": engine, "kind": "count", "requests_served": n,
-        "load_requests": load["requests"],
+        "load_requests": ld["requests"],
         "epoll_ctl_engine": ctl, "epoll_ctl_kernel": kernel,
         "ctl_per_request_engine": (eng_total / n) if ctl and n else None,
         "ctl_per_request_kernel": (kernel / n) if kernel is not None and n else None,
@@ -135,30 +117,28 @@ def count_run(a, engine, tmpdir):
 
 
 def tput_run(a, engine, conns, tmpdir, kind):
-    srv = Server(a, engine)
+    srv = start_server(a, engine)
     # task-clock only: enabling a syscall tracepoint puts every task of the machine on the
     # slow system-call path, which would tax the very calls being compared.
-    perf = PerfStat(srv.pid, "task-clock", tmpdir) if a.perf_ok else None
-    load = run_load(a, srv.port, conns, duration=a.duration)
-    sj = srv.stop()
-    counts = perf.result() if perf else {}
+    pf = perf.PerfStat(srv.pid, "task-clock", tmpdir) if a.perf_ok else None
+    ld = run_load(a, srv.port, conns, duration=a.duration)
+    sj = stop_server(srv)
+    counts = pf.result() if pf else {}
     n = served(sj, a.size)
     task_ms = counts.get("task-clock")
-    cpu_us = (task_ms * 1000.0 / n) if task_ms and n else None
-    if cpu_us is None and n:  # without perf: the server's own rusage, whole life
-        cpu_us = (sj["cpu_user_s"] + sj["cpu_sys_s"]) * 1e6 / n
+    cpu_us, source = cpu.per_request(task_ms, sj, n)
     return {
         "engine": engine, "kind": kind, "conns": conns,
-        "requests_per_sec": load["requests_per_sec"], "requests_served": n,
+        "requests_per_sec": ld["requests_per_sec"], "requests_served": n,
         "server_cpu_us_per_request": cpu_us,
-        "cpu_source": "perf task-clock" if task_ms else "server rusage",
-        "load_cores_used": load["cpu"]["cores_used"], "load_saturated": load["cpu"]["saturated"],
+        "cpu_source": source or "server rusage",
+        "load_cores_used": ld["cpu"]["cores_used"], "load_saturated": ld["cpu"]["saturated"],
         "server_cores_used": (task_ms / 1000.0 / (a.duration + a.warmup + 0.3)) if task_ms
         else None,
-        "latency_us": load["latency_us"], "switches": sj.get("switches"),
+        "latency_us": ld["latency_us"], "switches": sj.get("switches"),
         # A ping-pong stalled for 100 ms or more means the VM took the CPU away (other
         # tenants): such a run is kept, flagged, and the medians absorb it.
-        "stalled": load["latency_us"]["max"] >= 100000,
+        "stalled": ld["latency_us"]["max"] >= 100000,
         "server_kernel_switches": sj.get("kernel_switches"),
         "epoll_ctl_engine": sj.get("epoll_ctl"),
     }
@@ -168,15 +148,15 @@ def tput_run(a, engine, conns, tmpdir, kind):
 
 def profile_run(a, engine, tmpdir):
     """perf record -g on the server during a tput run; share of samples under epoll_ctl."""
-    srv = Server(a, engine)
+    srv = start_server(a, engine)
     data = Path(tmpdir) / f"perf-{engine}.data"
     rec = subprocess.Popen(["perf", "record", "-g", "-e", "cpu-clock", "-o", str(data), "-p",
                             str(srv.pid)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     time.sleep(0.5)
-    load = run_load(a, srv.port, a.conns, duration=a.duration)
+    ld = run_load(a, srv.port, a.conns, duration=a.duration)
     rec.send_signal(signal.SIGINT)
     rec.wait(timeout=60)
-    srv.stop()
+    stop_server(srv)
     script = subprocess.run(["perf", "script", "-i", str(data)], capture_output=True, text=True,
                             timeout=300)
     total = in_ctl = in_wait = 0
@@ -193,7 +173,7 @@ def profile_run(a, engine, tmpdir):
     top = [ln.strip() for ln in report.stdout.splitlines()
            if re.match(r"\s+\d+\.\d+%", ln)][:12]
     return {
-        "engine": engine, "samples": total, "requests_per_sec": load["requests_per_sec"],
+        "engine": engine, "samples": total, "requests_per_sec": ld["requests_per_sec"],
         "epoll_ctl_share": in_ctl / total if total else None,
         "epoll_wait_share": in_wait / total if total else None,
         "method": "perf record -g -e cpu-clock -p SERVER; a sample counts as under epoll_ctl "
@@ -205,12 +185,8 @@ def profile_run(a, engine, tmpdir):
 
 # ---- summary -------------------------------------------------------------------------------
 
-def med(xs):
-    xs = [x for x in xs if x is not None]
-    return statistics.median(xs) if xs else None
-
-
 def summarise(runs, engines):
+    med = rounds.median
     out = {}
     for e in engines:
         c = [r for r in runs if r["engine"] == e and r["kind"] == "count"]
@@ -231,100 +207,77 @@ def summarise(runs, engines):
 
 
 def paired_ratios(runs, kind, key, num, den):
-    """Per-round ratios num/den (the two ran back to back), and their median."""
-    a = [r[key] for r in runs if r["engine"] == num and r["kind"] == kind]
-    b = [r[key] for r in runs if r["engine"] == den and r["kind"] == kind]
-    rs = [x / y for x, y in zip(a, b) if x and y]
-    return {"per_round": rs, "median": med(rs)}
-
-
-def bars(summary, ratios):
-    out = []
-
-    def bar(name, value, target, ok):
-        out.append({"bar": name, "measured": value, "target": target,
-                    "holds": None if value is None else ok(value)})
-
-    targets = {"naive": ("2.0 +- 0.1", lambda v: abs(v - 2.0) <= 0.1),
-               "oneshot": ("1.0 +- 0.1", lambda v: abs(v - 1.0) <= 0.1),
-               "merged": ("<= 0.05", lambda v: v <= 0.05),
-               "edge": ("<= 0.05", lambda v: v <= 0.05)}
-    for e, (t, ok) in targets.items():
-        if e in summary:
-            bar(f"epoll_ctl per request, {e}", summary[e]["ctl_per_request_engine"], t, ok)
-    tr = ratios.get("tput merged/naive", {}).get("median")
-    bar("throughput merged / naive (50 conns)", tr, ">= 1.15", lambda v: v >= 1.15)
-    return out
+    """Per-round ratios num/den (the two ran in the same round), and their median."""
+    def by_round(engine):
+        return {r["round"]: r[key] for r in runs if r["engine"] == engine and r["kind"] == kind}
+    return rounds.paired(by_round(num), by_round(den))
 
 
 def fmt(v, spec=".3f"):
     return "-" if v is None else format(v, spec)
 
 
-def print_table(summary, ratios, barlist, profiles):
-    print(f"\n{'engine':10} {'ctl/req':>8} {'kernel':>8} {'req/s':>9} {'cpu us/req':>10} "
-          f"{'sat req/s':>10} {'sat us/req':>10}")
+def pct(share):
+    return fmt(100 * share if share is not None else None, ".1f")
+
+
+def print_table(say, summary, ratios, profiles):
+    say(f"\n{'engine':10} {'ctl/req':>8} {'kernel':>8} {'req/s':>9} {'cpu us/req':>10} "
+        f"{'sat req/s':>10} {'sat us/req':>10}")
     for e, s in summary.items():
-        print(f"{e:10} {fmt(s['ctl_per_request_engine']):>8} "
-              f"{fmt(s['ctl_per_request_kernel']):>8} {fmt(s['requests_per_sec'], '.0f'):>9} "
-              f"{fmt(s['server_cpu_us_per_request'], '.2f'):>10} "
-              f"{fmt(s['sat_requests_per_sec'], '.0f'):>10} "
-              f"{fmt(s['sat_server_cpu_us_per_request'], '.2f'):>10}")
+        say(f"{e:10} {fmt(s['ctl_per_request_engine']):>8} "
+            f"{fmt(s['ctl_per_request_kernel']):>8} {fmt(s['requests_per_sec'], '.0f'):>9} "
+            f"{fmt(s['server_cpu_us_per_request'], '.2f'):>10} "
+            f"{fmt(s['sat_requests_per_sec'], '.0f'):>10} "
+            f"{fmt(s['sat_server_cpu_us_per_request'], '.2f'):>10}")
     for name, r in ratios.items():
-        print(f"{name}: median {fmt(r['median'])} (rounds: "
-              f"{', '.join(fmt(x) for x in r['per_round'])})")
+        say(f"{name}: median {fmt(r['median'])} (rounds: "
+            f"{', '.join(fmt(x) for x in r['per_round'])})")
     for p in profiles.values():
-        print(f"profile {p['engine']}: {p['samples']} samples, "
-              f"{fmt(100 * p['epoll_ctl_share'] if p['epoll_ctl_share'] is not None else None, '.1f')}"
-              f"% under epoll_ctl, "
-              f"{fmt(100 * p['epoll_wait_share'] if p['epoll_wait_share'] is not None else None, '.1f')}"
-              f"% under epoll_wait")
-    for b in barlist:
-        verdict = {True: "holds", False: "does NOT hold", None: "not measured"}[b["holds"]]
-        print(f"bar {b['bar']}: {fmt(b['measured'])} (target {b['target']}): {verdict}")
+        say(f"profile {p['engine']}: {p['samples']} samples, {pct(p['epoll_ctl_share'])}% "
+            f"under epoll_ctl, {pct(p['epoll_wait_share'])}% under epoll_wait")
 
 
 def main(argv=None):
     a = parse_args(argv if argv is not None else sys.argv[1:])
+    say = cli.reporter(a)
     build = Path(a.build_dir)
-    a.server, a.load = meta.echo_binaries(build, "engines_bench")
-    listed = meta.registry(build / "bin" / "engine-info", "engines_bench")
+    a.server, a.load = meta.echo_binaries(build, PROG)
+    listed = meta.registry(build / "bin" / "engine-info", PROG)
     # C2 and C3 compare the epoll strategies; the scanning and io_uring engines are measured
-    # by the C14/C16 experiment (harness/idle_bench.py). They still run when named.
+    # by the C14/C16 experiment (harness/engines_scale.py). They still run when named.
     engines = [e["name"] for e in listed]
     if not a.engines:
         engines = [e["name"] for e in listed if (e["method"] or "").split(" ")[0] == "epoll"]
     else:
         bad = [e for e in a.engines.split(",") if e not in engines]
         if bad:
-            print(f"engines_bench: unknown engine {', '.join(bad)} (valid: {', '.join(engines)})",
+            print(f"{PROG}: unknown engine {', '.join(bad)} (valid: {', '.join(engines)})",
                   file=sys.stderr)
             return 2
         engines = a.engines.split(",")
     a.perf_ok, why = meta.perf_available(CTL_EVENT)
     if not a.perf_ok:
-        print(f"engines_bench: perf counts not run: {why}")
-    info = meta.collect(ROOT, build, pinning={"server": a.server_cpu, "load": a.load_cpu})
-    out_dir = Path(a.out) if a.out else meta.new_run_dir(ROOT / "results" / "runs", info)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    print(f"engines_bench: {', '.join(engines)}; {a.rounds} rounds; server on CPU "
-          f"{a.server_cpu}, load on CPU {a.load_cpu}; {info['cpu_model']}, {info['kernel']}")
+        say(f"{PROG}: perf counts not run: {why}")
+    info = meta.collect(meta.REPO_ROOT, build, pinning={"server": a.server_cpu,
+                                                        "load": a.load_cpu})
+    say(f"{PROG}: {', '.join(engines)}; {a.rounds} rounds; server on CPU "
+        f"{a.server_cpu}, load on CPU {a.load_cpu}; {info['cpu_model']}, {info['kernel']}")
 
     runs, profiles = [], {}
     with tempfile.TemporaryDirectory(prefix="engines-bench-") as tmp:
-        for rnd in range(a.rounds):
-            order = engines[rnd % len(engines):] + engines[:rnd % len(engines)]
-            for e in order:
-                runs.append(dict(count_run(a, e, tmp), round=rnd))
-                runs.append(dict(tput_run(a, e, a.conns, tmp, "tput"), round=rnd))
-                if a.sat_conns:
-                    runs.append(dict(tput_run(a, e, a.sat_conns, tmp, "sat"), round=rnd))
-                last = runs[-1]
-                print(f"  round {rnd + 1}/{a.rounds} {e:9} ctl/req "
-                      f"{fmt(runs[-2 - bool(a.sat_conns)]['ctl_per_request_engine'])} "
-                      f"{fmt(runs[-1 - bool(a.sat_conns)]['requests_per_sec'], '.0f')} req/s"
-                      + (f", saturated {fmt(last['requests_per_sec'], '.0f')} req/s"
-                         if a.sat_conns else ""), flush=True)
+        for rnd, e in rounds.interleaved(a.rounds, engines):
+            count = dict(count_run(a, e, tmp), round=rnd)
+            tput = dict(tput_run(a, e, a.conns, tmp, "tput"), round=rnd)
+            runs += [count, tput]
+            sat = dict(tput_run(a, e, a.sat_conns, tmp, "sat"), round=rnd) \
+                if a.sat_conns else None
+            if sat:
+                runs.append(sat)
+            say(f"  round {rnd + 1}/{a.rounds} {e:9} ctl/req "
+                f"{fmt(count['ctl_per_request_engine'])} "
+                f"{fmt(tput['requests_per_sec'], '.0f')} req/s"
+                + (f", saturated {fmt(sat['requests_per_sec'], '.0f')} req/s" if sat else ""))
         if a.perf_ok and a.profile:
             for e in [x for x in a.profile.split(",") if x in engines]:
                 profiles[e] = profile_run(a, e, tmp)
@@ -338,15 +291,12 @@ def main(argv=None):
         if a.sat_conns:
             ratios["sat tput merged/naive"] = paired_ratios(runs, "sat", "requests_per_sec",
                                                             "merged", "naive")
-    barlist = bars(summary, ratios)
     result = {"experiment": "engines", "meta": info,
               "config": {k: v for k, v in vars(a).items() if k not in ("perf_ok",)},
-              "perf": a.perf_ok, "summary": summary, "ratios": ratios, "bars": barlist,
+              "perf": a.perf_ok, "summary": summary, "ratios": ratios,
               "profile": profiles, "runs": runs}
-    path = out_dir / "engines.json"
-    path.write_text(json.dumps(result, indent=1) + "\n")
-    print_table(summary, ratios, barlist, profiles)
-    print(f"engines_bench: wrote {path}")
+    print_table(say, summary, ratios, profiles)
+    cli.emit(result, a, PROG)
     return 0
 
 

@@ -19,26 +19,24 @@ Idle connections are held by this driver (a separate process from the server and
 echo-load); each process stays within RLIMIT_NOFILE. Levels a configuration cannot reach are
 recorded as "not run: <reason>" (select: FD_SETSIZE; any: the fd limit).
 
-Writes scale.json into --out (default: a new results/runs/<host>/<date>-<sha>/).
-Example: /usr/bin/python3 harness/engines_scale.py --quick
+Output: the JSON (scale.json in the suite) to --out-file or standard output.
+Example: /usr/bin/python3 harness/engines_scale.py --quick --out-file scale.json
 """
 import argparse
-import json
 import os
 import resource
-import shutil
 import socket
 import statistics
-import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import meta  # noqa: E402
-from echoserver import EchoServer  # noqa: E402
+from drive import cli, cpu, load, perf, rounds, server  # noqa: E402
 
-ROOT = meta.REPO_ROOT
+PROG = "engines_scale"
 FD_SETSIZE = 1024
 FD_MARGIN = 64  # server fds besides connections (listeners, eventfds, reserve), with room
 SYSCALL_EVENT = "raw_syscalls:sys_enter"
@@ -51,7 +49,7 @@ def idle_configs(build):
     """(label, echo-server arguments, engine-info entry or None) for every compiled-in engine,
     in the registry's order (engine-info --list --json), then the yardsticks. The labels are
     what the report and charts show."""
-    engines = meta.registry(Path(build) / "bin" / "engine-info", "engines_scale")
+    engines = meta.registry(Path(build) / "bin" / "engine-info", PROG)
     return [(e["name"], ["--model", "fiber", "--engine", e["name"]], e) for e in engines] + \
         [(label, args, None) for label, args in YARDSTICKS]
 
@@ -63,9 +61,8 @@ NOT_BUILT = {}
 
 
 def parse_args(argv):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--build-dir", default=str(ROOT / "build"))
+    ap = cli.parser("engines_scale.py", __doc__, rounds=5, duration=2.0)
+    ap.formatter_class = argparse.RawDescriptionHelpFormatter
     ap.add_argument("--quick", action="store_true",
                     help="reduced sizes (about 40 s): levels 0,1000,10000, fewer configurations")
     ap.add_argument("--levels", default="0,10,100,1000,10000,19000",
@@ -74,13 +71,8 @@ def parse_args(argv):
     ap.add_argument("--conc", default="1,10,100,1000", help="connections (completion experiment)")
     ap.add_argument("--configs", default=None, help="comma list of idle configurations")
     ap.add_argument("--parts", default="idle,churn,completion")
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--duration", type=float, default=2.0, help="seconds per measured load run")
     ap.add_argument("--conns", type=int, default=10, help="active ping-pong connections (idle)")
     ap.add_argument("--size", type=int, default=64)
-    ap.add_argument("--server-cpu", default="0")
-    ap.add_argument("--load-cpu", default="1")
-    ap.add_argument("--out", help="output folder")
     a = ap.parse_args(argv)
     if a.quick:
         a.levels, a.churn_levels, a.conc = "0,1000,10000", "0,10000", "10,1000"
@@ -102,22 +94,18 @@ def parse_args(argv):
     return a
 
 
-def pinned(cmd, cpu):
-    return (["taskset", "-c", cpu] + cmd) if cpu and shutil.which("taskset") else cmd
-
-
 def server_args(a, label):
     return next(args for name, args, _ in a.idle_configs if name == label)
 
 
-class Server(EchoServer):
+class Server(server.EchoServer):
     """One configuration's server; a failure raises RuntimeError, which makes its points
     `not run` with the server's reason."""
 
     def __init__(self, a, label):
         self.label = label
         try:
-            super().__init__(pinned([a.server] + server_args(a, label), a.server_cpu))
+            super().__init__(cpu.pinned([a.server] + server_args(a, label), a.server_cpu))
         except RuntimeError as e:
             raise RuntimeError(f"{' '.join(server_args(a, label))}: {e}") from None
         self.base_fds = self.fds()
@@ -138,8 +126,8 @@ class Server(EchoServer):
                 pass
         return total
 
-    def stop(self):
-        return super().stop(timeout=60)
+    def stop(self, timeout=60):
+        return self.stats(timeout=timeout)
 
 
 class Idle:
@@ -169,13 +157,9 @@ class Idle:
 
 
 def run_load(a, port, conns, mode="pingpong", duration=None):
-    cmd = [a.load, "--port", str(port), "--conns", str(conns), "--size", str(a.size),
-           "--duration", str(duration or a.duration), "--warmup", "0", "--json",
-           "--mode", mode]
-    p = subprocess.run(pinned(cmd, a.load_cpu), capture_output=True, text=True, timeout=600)
-    if p.returncode != 0:
-        raise RuntimeError(f"echo-load failed ({p.returncode}): {p.stderr.strip()[-300:]}")
-    return json.loads(p.stdout)
+    return load.run(a.load, port, ["--conns", conns, "--size", a.size, "--duration",
+                                   duration or a.duration, "--warmup", "0", "--mode", mode],
+                    a.load_cpu)
 
 
 def limit_reason(label, idle, active, hard):
@@ -240,16 +224,14 @@ def ladder(a, label, levels, conns, mode, hard):
 
 def part_idle(a, hard):
     runs = []
-    for rnd in range(a.rounds):
-        order = a.configs[rnd % len(a.configs):] + a.configs[:rnd % len(a.configs)]
-        for label in order:
-            for r in ladder(a, label, a.levels, a.conns, "pingpong", hard):
-                r["round"] = rnd
-                runs.append(r)
-            print(f"  idle round {rnd + 1}/{a.rounds} {label}: " + ", ".join(
-                f"{r['idle']}:{r['server_cpu_us_per_request']:.2f}us" if r["status"] == "ok"
-                else f"{r['idle']}:{r['status'][:20]}" for r in runs if r["round"] == rnd
-                and r["config"] == label), flush=True)
+    for rnd, label in rounds.interleaved(a.rounds, a.configs):
+        for r in ladder(a, label, a.levels, a.conns, "pingpong", hard):
+            r["round"] = rnd
+            runs.append(r)
+        a.say(f"  idle round {rnd + 1}/{a.rounds} {label}: " + ", ".join(
+            f"{r['idle']}:{r['server_cpu_us_per_request']:.2f}us" if r["status"] == "ok"
+            else f"{r['idle']}:{r['status'][:20]}" for r in runs if r["round"] == rnd
+            and r["config"] == label))
     methods = {name: e["method"] for name, _, e in a.idle_configs if e and name in a.configs}
     return {"configs": a.configs, "levels": a.levels, "active_conns": a.conns,
             "methods": methods, "runs": runs,
@@ -261,12 +243,11 @@ def part_churn(a, hard):
     configs = getattr(a, "churn_configs", None) or CHURN_CONFIGS
     runs = []
     for rnd in range(a.rounds):
-        order = configs[rnd % len(configs):] + configs[:rnd % len(configs)]
-        for label in order:
+        for label in rounds.rotated(configs, rnd):
             for r in ladder(a, label, a.churn_levels, a.conns, "churn", hard):
                 r["round"] = rnd
                 runs.append(r)
-        print(f"  churn round {rnd + 1}/{a.rounds} done", flush=True)
+        a.say(f"  churn round {rnd + 1}/{a.rounds} done")
     return {"configs": configs, "levels": a.churn_levels, "conns": a.conns, "runs": runs,
             "summary": summarize(runs, "idle", "requests_per_sec",
                                  extra="server_cpu_us_per_request")}
@@ -275,28 +256,16 @@ def part_churn(a, hard):
 def count_syscalls(a, label, conns):
     """A separate run under perf stat on raw_syscalls:sys_enter: kernel entries per request."""
     srv = Server(a, label)
-    out = Path(a.tmp) / f"sys-{srv.pid}.csv"
-    perf = subprocess.Popen(["perf", "stat", "-x", ",", "-e", SYSCALL_EVENT, "-o", str(out),
-                             "-p", str(srv.pid)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
-    time.sleep(0.3)
+    pf = perf.PerfStat(srv.pid, SYSCALL_EVENT, a.tmp)
     try:
-        load = run_load(a, srv.port, conns, duration=min(a.duration, 1.0))
+        ld = run_load(a, srv.port, conns, duration=min(a.duration, 1.0))
     finally:
         sj = srv.stop()
-        perf.wait(timeout=30)
+        total = pf.result().get(SYSCALL_EVENT)
     n = sj["bytes"] // a.size
-    total = None
-    for line in out.read_text().splitlines() if out.exists() else []:
-        f = line.split(",")
-        if len(f) > 2 and f[2] == SYSCALL_EVENT:
-            try:
-                total = float(f[0])
-            except ValueError:
-                pass
     kc = sj.get("kernel_calls")
     return {"config": label, "conns": conns, "requests_served": n,
-            "load_requests": load["requests"],
+            "load_requests": ld["requests"],
             "kernel_entries_per_request": total / n if total is not None and n else None,
             "event_loop_calls_per_request": kc["total"] / n if kc and n else None,
             "io_uring_sqes_per_request": kc["io_uring_sqes"] / n if kc and n else None,
@@ -307,9 +276,8 @@ def part_completion(a, hard):
     configs = COMPLETION_CONFIGS
     runs, counts = [], []
     for rnd in range(a.rounds):
-        order = configs[rnd % len(configs):] + configs[:rnd % len(configs)]
         for conns in a.conc:
-            for label in order:
+            for label in rounds.rotated(configs, rnd):
                 why = limit_reason(label, 0, conns, hard)
                 if why:
                     runs.append({"config": label, "conns": conns, "round": rnd, "status": why})
@@ -325,7 +293,7 @@ def part_completion(a, hard):
                     r = {"status": f"not run: {e}"}
                 r.update({"config": label, "conns": conns, "round": rnd})
                 runs.append(r)
-        print(f"  completion round {rnd + 1}/{a.rounds} done", flush=True)
+        a.say(f"  completion round {rnd + 1}/{a.rounds} done")
     perf_ok, why = meta.perf_available(SYSCALL_EVENT)
     for conns in a.conc:
         for label in configs:
@@ -366,33 +334,28 @@ def summarize(runs, key, field, extra=None):
 
 def main(argv=None):
     a = parse_args(argv if argv is not None else sys.argv[1:])
+    a.say = cli.reporter(a)
     build = Path(a.build_dir)
-    a.server, a.load = meta.echo_binaries(build, "engines_scale")
+    a.server, a.load = meta.echo_binaries(build, PROG)
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # the server inherits this too
-    info = meta.collect(ROOT, build, pinning={"server": a.server_cpu, "load": a.load_cpu})
-    out_dir = Path(a.out) if a.out else meta.new_run_dir(ROOT / "results" / "runs", info)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    a.tmp = str(out_dir)
+    info = meta.collect(meta.REPO_ROOT, build, pinning={"server": a.server_cpu,
+                                                        "load": a.load_cpu})
     load_before = open("/proc/loadavg").read().split()[:3]
-    print(f"engines_scale: {', '.join(a.parts)}; {a.rounds} rounds of {a.duration} s; server on "
-          f"CPU {a.server_cpu}, load on CPU {a.load_cpu}; load average {' '.join(load_before)}",
-          flush=True)
+    a.say(f"{PROG}: {', '.join(a.parts)}; {a.rounds} rounds of {a.duration} s; server on "
+          f"CPU {a.server_cpu}, load on CPU {a.load_cpu}; load average {' '.join(load_before)}")
     record = {"experiment": "scale", "meta": info, "quick": a.quick,
               "config": {"duration": a.duration, "rounds": a.rounds, "size": a.size,
                          "rlimit_nofile": hard},
               "loadavg_before": load_before}
     parts = {"idle": part_idle, "churn": part_churn, "completion": part_completion}
-    for name in a.parts:
-        t0 = time.monotonic()
-        record[name] = parts[name](a, hard)
-        record[name]["seconds"] = round(time.monotonic() - t0, 1)
+    with tempfile.TemporaryDirectory(prefix="engines-scale-") as a.tmp:
+        for name in a.parts:
+            t0 = time.monotonic()
+            record[name] = parts[name](a, hard)
+            record[name]["seconds"] = round(time.monotonic() - t0, 1)
     record["loadavg_after"] = open("/proc/loadavg").read().split()[:3]
-    for f in Path(a.tmp).glob("sys-*.csv"):
-        f.unlink()
-    path = out_dir / "scale.json"
-    path.write_text(json.dumps(record, indent=1) + "\n")
-    print(f"engines_scale: wrote {path}")
+    cli.emit(record, a, PROG)
     return 0
 
 

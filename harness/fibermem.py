@@ -12,7 +12,6 @@ own process, so no point inherits another's heap.
         [--guarded-levels 10000,30000] [--modes guarded,copy] [--switch asm]
         [--build-dir build] [--out-file fibermem.json]
 """
-import argparse
 import json
 import subprocess
 import sys
@@ -20,28 +19,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import meta  # noqa: E402  (the harness's shared meta module, beside this file)
-
-
-def levels(text):
-    try:
-        out = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"want a comma list of fiber counts, not {text!r}")
-    if not out or min(out) < 1:
-        raise argparse.ArgumentTypeError("fiber counts must be positive")
-    return out
+from drive import cli  # noqa: E402
 
 
 def parse_args(argv):
-    ap = argparse.ArgumentParser(prog="fibermem.py", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--build-dir", default=str(meta.REPO_ROOT / "build"))
-    ap.add_argument("--levels", type=levels, default=[100000, 1000000])
-    ap.add_argument("--guarded-levels", type=levels, default=[10000, 30000],
+    ap = cli.parser("fibermem.py", __doc__, pin=False)
+    ap.add_argument("--levels", type=cli.counts, default=[100000, 1000000])
+    ap.add_argument("--guarded-levels", type=cli.counts, default=[10000, 30000],
                     help="extra counts for guarded stacks only (ones that fit the map limit)")
     ap.add_argument("--modes", default="guarded,copy",
                     help="comma list of stack modes (guarded, copy, copy:K)")
     ap.add_argument("--switch", default=None, help="switch backend (default: the first)")
-    ap.add_argument("--out-file", help="write the JSON here (default: stdout)")
     return ap.parse_args(argv)
 
 
@@ -62,6 +50,7 @@ def one(exe, mode, n, switch):
 
 def main(argv=None):
     a = parse_args(argv)
+    say = cli.reporter(a)
     exe = Path(a.build_dir) / "bin" / "fiber-mem"
     if not exe.exists():
         print(f"fibermem.py: {exe} is missing: build first (./run.sh build)", file=sys.stderr)
@@ -74,16 +63,16 @@ def main(argv=None):
             pt = one(exe, mode, n, a.switch)
             points.append(pt)
             if pt["status"] == "ok":
-                print(f"[fibermem] {mode:10s} {n:>8d} fibers: {pt['pss_bytes_per_fiber']:8.0f} B "
-                      f"PSS, {pt['rss_bytes_per_fiber']:8.0f} B RSS, "
-                      f"{pt['maps_per_fiber']:.3f} maps per fiber", flush=True)
+                say(f"[fibermem] {mode:10s} {n:>8d} fibers: {pt['pss_bytes_per_fiber']:8.0f} B "
+                    f"PSS, {pt['rss_bytes_per_fiber']:8.0f} B RSS, "
+                    f"{pt['maps_per_fiber']:.3f} maps per fiber")
             else:
-                print(f"[fibermem] {mode:10s} {n:>8d} fibers: {pt['status']}", flush=True)
+                say(f"[fibermem] {mode:10s} {n:>8d} fibers: {pt['status']}")
     doc = {"experiment": "fibermem", "meta": meta.collect(meta.REPO_ROOT, Path(a.build_dir)),
            "config": {"levels": a.levels, "guarded_levels": a.guarded_levels, "modes": modes,
                       "switch": a.switch, "idle_fiber": "a 128-byte frame touched, then parked"},
            "points": points}
-    meta.emit_json(doc, a.out_file)
+    cli.emit(doc, a, "fibermem")
     return 1 if any(p["status"].startswith("failed") for p in points) else 0
 
 

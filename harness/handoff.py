@@ -10,7 +10,6 @@ vm.max_map_count (fibers: two maps per guarded stack) are recorded as not run.
     /usr/bin/python3 harness/handoff.py [--levels 2,16,256,2048] [--rounds 3] [--seconds 0.5]
         [--cpu 0] [--build-dir build] [--out-file handoff.json]
 """
-import argparse
 import json
 import statistics
 import subprocess
@@ -19,6 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import meta  # noqa: E402  (the harness's shared meta module, beside this file)
+from drive import cli, rounds  # noqa: E402
 
 KINDS = ["thread", "fiber"]
 TASK_MARGIN = 512  # pids left for the rest of the machine
@@ -26,14 +26,11 @@ MAP_MARGIN = 1000
 
 
 def parse_args(argv):
-    ap = argparse.ArgumentParser(prog="handoff.py", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--build-dir", default=str(meta.REPO_ROOT / "build"))
+    ap = cli.parser("handoff.py", __doc__, rounds=5, pin=False)
     ap.add_argument("--levels", default="2,4,16,64,256,1024,4096,10000",
                     help="contexts m, even numbers (comma list)")
-    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--seconds", type=float, default=1.0, help="measured seconds per run")
     ap.add_argument("--cpu", type=int, default=0)
-    ap.add_argument("--out-file", help="write the JSON here (default: stdout)")
     a = ap.parse_args(argv)
     try:
         a.levels = sorted({int(x) for x in a.levels.split(",") if x.strip()})
@@ -86,19 +83,19 @@ def main(argv=None):
             why = limit(kind, m, limits)
             if why:
                 skipped[f"{kind}:{m}"] = why
+    say = cli.reporter(a)
     for rnd in range(a.rounds):
-        kinds = KINDS if rnd % 2 == 0 else KINDS[::-1]
         for m in a.levels:
-            for kind in kinds:
+            for kind in rounds.rotated(KINDS, rnd):
                 if f"{kind}:{m}" in skipped:
                     continue
                 r = one(str(exe), kind, m, a)
                 r["round"] = rnd
                 runs.append(r)
                 ns = r.get("cpu_ns_per_handoff")
-                print(f"[handoff round {rnd + 1}/{a.rounds}] {kind:6} m={m:<6} "
-                      + (f"{ns:9.1f} ns CPU per hand-off" if ns else
-                         f"{r['status']}: {r.get('reason', '')}"), flush=True)
+                say(f"[handoff round {rnd + 1}/{a.rounds}] {kind:6} m={m:<6} "
+                    + (f"{ns:9.1f} ns CPU per hand-off" if ns else
+                       f"{r['status']}: {r.get('reason', '')}"))
     series = {}
     for kind in KINDS:
         pts = []
@@ -128,7 +125,7 @@ def main(argv=None):
                          "figure": "median over rounds of process CPU time (getrusage) "
                                    "per hand-off"},
               "series": series, "runs": runs}
-    meta.emit_json(result, a.out_file, "handoff")
+    cli.emit(result, a, "handoff")
     return 0
 
 

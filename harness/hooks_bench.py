@@ -20,23 +20,21 @@ Beside them, the deadlock of seed 000 as the test suite stages it (engines/sync/
 the test program's own verdict and report, once with a pthread mutex and once with the event
 lock, so that the report states what this build did.
 
-Output: hooks.json under results/runs/<host>/<date>-<sha>/ (or --out DIR) and a table.
+Output: the JSON (hooks.json in the suite) to --out-file or standard output, and a table.
 """
-import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import engines_bench  # noqa: E402  (run_load, PerfStat, pinned: one way to drive a server)
 import icount  # noqa: E402
 import meta  # noqa: E402
+from drive import cli, cpu, load, perf, rounds, server  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
+PROG = "hooks_bench"
 IO_MODES = ["direct", "hooked"]
 ICOUNT_ROWS = ["hook/read/pipe/syscall", "hook/read/pipe/fallthrough", "hook/read/pipe/direct",
                "hook/read/pipe/hooked", "hook/write/pipe/direct", "hook/write/pipe/hooked",
@@ -45,11 +43,7 @@ ICOUNT_ROWS = ["hook/read/pipe/syscall", "hook/read/pipe/fallthrough", "hook/rea
 
 
 def parse_args(argv):
-    ap = argparse.ArgumentParser(prog="hooks_bench.py", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--build-dir", default=str(ROOT / "build"))
-    ap.add_argument("--rounds", type=int, default=5, help="echo rounds (default 5)")
-    ap.add_argument("--duration", type=float, default=3.0, help="seconds per echo run")
-    ap.add_argument("--warmup", type=float, default=0.5)
+    ap = cli.parser("hooks_bench.py", __doc__, rounds=5, duration=3.0, warmup=0.5)
     ap.add_argument("--conns", type=int, default=50)
     ap.add_argument("--size", type=int, default=64)
     ap.add_argument("--engine", default="merged")
@@ -57,9 +51,6 @@ def parse_args(argv):
     ap.add_argument("--min-time", type=float, default=0.1, help="switch-bench seconds per row")
     ap.add_argument("--icount-loops", default="6400,70400")
     ap.add_argument("--icount-rows", default=",".join(ICOUNT_ROWS))
-    ap.add_argument("--server-cpu", default="0")
-    ap.add_argument("--load-cpu", default="1")
-    ap.add_argument("--out", help="output folder (default: a new results/runs/... folder)")
     a = ap.parse_args(argv)
     if a.rounds < 1 or a.duration <= 0 or a.repetitions < 1 or a.min_time <= 0:
         ap.error("--rounds, --duration, --repetitions and --min-time must be positive")
@@ -72,9 +63,7 @@ def parse_args(argv):
     return a
 
 
-def med(xs):
-    xs = [x for x in xs if x is not None]
-    return statistics.median(xs) if xs else None
+med = rounds.median
 
 
 # ---- bench: switch-bench rows -------------------------------------------------------------
@@ -146,63 +135,44 @@ def run_icount(a):
 
 # ---- echo: direct against hooked ---------------------------------------------------------------
 
-class Server(engines_bench.Server):
-    """echo-server --model fiber --io MODE (the engines driver's server, one flag more)."""
-
-    def __init__(self, a, io_mode):
-        self.io_mode = io_mode
-        cmd = [a.server, "--model", "fiber", "--engine", a.engine, "--io", io_mode]
-        self.proc = subprocess.Popen(engines_bench.pinned(cmd, a.server_cpu),
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        line = self.proc.stdout.readline()
-        if not line.startswith("listening "):
-            self.proc.kill()
-            sys.exit(f"hooks_bench: echo-server did not start: {line!r} "
-                     f"{self.proc.stderr.read().strip()}")
-        self.port = int(line.rsplit(":", 1)[1])
-        self.pid = self.proc.pid
-
-
 def echo_run(a, io_mode, tmp):
-    srv = Server(a, io_mode)
-    perf = engines_bench.PerfStat(srv.pid, "task-clock", tmp) if a.perf_ok else None
-    load = engines_bench.run_load(a, srv.port, a.conns, duration=a.duration)
-    sj = srv.stop()
-    counts = perf.result() if perf else {}
+    """echo-server --model fiber --io MODE under a ping-pong load."""
+    cmd = [a.server, "--model", "fiber", "--engine", a.engine, "--io", io_mode]
+    try:
+        srv = server.EchoServer(cpu.pinned(cmd, a.server_cpu))
+        pf = perf.PerfStat(srv.pid, "task-clock", tmp) if a.perf_ok else None
+        ld = load.run(a.load, srv.port, ["--conns", a.conns, "--size", a.size, "--duration",
+                                         a.duration, "--warmup", a.warmup], a.load_cpu)
+        sj = srv.stats(timeout=20)
+    except RuntimeError as e:
+        sys.exit(f"{PROG}: --io {io_mode}: {e}")
+    counts = pf.result() if pf else {}
     n = sj["bytes"] // a.size
-    task_ms = counts.get("task-clock")
-    cpu_us = task_ms * 1000.0 / n if task_ms and n else None
-    if cpu_us is None and n:
-        cpu_us = (sj["cpu_user_s"] + sj["cpu_sys_s"]) * 1e6 / n
+    cpu_us, source = cpu.per_request(counts.get("task-clock"), sj, n)
     hook = sj.get("hook")
-    return {"io": io_mode, "requests_per_sec": load["requests_per_sec"], "requests_served": n,
+    return {"io": io_mode, "requests_per_sec": ld["requests_per_sec"], "requests_served": n,
             "server_cpu_us_per_request": cpu_us,
-            "cpu_source": "perf task-clock" if task_ms else "server rusage",
+            "cpu_source": source or "server rusage",
             "hook": hook, "hook_calls_per_request": hook["calls"] / n if hook and n else None,
-            "load_saturated": load["cpu"]["saturated"], "latency_us": load["latency_us"],
-            "stalled": load["latency_us"]["max"] >= 100000}
+            "load_saturated": ld["cpu"]["saturated"], "latency_us": ld["latency_us"],
+            "stalled": ld["latency_us"]["max"] >= 100000}
 
 
 def paired(runs, key):
-    by_round = {}
-    for r in runs:
-        by_round.setdefault(r["round"], {})[r["io"]] = r[key]
-    ratios = [v["hooked"] / v["direct"] for v in by_round.values()
-              if v.get("hooked") and v.get("direct")]
-    return {"median": med(ratios), "rounds": ratios}
+    def by_round(mode):
+        return {r["round"]: r[key] for r in runs if r["io"] == mode}
+    p = rounds.paired(by_round("hooked"), by_round("direct"))
+    return {"median": p["median"], "rounds": p["per_round"]}
 
 
 def run_echo(a, tmp):
     runs = []
-    for rnd in range(a.rounds):
-        order = IO_MODES if rnd % 2 == 0 else IO_MODES[::-1]
-        for mode in order:
-            r = dict(echo_run(a, mode, tmp), round=rnd)
-            runs.append(r)
-            print(f"  round {rnd + 1}/{a.rounds} --io {mode:6} "
-                  f"{r['requests_per_sec']:9.0f} req/s  "
-                  f"{r['server_cpu_us_per_request'] or float('nan'):6.2f} us CPU/request",
-                  flush=True)
+    for rnd, mode in rounds.interleaved(a.rounds, IO_MODES):
+        r = dict(echo_run(a, mode, tmp), round=rnd)
+        runs.append(r)
+        a.say(f"  round {rnd + 1}/{a.rounds} --io {mode:6} "
+              f"{r['requests_per_sec']:9.0f} req/s  "
+              f"{r['server_cpu_us_per_request'] or float('nan'):6.2f} us CPU/request")
     summary = {m: {"requests_per_sec": med([r["requests_per_sec"] for r in runs if r["io"] == m]),
                    "server_cpu_us_per_request": med([r["server_cpu_us_per_request"]
                                                      for r in runs if r["io"] == m]),
@@ -244,60 +214,57 @@ def fmt(v, spec=".3f"):
     return "n/a" if v is None else format(v, spec)
 
 
-def print_table(res):
+def print_table(say, res):
     b = res["bench"]
     if b.get("status") == "ok":
-        print(f"{'row':44} {'ns (median)':>12} {'instructions':>13}")
+        say(f"{'row':44} {'ns (median)':>12} {'instructions':>13}")
         ic = res["icount"].get("instructions_per_unit", {})
         for name, r in b["rows"].items():
             if "not_run" in r:
-                print(f"{name:44} {r['not_run']}")
+                say(f"{name:44} {r['not_run']}")
                 continue
-            print(f"{name:44} {fmt(r['ns_median'], '.1f'):>12} "
-                  f"{fmt(ic.get(name), '.1f'):>13}")
+            say(f"{name:44} {fmt(r['ns_median'], '.1f'):>12} "
+                f"{fmt(ic.get(name), '.1f'):>13}")
         for k, v in res["bench_ratios"].items():
-            print(f"  {k}: {fmt(v)}")
+            say(f"  {k}: {fmt(v)}")
     for lock in ("pthread_mutex", "event_lock"):
         d = res["deadlock"].get(lock)
         if d:
-            print(f"deadlock scenario with {lock}: {d['outcome']} "
-                  f"(test {'passed' if d['test_passed'] else 'FAILED'})")
+            say(f"deadlock scenario with {lock}: {d['outcome']} "
+                f"(test {'passed' if d['test_passed'] else 'FAILED'})")
     e = res["echo"]
     for k, v in e["ratios"].items():
-        print(f"echo {k}: median {fmt(v['median'])} over rounds "
-              f"[{', '.join(fmt(x) for x in v['rounds'])}]")
+        say(f"echo {k}: median {fmt(v['median'])} over rounds "
+            f"[{', '.join(fmt(x) for x in v['rounds'])}]")
 
 
 def main(argv=None):
     a = parse_args(argv if argv is not None else sys.argv[1:])
+    a.say = say = cli.reporter(a)
     a.bin = str(Path(a.build_dir) / "bin")
     a.server, a.load = str(Path(a.bin) / "echo-server"), str(Path(a.bin) / "echo-load")
     for exe in ("switch-bench", "hook-icount", "echo-server", "echo-load"):
         if not os.access(Path(a.bin) / exe, os.X_OK):
-            sys.exit(f"hooks_bench: {a.bin}/{exe} missing: build first (./run.sh build)")
+            sys.exit(f"{PROG}: {a.bin}/{exe} missing: build first (./run.sh build)")
     a.perf_ok, why = meta.perf_available("task-clock")
     if not a.perf_ok:
-        print(f"hooks_bench: perf task-clock not run ({why}): CPU from the server's rusage")
-    info = meta.collect(ROOT, Path(a.build_dir),
+        say(f"{PROG}: perf task-clock not run ({why}): CPU from the server's rusage")
+    info = meta.collect(meta.REPO_ROOT, Path(a.build_dir),
                         pinning={"server": a.server_cpu, "load": a.load_cpu})
-    out_dir = Path(a.out) if a.out else meta.new_run_dir(ROOT / "results" / "runs", info)
-    out_dir.mkdir(parents=True, exist_ok=True)
     res = {"experiment": "hooks", "meta": info, "load_average": {"start": meta.loadavg()}}
     with tempfile.TemporaryDirectory(prefix="hooks-bench-") as tmp:
-        print("hooks_bench: switch-bench hook/ and sync/ rows", flush=True)
+        say(f"{PROG}: switch-bench hook/ and sync/ rows")
         res["bench"] = run_bench(a, tmp)
         res["bench_ratios"] = bench_ratios(res["bench"].get("rows", {}))
-        print("hooks_bench: instruction counts (callgrind)", flush=True)
+        say(f"{PROG}: instruction counts (callgrind)")
         res["icount"] = run_icount(a)
-        print(f"hooks_bench: echo, --io direct against hooked, {a.rounds} rounds", flush=True)
+        say(f"{PROG}: echo, --io direct against hooked, {a.rounds} rounds")
         res["echo"] = run_echo(a, tmp)
     res["deadlock"] = run_deadlock(a)
     res["load_average"]["end"] = meta.loadavg()
-    res["config"] = {k: v for k, v in vars(a).items() if k not in ("perf_ok", "loops")}
-    path = out_dir / "hooks.json"
-    path.write_text(json.dumps(res, indent=1) + "\n")
-    print_table(res)
-    print(f"hooks_bench: wrote {path}")
+    res["config"] = {k: v for k, v in vars(a).items() if k not in ("perf_ok", "loops", "say")}
+    print_table(say, res)
+    cli.emit(res, a, PROG)
     return 0
 
 

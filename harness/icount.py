@@ -15,7 +15,7 @@ The JSON has Google Benchmark's shape so that compare.py can diff two of them, b
 real_time and cpu_time hold INSTRUCTIONS per unit, not nanoseconds ("time_unit" says "ns"
 only because compare.py insists on a time unit).
 
-usage: icount.py [--bin DIR] [--rows ROW,...] [--loops A,B] [--jobs N] [--out FILE]
+usage: icount.py [--bin DIR] [--rows ROW,...] [--loops A,B] [--jobs N] [--out-file FILE]
                  [--expect ROW=LO..HI]   (exit 1 unless ROW's count lies in [LO, HI])
 """
 
@@ -152,7 +152,7 @@ def main():
     ap.add_argument("--rows", help="comma-separated rows (default: all backends)")
     ap.add_argument("--loops", default="1000,11000", help="the two loop lengths")
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--out", help="write the JSON here (default: stdout)")
+    ap.add_argument("--out-file", metavar="FILE", help="write the JSON here (default: stdout)")
     ap.add_argument("--expect", action="append", default=[], metavar="ROW=LO..HI",
                     help="sanity range for one row's count (tests)")
     args = ap.parse_args()
@@ -169,8 +169,8 @@ def main():
         print("icount.py: %s" % e, file=sys.stderr)
         return 1
     text = json.dumps(doc, indent=2) + "\n"
-    if args.out:
-        with open(args.out, "w") as f:
+    if args.out_file:
+        with open(args.out_file, "w") as f:
             f.write(text)
     else:
         sys.stdout.write(text)

@@ -22,12 +22,8 @@ the target would need, projected from the largest level held.
         [--stacks guarded,copy] [--procs 0] [--rate 2000] [--duration 5]
         [--build-dir build] [--out-file maxconns.json]
 """
-import argparse
-import json
 import os
 import resource
-import select
-import signal
 import subprocess
 import sys
 import time
@@ -35,6 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import meta  # noqa: E402  (the harness's shared meta module, beside this file)
+from drive import cli, cpu, load, server  # noqa: E402
 
 FD_MARGIN = 64  # fds the server keeps besides its connections (listener, epoll, reserve, stdio)
 FD_SHARE = 0.8  # of a worker's fd room it is planned to use: SO_REUSEPORT spreads unevenly
@@ -42,22 +39,17 @@ MAX_LISTENERS = 64  # echo-server's bound on --threads x --procs (one listener e
 
 
 def parse_args(argv):
-    ap = argparse.ArgumentParser(prog="maxconns.py", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--build-dir", default=str(meta.REPO_ROOT / "build"))
+    ap = cli.parser("maxconns.py", __doc__, duration=5.0)
     ap.add_argument("--levels", default="1000,5000,10000,19900",
                     help="connection counts to try (comma list)")
     ap.add_argument("--target", type=int, default=100000, help="the claim's figure (100K)")
     ap.add_argument("--rate", type=float, default=2000, help="requests/s in total (trickle)")
-    ap.add_argument("--duration", type=float, default=5)
     ap.add_argument("--size", type=int, default=64)
     ap.add_argument("--server-args", default="", help="extra echo-server arguments")
     ap.add_argument("--stacks", default="guarded,copy",
                     help="fiber stack modes to run each level with (comma list)")
     ap.add_argument("--procs", type=int, default=0,
                     help="server worker processes (0: as many as the fd limit needs)")
-    ap.add_argument("--server-cpu", default="0")
-    ap.add_argument("--load-cpu", default="1")
-    ap.add_argument("--out-file", help="write the JSON here (default: stdout)")
     a = ap.parse_args(argv)
     try:
         a.levels = sorted({int(x) for x in a.levels.split(",") if x.strip()})
@@ -81,10 +73,6 @@ def proc_count(pid, what):
             return sum(1 for _ in f)
     except OSError:
         return None
-
-
-def pinned(cmd, cpus):
-    return ["taskset", "-c", cpus, *cmd] if cpus else cmd
 
 
 def server_procs(a, conns, nofile):
@@ -111,32 +99,6 @@ def sample(pid):
     return out
 
 
-def start_server(a, procs, stack):
-    cmd = pinned([a.server, "--model", "fiber", "--threads", "1", "--procs", str(procs),
-                  "--stack", stack, "--port", "0", *a.server_args.split()], a.server_cpu)
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    ready, _, _ = select.select([proc.stdout], [], [], 60)
-    line = proc.stdout.readline().strip() if ready else ""
-    if not line.startswith("listening "):
-        proc.kill()
-        return proc, None
-    return proc, int(line.rsplit(":", 1)[1])
-
-
-def stop_server(proc):
-    proc.send_signal(signal.SIGTERM)
-    try:
-        out, _ = proc.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        out, _ = proc.communicate()
-    lines = [ln for ln in (out or "").splitlines() if ln.startswith("{")]
-    try:
-        return json.loads(lines[-1]) if lines else None
-    except json.JSONDecodeError:
-        return None
-
-
 def kernel_samples(n=5):
     out = []
     for _ in range(n):
@@ -147,23 +109,22 @@ def kernel_samples(n=5):
 
 def measure(a, conns, procs, stack):
     kern_before = kernel_samples()  # machine-wide: before the server exists
-    server, port = start_server(a, procs, stack)
-    if port is None:
-        return {"status": "failed", "reason": "server did not start: "
-                + (server.stderr.read().strip() or f"exit {server.returncode}")}
-    pid = server.pid
+    try:
+        srv = server.EchoServer(cpu.pinned([a.server, "--model", "fiber", "--threads", "1",
+                                            "--procs", procs, "--stack", stack, "--port", "0",
+                                            *a.server_args.split()], a.server_cpu))
+    except server.NotStarted as e:
+        return {"status": "failed", "reason": f"server did not start: {e.reason}"}
+    pid = srv.pid
     time.sleep(0.3)  # the workers report ready before their last pages settle
     base = sample(pid)
-    load = subprocess.Popen(
-        pinned([a.load, "--port", str(port), "--conns", str(conns), "--size", str(a.size),
-                "--rate", str(a.rate), "--duration", str(a.duration), "--warmup", "1",
-                "--json"], a.load_cpu),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    ld = load.start(a.load, srv.port, ["--conns", conns, "--size", a.size, "--rate", a.rate,
+                                       "--duration", a.duration, "--warmup", "1"], a.load_cpu)
     peak = {"rss_kb": 0, "pss_kb": 0, "fds": 0, "maps": 0, "procs": 0}
     kern = []
     started = time.monotonic()
     deadline = started + a.duration + 60 + 120  # echo-load's ramp-up may take up to 60 s
-    while load.poll() is None and time.monotonic() < deadline:
+    while ld.poll() is None and time.monotonic() < deadline:
         kern.append((time.monotonic(), meta.kernel_kb()))
         now = sample(pid)
         for k, v in now.items():
@@ -171,17 +132,15 @@ def measure(a, conns, procs, stack):
                 peak[k] = v
         time.sleep(0.5)
     try:
-        out, err = load.communicate(timeout=max(1, deadline - time.monotonic()))
+        out, err = ld.communicate(timeout=max(1, deadline - time.monotonic()))
     except subprocess.TimeoutExpired:
-        load.kill()
-        out, err = load.communicate()
-    stats = stop_server(server)
-    point = {"conns": conns, "stack": stack, "procs": procs, "load_exit": load.returncode,
-             "server": stats, "baseline": base, "peak": peak}
-    try:
-        point["load"] = json.loads(out)
-    except json.JSONDecodeError:
-        point.update(status="failed", load=None,
+        ld.kill()
+        out, err = ld.communicate()
+    stats = srv.stop(30)
+    point = {"conns": conns, "stack": stack, "procs": procs, "load_exit": ld.returncode,
+             "server": stats, "baseline": base, "peak": peak, "load": load.parse(out)}
+    if point["load"] is None:
+        point.update(status="failed",
                      reason="echo-load gave no JSON: " + (err.strip().splitlines() or ["?"])[-1])
         return point
     ramp = point["load"].get("ramp_up") or {}
@@ -197,8 +156,7 @@ def measure(a, conns, procs, stack):
         pss_per_conn_kb=round((peak["pss_kb"] - base["pss_kb"]) / conns, 2),
         maps_per_conn=round((peak["maps"] - base["maps"]) / conns, 3),
         fds_per_conn=round((peak["fds"] - base["fds"]) / conns, 3),
-        server_cpu_s=round((stats or {}).get("cpu_user_s", 0)
-                           + (stats or {}).get("cpu_sys_s", 0), 3) if stats else None,
+        server_cpu_s=round(cpu.rusage_s(stats), 3) if stats else None,
         server_cpus=a.server_cpu)
     return point
 
@@ -225,6 +183,7 @@ def projection(target, per_conn, limits, procs):
 
 def main(argv=None):
     a = parse_args(argv)
+    say = cli.reporter(a)
     build = Path(a.build_dir)
     a.server, a.load = str(build / "bin" / "echo-server"), str(build / "bin" / "echo-load")
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -260,8 +219,7 @@ def main(argv=None):
                     f"server cpu {p['server_cpu_s']} s")
         else:
             line = f"{p['status']}: {p.get('reason', '')}"
-        print(f"[maxconns {i}/{len(runs)}] conns={conns:<7} {stack:8s} procs={procs:<3} {line}",
-              flush=True)
+        say(f"[maxconns {i}/{len(runs)}] conns={conns:<7} {stack:8s} procs={procs:<3} {line}")
     by_stack = {}
     for stack in a.stacks:
         ok = [p for p in points if p["stack"] == stack and p["status"] == "ok" and p["all_held"]]
@@ -290,7 +248,7 @@ def main(argv=None):
         "target_projection": projection(a.target, best, limits,
                                         server_procs(a, a.target, limits["nofile_hard"])),
     }
-    meta.emit_json(result, a.out_file, "maxconns")
+    cli.emit(result, a, "maxconns")
     return 0
 
 

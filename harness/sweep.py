@@ -11,15 +11,13 @@ up and measures: the window's errors are steady-state errors. A point that would
 limit of this machine (fds, pids, memory, memory maps) is recorded as "not run" with the
 reason, never shrunk silently.
 
-Results go to a new folder results/runs/<host>/<UTC date>-<git sha>/sweep.json, rewritten after
-every point so an interrupted sweep keeps what it measured.
+The JSON goes to --out-file (rewritten after every point, so an interrupted sweep keeps what it
+measured; the servers' error output beside it in logs/) or, at the end, to standard output.
 """
 import argparse
 import json
 import os
 import resource
-import select
-import signal
 import subprocess
 import sys
 import tempfile
@@ -29,6 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import meta  # noqa: E402  (the harness's shared meta module, beside this file)
+from drive import cli, cpu, load, perf, server  # noqa: E402
 
 MODES = ["pingpong", "churn", "slow"]
 DEFAULT_MODES = ["pingpong", "churn"]  # slow clients are their own experiment (--modes slow)
@@ -96,12 +95,9 @@ def positive(text):
 
 
 def parse_args(argv):
-    ap = argparse.ArgumentParser(
-        prog="sweep.py", description=__doc__.split("\n\n")[0],
-        epilog="Example: /usr/bin/python3 harness/sweep.py --quick --models epoll,thread")
-    ap.add_argument("--build-dir",
-                    help="where bin/echo-server and bin/echo-load are (default: build/, or the "
-                         "build folder of --load)")
+    ap = cli.parser("sweep.py", __doc__, pin=False)
+    ap.epilog = "Example: /usr/bin/python3 harness/sweep.py --quick --models epoll,thread"
+    ap.set_defaults(build_dir=None)
     ap.add_argument("--server", help="echo-server binary (default: BUILD_DIR/bin/echo-server)")
     ap.add_argument("--load", help="echo-load binary (default: BUILD_DIR/bin/echo-load)")
     ap.add_argument("--models", type=csv_list("model", valid=True), default=None,
@@ -128,17 +124,12 @@ def parse_args(argv):
     ap.add_argument("--idle-samples", type=int, default=IDLE_SAMPLES,
                     help="/proc/meminfo reads, 0.1 s apart, for each of a point's two kernel "
                          f"memory baselines (default {IDLE_SAMPLES}; their median is used)")
-    ap.add_argument("--out-name", default="sweep.json",
-                    help="file name in the run folder (default sweep.json)")
     ap.add_argument("--no-pin", dest="pin", action="store_false",
                     help="do not pin (default: server on CPU 0, load on CPU 1 when both exist)")
     ap.add_argument("--server-cpu", type=int, default=0)
     ap.add_argument("--load-cpu", type=int, default=1)
     ap.add_argument("--no-perf", dest="perf", action="store_false",
                     help="skip the perf stat counts")
-    ap.add_argument("--out", default=str(meta.REPO_ROOT / "results" / "runs"),
-                    help="root of the run folders (default: results/runs)")
-    ap.add_argument("--run-dir", help="write into this existing run folder instead of a new one")
     ap.add_argument("--quick", action="store_true",
                     help=f"preset: levels {','.join(map(str, QUICK_LEVELS))}, 1 s per point")
     ap.add_argument("--dry-run", action="store_true",
@@ -203,67 +194,24 @@ def limit_verdict(concurrency, conns, limits, rss_per_conn_kb):
 
 # ---- one point ---------------------------------------------------------------------------
 
-def pinned(cmd, cpu, pin):
-    return ["taskset", "-c", str(cpu), *cmd] if pin else cmd
+def where(a, role):
+    """The CPU of the server or the load, or None when not pinning."""
+    return (a.server_cpu if role == "server" else a.load_cpu) if a.pin else None
 
 
 def start_server(a, model, log, conns=None):
+    """The server of one point, or NotStarted (its words are in log)."""
     concurrency = (getattr(a, "declared", None) or {}).get(model, {}).get("concurrency")
     extra = LEVEL_ARGS[concurrency](conns) if concurrency in LEVEL_ARGS and conns else []
-    cmd = pinned([a.server, "--model", model, "--port", "0", *extra, *a.server_args.split()],
-                 a.server_cpu, a.pin)
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, text=True)
-    # taskset execs the server, so proc.pid is the server itself. Thousands of pre-forked
-    # workers take a while to report ready.
-    ready, _, _ = select.select([proc.stdout], [], [], 60)
-    line = proc.stdout.readline().strip() if ready else ""
-    if not line.startswith("listening "):
-        stop_process(proc, 2)
-        return proc, None
-    return proc, int(line.rsplit(":", 1)[1])
+    cmd = [a.server, "--model", model, "--port", "0", *extra, *a.server_args.split()]
+    return server.EchoServer(cpu.pinned(cmd, where(a, "server")), stderr=log)
 
 
-def stop_process(proc, timeout):
-    """SIGTERM, then SIGKILL if needed; returns (stdout, how it ended)."""
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-    try:
-        out, _ = proc.communicate(timeout=timeout)
-        return out or "", "exited"
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        out, _ = proc.communicate()
-        return out or "", "killed after SIGTERM timeout"
-
-
-def start_perf(a, pid, tmpdir):
-    if not a.perf_ok:
-        return None, None
-    out = Path(tmpdir) / f"perf-{pid}.csv"
-    cmd = ["perf", "stat", "-x", ",", "-e", PERF_EVENTS, "-o", str(out), "-p", str(pid)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(0.3)  # let perf attach before the load starts
-    return proc, out
-
-
-def finish_perf(proc, out):
-    if proc is None:
+def perf_point(pf):
+    """The perf block of a point, perf told to stop now (before the server)."""
+    if pf is None:
         return {"status": "not run", "reason": "perf unavailable"}
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGINT)
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-    counts = {}
-    for line in Path(out).read_text().splitlines() if Path(out).exists() else []:
-        f = line.split(",")
-        if len(f) >= 3 and f[2] and not line.startswith("#"):
-            try:
-                counts[f[2]] = float(f[0])
-            except ValueError:
-                counts[f[2]] = None  # "<not counted>" or "<not supported>"
+    counts = pf.result(wait=0)
     if not counts:
         return {"status": "not run", "reason": "perf stat produced no counts"}
     return {"status": "ok", "events": counts,
@@ -271,12 +219,10 @@ def finish_perf(proc, out):
 
 
 def run_load(a, port, mode, conns):
-    cmd = pinned([a.load, "--port", str(port), "--conns", str(conns), "--size", str(a.size),
-                  "--duration", str(a.duration), "--warmup", str(a.warmup), "--mode", mode,
-                  "--threads", str(a.load_threads), "--ramp-timeout", str(a.ramp_timeout),
-                  "--json", *(a.load_args.split() if mode == "slow" else [])],
-                 a.load_cpu, a.pin)
-    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return load.start(a.load, port, [
+        "--conns", conns, "--size", a.size, "--duration", a.duration, "--warmup", a.warmup,
+        "--mode", mode, "--threads", a.load_threads, "--ramp-timeout", a.ramp_timeout,
+        *(a.load_args.split() if mode == "slow" else [])], where(a, "load"))
 
 
 def sample_memory(proc, server_pid, deadline):
@@ -331,56 +277,48 @@ def idle_kernel(n):
     return samples
 
 
-def measure_point(a, model, mode, conns, run_dir, tmpdir):
-    logs = run_dir / "logs"
-    logs.mkdir(exist_ok=True)
+def measure_point(a, model, mode, conns, tmpdir):
     # The kernel's memory before the server exists: a model that sets up per-connection
     # capacity at start (prefork's workers) owes that to its connections too.
     kern_before = idle_kernel(a.idle_samples)
-    log_path = logs / f"{model}-{mode}-{conns}.server.stderr"
-    with open(log_path, "w") as log:
-        server, port = start_server(a, model, log, conns)
-    if port is None:
+    log_path = a.logs / f"{model}-{mode}-{conns}.server.stderr"
+    try:
+        with open(log_path, "w") as log:
+            srv = start_server(a, model, log, conns)
+    except server.NotStarted as e:
         why = log_path.read_text().strip().splitlines()
-        status = "not run" if server.returncode == 2 else "failed"
-        return {"status": status,
-                "reason": "server did not start: " + (why[-1] if why else f"exit {server.returncode}")}
-    pid = server.pid
+        return {"status": "not run" if e.returncode == 2 else "failed",
+                "reason": "server did not start: " + (why[-1] if why else
+                                                      f"exit {e.returncode}")}
+    pid = srv.pid
     limit = meta.nofile_soft(pid)
     if limit is not None and conns + FD_MARGIN > limit:
-        stop_process(server, 5)
+        srv.stop(5)
         return {"status": "not run",
                 "reason": f"fds: {conns} connections + {FD_MARGIN} exceed the server's "
                           f"RLIMIT_NOFILE soft limit ({limit})"}
     # Baselines of the server process alone, for the same reason: prefork's workers exist
     # before the first connection, one per connection it can serve.
     base_rss = meta.rss_kb(pid) or 0
-    perf, perf_out = start_perf(a, pid, tmpdir)
+    pf = perf.PerfStat(pid, PERF_EVENTS, tmpdir) if a.perf_ok else None
     base_pss = meta.pss_kb(pid) or 0
     kern_idle = idle_kernel(a.idle_samples)
-    load = run_load(a, port, mode, conns)
+    ld = run_load(a, srv.port, mode, conns)
     started = time.monotonic()
     deadline = started + a.ramp_timeout + a.warmup + a.duration + 40
-    peak, procs, pss_samples, kern = sample_memory(load, pid, deadline)
+    peak, procs, pss_samples, kern = sample_memory(ld, pid, deadline)
     try:
-        out, err = load.communicate(timeout=max(1, deadline - time.monotonic()))
+        out, err = ld.communicate(timeout=max(1, deadline - time.monotonic()))
     except subprocess.TimeoutExpired:
-        load.kill()
-        out, err = load.communicate()
-    perf_result = finish_perf(perf, perf_out)
-    sout, ended = stop_process(server, 15)
-    stats = [l for l in sout.splitlines() if l.startswith("{")]
-    point = {"status": "ok", "load_exit": load.returncode, "server_ended": ended,
-             "perf": perf_result}
-    try:
-        point["load"] = json.loads(out)
-    except json.JSONDecodeError:
-        point.update(status="failed", load=None,
+        ld.kill()
+        out, err = ld.communicate()
+    perf_result = perf_point(pf)
+    stats = srv.stop(15)
+    point = {"status": "ok", "load_exit": ld.returncode, "server_ended": srv.ended,
+             "perf": perf_result, "load": load.parse(out), "server": stats}
+    if point["load"] is None:
+        point.update(status="failed",
                      reason="echo-load gave no JSON: " + (err.strip().splitlines() or ["?"])[-1])
-    try:
-        point["server"] = json.loads(stats[-1]) if stats else None
-    except json.JSONDecodeError:
-        point["server"] = None
     w0, w1 = window_of(point.get("load"), started, a)
     in_window = [v for t, v in kern if w0 <= t <= w1]
     mid = (w0 + w1) / 2
@@ -436,6 +374,9 @@ def fmt_secs(s):
 
 
 def write_json(path, data):
+    """The sweep so far, replaced in one step: a reader never sees half a file."""
+    if path is None:
+        return
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(data, indent=1) + "\n")
     tmp.replace(path)
@@ -464,16 +405,15 @@ def main(argv=None):
             print(f"sweep: not run: {path} is not built (build with ./run.sh build)",
                   file=sys.stderr)
             return 2
+    say = cli.reporter(a)
     a.perf_ok, perf_why = meta.perf_available() if a.perf else (False, "--no-perf")
     if not a.perf_ok:
-        print(f"sweep: perf stat not run: {perf_why}")
+        say(f"sweep: perf stat not run: {perf_why}")
     pinning = ({"server": str(a.server_cpu), "load": str(a.load_cpu), "tool": "taskset"}
                if a.pin else None)
     info = meta.collect(meta.REPO_ROOT, a.build_dir, pinning)
-    run_dir = Path(a.run_dir) if a.run_dir else meta.new_run_dir(a.out, info)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    out_path = run_dir / a.out_name
-    if out_path.exists():
+    out_path = Path(a.out_file) if a.out_file else None
+    if out_path and out_path.exists():
         print(f"sweep: {out_path} exists; refusing to overwrite it", file=sys.stderr)
         return 2
     result = {"meta": info, "experiment": "echo sweep",
@@ -486,10 +426,13 @@ def main(argv=None):
                          "server": a.server, "load": a.load, "perf_events": PERF_EVENTS,
                          "perf": a.perf_ok},
               "points": []}
-    print(f"sweep: {len(points)} points -> {out_path}")
+    say(f"sweep: {len(points)} points -> {out_path or 'standard output'}")
     rss_seen = {}
     started, overhead = time.monotonic(), []
     with tempfile.TemporaryDirectory(prefix="sweep-") as tmpdir:
+        # The servers' error output: beside the JSON, or thrown away with it on stdout.
+        a.logs = out_path.parent / "logs" if out_path else Path(tmpdir)
+        a.logs.mkdir(parents=True, exist_ok=True)
         for i, (model, mode, conns) in enumerate(points, 1):
             t0 = time.monotonic()
             c = a.declared[model]["concurrency"]
@@ -497,7 +440,7 @@ def main(argv=None):
             if why:
                 point = {"status": "not run", "reason": why}
             else:
-                point = measure_point(a, model, mode, conns, run_dir, tmpdir)
+                point = measure_point(a, model, mode, conns, tmpdir)
                 if point["status"] == "ok":
                     overhead.append(time.monotonic() - t0 - a.duration - a.warmup)
                     # PSS counts pages shared by fork children once, so it predicts memory
@@ -515,12 +458,14 @@ def main(argv=None):
                                             rss_seen.get(m, RSS_GUESS_KB.get(
                                                 a.declared[m]["concurrency"], 128))))
             per_point = a.warmup + a.duration + (sum(overhead) / len(overhead) if overhead else 2)
-            print(f"[sweep {i}/{len(points)}] {model:8} {mode:8} conns={conns:<6} "
-                  f"{summary(point)}  (elapsed {fmt_secs(time.monotonic() - started)}, "
-                  f"ETA {fmt_secs(left * per_point)})", flush=True)
-    if (run_dir / "logs").exists() and not any((run_dir / "logs").iterdir()):
-        (run_dir / "logs").rmdir()
-    print(f"sweep: done in {fmt_secs(time.monotonic() - started)}; results in {out_path}")
+            say(f"[sweep {i}/{len(points)}] {model:8} {mode:8} conns={conns:<6} "
+                f"{summary(point)}  (elapsed {fmt_secs(time.monotonic() - started)}, "
+                f"ETA {fmt_secs(left * per_point)})")
+        if out_path and not any(a.logs.iterdir()):
+            a.logs.rmdir()
+    say(f"sweep: done in {fmt_secs(time.monotonic() - started)}")
+    if not out_path:
+        cli.emit(result, a, "sweep")
     return 0
 
 

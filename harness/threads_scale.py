@@ -16,18 +16,14 @@ over --rounds (order rotated each round); medians are reported with the raw runs
     /usr/bin/python3 harness/threads_scale.py [--rounds 3] [--duration 4] [--conns 200]
         [--build-dir build] [--out-file threads.json]
 """
-import argparse
-import json
 import os
-import select
-import signal
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import meta  # noqa: E402  (the harness's shared meta module, beside this file)
+from drive import cli, cpu, load, rounds, server  # noqa: E402
 
 VARIANTS = [
     {"name": "t1-pinned", "threads": 1, "server_cpus": "0", "load_cpus": "1"},
@@ -37,15 +33,12 @@ VARIANTS = [
 
 
 def parse_args(argv):
-    ap = argparse.ArgumentParser(prog="threads_scale.py", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--build-dir", default=str(meta.REPO_ROOT / "build"))
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--duration", type=float, default=4)
+    # Each variant places the server and the load itself.
+    ap = cli.parser("threads_scale.py", __doc__, rounds=3, duration=4.0, pin=False)
     ap.add_argument("--conns", type=int, default=200)
     ap.add_argument("--size", type=int, default=64)
     ap.add_argument("--load-threads", type=int, default=2)
     ap.add_argument("--server-args", default="", help="extra echo-server arguments")
-    ap.add_argument("--out-file", help="write the JSON here (default: stdout)")
     a = ap.parse_args(argv)
     if a.rounds < 1 or a.duration <= 0 or a.conns < 1:
         ap.error("--rounds, --duration and --conns must be positive")
@@ -53,52 +46,37 @@ def parse_args(argv):
 
 
 def one_run(a, v):
-    cpus = os.sched_getaffinity(0)
-    pin = {0, 1} <= cpus
-    srv_cmd = [a.server, "--model", "fiber", "--threads", str(v["threads"]), "--port", "0",
-               *a.server_args.split()]
-    if pin:
-        srv_cmd = ["taskset", "-c", v["server_cpus"], *srv_cmd]
-    srv = subprocess.Popen(srv_cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    ready, _, _ = select.select([srv.stdout], [], [], 10)
-    line = srv.stdout.readline().strip() if ready else ""
-    if not line.startswith("listening "):
-        srv.kill()
-        return {"variant": v["name"], "status": "failed",
-                "reason": "server did not start: " + srv.stderr.read().strip()}
-    port = line.rsplit(":", 1)[1]
-    load_cmd = [a.load, "--port", port, "--conns", str(a.conns), "--size", str(a.size),
-                "--duration", str(a.duration), "--warmup", "0.5",
-                "--threads", str(a.load_threads), "--json"]
-    if pin:
-        load_cmd = ["taskset", "-c", v["load_cpus"], *load_cmd]
-    p = subprocess.run(load_cmd, capture_output=True, text=True, timeout=a.duration + 60)
-    srv.send_signal(signal.SIGTERM)
+    pin = {0, 1} <= os.sched_getaffinity(0)
     try:
-        sout, _ = srv.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        srv.kill()
-        sout, _ = srv.communicate()
-    stats = [ln for ln in sout.splitlines() if ln.startswith("{")]
-    try:
-        load = json.loads(p.stdout)
-        server = json.loads(stats[-1]) if stats else None
-    except json.JSONDecodeError:
+        srv = server.EchoServer(cpu.pinned([a.server, "--model", "fiber", "--threads",
+                                            v["threads"], "--port", "0",
+                                            *a.server_args.split()],
+                                           v["server_cpus"] if pin else None),
+                                ready_timeout=10)
+    except server.NotStarted as e:
         return {"variant": v["name"], "status": "failed",
-                "reason": "no JSON from echo-load or the server: " + p.stderr.strip()[-200:]}
-    served = (server or {}).get("bytes", 0) / a.size
-    cpu_s = ((server or {}).get("cpu_user_s", 0) or 0) + ((server or {}).get("cpu_sys_s", 0) or 0)
+                "reason": f"server did not start: {e.reason}"}
+    ld = load.run(a.load, srv.port, ["--conns", a.conns, "--size", a.size, "--duration",
+                                     a.duration, "--warmup", "0.5", "--threads",
+                                     a.load_threads], v["load_cpus"] if pin else None,
+                  timeout=a.duration + 60, check=False)
+    stats = srv.stop(30)
+    if "error" in ld:
+        return {"variant": v["name"], "status": "failed",
+                "reason": "no JSON from echo-load or the server: " + ld["error"][-200:]}
+    served = (stats or {}).get("bytes", 0) / a.size
+    cpu_s = cpu.rusage_s(stats) or 0
     return {"variant": v["name"], "status": "ok", "threads": v["threads"],
             "server_cpus": v["server_cpus"] if pin else "not pinned",
             "load_cpus": v["load_cpus"] if pin else "not pinned",
-            "requests_per_sec": load["requests_per_sec"],
-            "errors": sum(load["errors"].values()),
-            "p99_us": load["latency_us"]["p99"],
+            "requests_per_sec": ld["requests_per_sec"],
+            "errors": sum(ld["errors"].values()),
+            "p99_us": ld["latency_us"]["p99"],
             "server_cpu_s": cpu_s,
             "server_cores_used": cpu_s / (a.duration + 0.5),
             "server_cpu_us_per_request": cpu_s * 1e6 / served if served else None,
-            "load_cores_used": load["cpu"]["cores_used"],
-            "load_saturated": load["cpu"]["saturated"]}
+            "load_cores_used": ld["cpu"]["cores_used"],
+            "load_saturated": ld["cpu"]["saturated"]}
 
 
 def main(argv=None):
@@ -108,16 +86,15 @@ def main(argv=None):
     info = meta.collect(meta.REPO_ROOT, build,
                         pinning={v["name"]: f"server {v['server_cpus']}, load {v['load_cpus']}"
                                  for v in VARIANTS})
+    say = cli.reporter(a)
     runs = []
-    for rnd in range(a.rounds):
-        order = VARIANTS[rnd % len(VARIANTS):] + VARIANTS[:rnd % len(VARIANTS)]
-        for v in order:
-            r = dict(one_run(a, v), round=rnd)
-            runs.append(r)
-            what = (f"{r['requests_per_sec']:.0f} req/s, server {r['server_cores_used']:.2f} "
-                    f"cores, load {r['load_cores_used']:.2f} cores" if r["status"] == "ok"
-                    else f"{r['status']}: {r['reason']}")
-            print(f"[threads round {rnd + 1}/{a.rounds}] {v['name']:10} {what}", flush=True)
+    for rnd, v in rounds.interleaved(a.rounds, VARIANTS):
+        r = dict(one_run(a, v), round=rnd)
+        runs.append(r)
+        what = (f"{r['requests_per_sec']:.0f} req/s, server {r['server_cores_used']:.2f} "
+                f"cores, load {r['load_cores_used']:.2f} cores" if r["status"] == "ok"
+                else f"{r['status']}: {r['reason']}")
+        say(f"[threads round {rnd + 1}/{a.rounds}] {v['name']:10} {what}")
     summary = {}
     for v in VARIANTS:
         ok = [r for r in runs if r["variant"] == v["name"] and r["status"] == "ok"]
@@ -140,7 +117,7 @@ def main(argv=None):
               "summary": summary,
               "ratio_t2_over_t1_shared": (t2 / t1) if t1 and t2 else None,
               "runs": runs}
-    meta.emit_json(result, a.out_file, "threads")
+    cli.emit(result, a, "threads")
     return 0
 
 

@@ -3,6 +3,8 @@
 errors, and a tiny real sweep against the harness test server standing in for echo-server.
 
 usage: sweep_cases.py CASE --load PATH/echo-load --server PATH/harness-test-server --out DIR
+
+Each case writes under DIR.
 """
 import argparse
 import json
@@ -64,24 +66,20 @@ def case_bad_args(a):
 
 
 def case_stand_in(a):
-    out_root = Path(a.out)
+    Path(a.out).mkdir(parents=True, exist_ok=True)
+    out_file = Path(tempfile.mkdtemp(prefix="sweep-", dir=a.out)) / "sweep.json"
     args = ["--server", a.server, "--load", a.load, "--models", "test", "--modes",
-            "pingpong,churn", "--levels", "1,8,30000", "--duration", 0.3, "--warmup", 0.1,
-            "--out", out_root]
-    dirs = []
-    for _ in range(2):
-        before = set(out_root.glob("*/*")) if out_root.exists() else set()
-        t0 = time.monotonic()
-        rc, out, err = sweep(*args)
-        print(out, end="")
-        check(rc == 0, "sweep exits 0", err)
-        check(time.monotonic() - t0 < 30, "bounded in time")
-        new = set(out_root.glob("*/*")) - before
-        check(len(new) == 1, "each run writes a new folder", new)
-        dirs.append(new.pop())
+            "pingpong,churn", "--levels", "1,8,30000", "--duration", 0.3, "--warmup", 0.1]
+    t0 = time.monotonic()
+    rc, out, err = sweep(*args, "--out-file", out_file)
+    print(out, end="")
+    check(rc == 0, "sweep exits 0", err)
+    check(time.monotonic() - t0 < 30, "bounded in time")
+    rc, again, err = sweep(*args, "--out-file", out_file)
+    check(rc == 2 and "refusing to overwrite" in err, "an existing file is kept", err)
     progress = [l for l in out.splitlines() if l.startswith("[sweep ")]
     check(len(progress) == 6 and all("ETA" in l for l in progress), "a progress line per point")
-    data = json.loads((dirs[-1] / "sweep.json").read_text())
+    data = json.loads(out_file.read_text())
     for key in ("git_sha", "cpu_model", "cores", "kernel", "pinning", "date", "compiler"):
         check(key in data["meta"], f"meta.{key} present")
     check(data["meta"]["compiler"]["flags"] != "unknown", "compiler flags found", data["meta"])
@@ -109,15 +107,14 @@ def case_stand_in(a):
 def case_ceiling_stand_in(a):
     ceiling = SWEEP.with_name("ceiling.py")
     Path(a.out).mkdir(parents=True, exist_ok=True)
-    run_dir = Path(tempfile.mkdtemp(prefix="ceiling-", dir=a.out))
     p = subprocess.run([PY, str(ceiling), "--server", a.server, "--load", a.load,
                         "--build-dir", str(Path(a.load).parent.parent), "--duration", "0.3",
                         "--warmup", "0.1", "--conns", "1,4", "--rate-conns", "4",
-                        "--shares", "0.1,0.2", "--run-dir", str(run_dir)],
+                        "--shares", "0.1,0.2"],
                        capture_output=True, text=True, timeout=60)
-    print(p.stdout, end="")
+    print(p.stderr, end="")
     check(p.returncode == 0, "ceiling.py exits 0", p.stderr)
-    data = json.loads((run_dir / "ceiling.json").read_text())
+    data = json.loads(p.stdout)
     check(len(data["closed_loop"]) == 2 and len(data["open_loop"]) == 2, "every run recorded")
     for row in data["closed_loop"]:
         check(row["requests_per_sec"] > 0 and row["load_cores"] > 0, "closed loop measured", row)

@@ -1,0 +1,33 @@
+"""The suite's experiments, in the order it runs them: one name a line, each declared once in
+its own file here (<name>.py, defining EXPERIMENT). A new experiment is a new file and one
+line below; the suite, ./run.sh's step list and --only's check all read this list."""
+import importlib
+
+ORDER = """
+switch
+icount
+props
+asm_count
+switch_emulated
+engines
+scale
+sweep
+slow
+maxconns
+threads
+handoff
+fibermem
+fiberio
+hooks
+""".split()
+
+
+def load():
+    """Every experiment in ORDER; ValueError when a file declares another name."""
+    out = []
+    for name in ORDER:
+        exp = importlib.import_module(f"{__name__}.{name}").EXPERIMENT
+        if exp.name != name:
+            raise ValueError(f"harness/experiments/{name}.py declares {exp.name!r}")
+        out.append(exp)
+    return out

@@ -1,0 +1,20 @@
+"""The experiment of harness/fiberio_bench.py: the fiber read policies beside the callback
+yardsticks."""
+from experiments._step import Experiment, driver
+
+EXPERIMENT = Experiment(
+    name="fiberio",
+    measures="system calls, epoll_ctl, CPU per request and throughput per read policy and "
+             "engine, beside the epoll, libevent and thread servers",
+    claims=("C13",),
+    binaries=("echo-server", "echo-load", "engine-info"),
+    output="fiberio.json",
+    presets={
+        "quick": ["--rounds", "1", "--duration", "0.4", "--warmup", "0.2",
+                  "--count-requests", "20000", "--conns-large", "0"],
+        "full": ["--engines", "all", "--rounds", "5", "--duration", "1",
+                 "--count-requests", "30000"],
+    },
+    estimate_s={"quick": 30, "full": 980},
+    run=driver("fiberio_bench.py"),
+)

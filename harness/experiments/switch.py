@@ -1,0 +1,50 @@
+"""The switch-bench experiment: switch, create and scheduler rows, kernel hand-offs."""
+import json
+from pathlib import Path
+
+from experiments._step import Experiment, fail, run, say, write_json
+
+
+def measure(ctx, exp):
+    p = exp.preset(ctx.preset)
+    raw = Path(ctx.tmp) / "switch-bench.json"
+    cmd = [ctx.bin / "switch-bench", f"--benchmark_min_time={p['min_time']}",
+           f"--benchmark_repetitions={p['repetitions']}",
+           "--benchmark_enable_random_interleaving=true",
+           # The file keeps every repetition (the report's noise bands are their range); the
+           # console shows only the aggregates.
+           "--benchmark_display_aggregates_only=true",
+           f"--benchmark_out={raw}", "--benchmark_out_format=json"]
+    if p["filter"]:
+        cmd.append(f"--benchmark_filter={p['filter']}")
+    say(f"switch-bench: {p['repetitions']} interleaved repetitions of every row, "
+        f"{p['min_time']} s each; its table prints when all are done")
+    rc = run(cmd, ctx.log, 1800)
+    if rc != 0 or not raw.exists():
+        return fail(ctx, exp.name, f"switch-bench exited {rc}")
+    data = json.loads(raw.read_text())
+    data.update(experiment=exp.name, meta=ctx.meta(),
+                config={"min_time": p["min_time"], "repetitions": p["repetitions"],
+                        "filter": p["filter"] or "all rows", "interleaved": True,
+                        "aggregates": "median, mean, stddev, cv of the repetitions, and each "
+                              "repetition (run_type iteration, repetition_index)"})
+    write_json(ctx.dir / exp.output, data)
+    return "ok"
+
+
+EXPERIMENT = Experiment(
+    name="switch",
+    measures="switch-bench: call, syscall, switch, create, sched star/ring, kernel hand-offs "
+             "(medians of interleaved repetitions)",
+    claims=("C1", "C4", "C5", "C9", "C14"),
+    binaries=("switch-bench",),
+    output="switch.json",
+    presets={
+        "quick": {"filter": r"^(call|syscall|switch|create|kernel|copystack)/|"
+                            r"^sched/.*/fibers:(2|16|256)$|^sched/(star|ring)/asm/fibers:100000$",
+                  "min_time": 0.05, "repetitions": 3},
+        "full": {"filter": "", "min_time": 0.1, "repetitions": 5},
+    },
+    estimate_s={"quick": 30, "full": 120},
+    run=measure,
+)

@@ -1,0 +1,17 @@
+"""The experiment of harness/threads_scale.py: the fiber server with 1 against 2 scheduler
+threads."""
+from experiments._step import Experiment, driver
+
+EXPERIMENT = Experiment(
+    name="threads",
+    measures="throughput and server CPU of the fiber server with 1 and 2 scheduler threads",
+    claims=("C11",),
+    binaries=("echo-server", "echo-load"),
+    output="threads.json",
+    presets={
+        "quick": ["--rounds", "1", "--duration", "2"],
+        "full": ["--rounds", "3", "--duration", "4"],
+    },
+    estimate_s={"quick": 10, "full": 45},
+    run=driver("threads_scale.py"),
+)

@@ -1,0 +1,78 @@
+#!/usr/bin/python3
+"""The experiment registry (harness/experiments/) and the suite's reading of it: every
+experiment file is in the ordered list and the list names only files; each declaration is
+complete; `suite.py --list` and `--only` follow the list.
+
+usage: suite_cases.py CASE
+"""
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+HARNESS = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(HARNESS))
+import experiments  # noqa: E402
+
+PY = "/usr/bin/python3"
+PRESETS = ("quick", "full")
+
+
+class Failed(Exception):
+    pass
+
+
+def check(cond, what, detail=""):
+    if not cond:
+        raise Failed(what + (f": {detail}" if detail else ""))
+
+
+def case_registry(a):
+    files = sorted(p.stem for p in (HARNESS / "experiments").glob("*.py")
+                   if not p.stem.startswith("_"))
+    check(sorted(experiments.ORDER) == files, "every experiment file is listed once, and only "
+          "files are listed", f"files {files}, list {experiments.ORDER}")
+    loaded = experiments.load()
+    outputs = [e.output for e in loaded]
+    check(len(set(outputs)) == len(outputs), "each experiment writes its own file", outputs)
+    for e in loaded:
+        check(e.measures and callable(e.run), f"{e.name}: says what it measures, has a run")
+        check(all(c.startswith("C") for c in e.claims), f"{e.name}: claims are ids", e.claims)
+        check(set(e.estimate_s) == set(PRESETS), f"{e.name}: an estimate per preset",
+              e.estimate_s)
+        check(e.presets is None or set(e.presets) == set(PRESETS),
+              f"{e.name}: presets for both or neither", e.presets)
+    print(f"{len(loaded)} experiments: {', '.join(experiments.ORDER)}")
+
+
+def case_cli(a):
+    p = subprocess.run([PY, str(HARNESS / "suite.py"), "--list"], capture_output=True,
+                       text=True, timeout=30)
+    check(p.returncode == 0, "suite.py --list exits 0", p.stderr)
+    check(p.stdout.split() == experiments.ORDER + ["report"], "--list is the registry's "
+          "order, then report", p.stdout)
+    p = subprocess.run([PY, str(HARNESS / "suite.py"), "quick", "--only", "switch,bogus"],
+                       capture_output=True, text=True, timeout=30)
+    check(p.returncode == 2 and "unknown step bogus" in p.stderr, "--only refuses a name the "
+          "registry lacks", p.stderr)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("case")
+    a = ap.parse_args()
+    fn = globals().get("case_" + a.case.replace("-", "_"))
+    if fn is None:
+        print(f"unknown case {a.case!r}", file=sys.stderr)
+        return 2
+    try:
+        fn(a)
+    except Failed as e:
+        print(f"FAIL {a.case}: {e}")
+        return 1
+    print(f"ok {a.case}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
