@@ -18,6 +18,20 @@ void bl_call_loop(long rounds)
         empty_function();
 }
 
+/* The asm hides the increment from the compiler, which could otherwise sum the chain. */
+__attribute__((noipa)) static long next_link(long x)
+{
+    __asm__ volatile("" : "+r"(x));
+    return x + 1;
+}
+
+long bl_call_chain(long rounds, long x)
+{
+    for (long i = 0; i < rounds; i++)
+        x = next_link(x);
+    return x;
+}
+
 /*
  * One copy of each loop per backend, so that the jump is a direct call the compiler can see:
  * each copy calls the switch layer's one jump site, sw_jump_direct, with its backend's kind

@@ -20,8 +20,13 @@ extern "C" {
  * numbers mean nothing.
  */
 
-/* An empty function the compiler may not inline or drop: one call/noinline per round. */
+/* An empty function the compiler may not inline or drop: one call/noinline per round. The
+ * calls are independent, so the core overlaps them: the row is a call's throughput. */
 void bl_call_loop(long rounds);
+
+/* call/chain: each call takes the previous one's result, so none starts before the one before
+ * it has returned: the row is a call's latency (call, the callee's work of one add, return). */
+long bl_call_chain(long rounds, long x);
 
 /* ---- switch/<backend>: two contexts handing control back and forth ----------------------- */
 

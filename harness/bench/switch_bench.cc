@@ -49,6 +49,14 @@ void BM_call(benchmark::State &state)
         bl_call_loop(kChunk);
 }
 
+void BM_call_chain(benchmark::State &state)
+{
+    long x = 0;
+    while (state.KeepRunningBatch(kChunk))
+        x = bl_call_chain(kChunk, x);
+    benchmark::DoNotOptimize(x);
+}
+
 void BM_getppid(benchmark::State &state)
 {
     for (auto _ : state)
@@ -475,6 +483,7 @@ void add_context(int pinned_cpu)
 void register_rows()
 {
     benchmark::RegisterBenchmark("call/noinline", BM_call);
+    benchmark::RegisterBenchmark("call/chain", BM_call_chain);
     benchmark::RegisterBenchmark("syscall/getppid", BM_getppid);
     for (size_t i = 0; i < sw_backend_count(); i++) {
         const sw_backend *b = sw_backend_at(i);
