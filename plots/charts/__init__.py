@@ -59,8 +59,8 @@ def draw_all(run_dir, only=None):
             S.not_run(fig.add_subplot(111), f"chart failed: {type(e).__name__}: {e}")
             note, status[stem] = "", f"failed: {type(e).__name__}: {e}"
         fig.suptitle(title(stem, text), fontsize=12)
-        S.finish(fig, run, note)
-        fig.tight_layout(rect=(0, 0.06, 1, 0.95))
+        foot = S.finish(fig, run, note)
+        fig.tight_layout(rect=(0, max(0.06, foot), 1, 0.95))
         for ext in ("png", "svg"):
             fig.savefig(Path(run_dir) / f"{stem}.{ext}", dpi=110 if ext == "png" else None)
         plt.close(fig)

@@ -9,6 +9,7 @@ CHARTS = []
 
 @register(CHARTS, "rss_per_conn", "Memory per connection, per server model: user and kernel")
 def rss_per_conn(run, fig):
+    fig.set_size_inches(11, 8.2)  # room for the legend under the left panel
     ax = fig.add_subplot(121)
     memory_stack(run, fig.add_subplot(122))
     sweep = run.get("sweep")
@@ -51,7 +52,9 @@ def rss_per_conn(run, fig):
     ax.set_xlabel("concurrent persistent connections (log scale)")
     ax.set_ylabel("resident memory per connection (KiB, log scale)")
     ax.set_title("user memory (VmRSS) against concurrency", fontsize=10)
-    ax.legend(fontsize=6, loc="upper right")
+    # Below the panel: eleven entries inside it would cover the lines they name.
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2,
+              frameon=False)
     grid(ax)
     return ("left: (peak VmRSS of the server and its children during the load - VmRSS of the "
             "server process before) / connections; right: at each model's largest error-free "
@@ -81,9 +84,11 @@ def memory_stack(run, ax):
     for i, m in enumerate(names):
         ax.text(i, bottom[i], f"{bottom[i]:.0f}\n@{per[m][0]}", ha="center", va="bottom",
                 fontsize=6)
+    ax.set_ylim(0, max(bottom) * 1.15)  # the totals written above the bars stay inside
     ax.set_xticks(x)
     ax.set_xticklabels(names, fontsize=8, rotation=20)
     ax.set_ylabel("memory per connection (KiB)")
     ax.set_title("user + kernel, stacked (largest clean level)", fontsize=10)
-    ax.legend(fontsize=6, loc="upper left")
+    # Upper right: the heavy models (thread, fork, prefork) come first, the light ones last.
+    ax.legend(fontsize=7, loc="upper right")
     ax.grid(True, axis="y", alpha=0.35)

@@ -1,7 +1,7 @@
 """scale.json and switch.json's epoll_ctl rows: idle connections, registered fds, readiness
 against completion."""
 import data as D
-from charts.style import grid, not_run, register
+from charts.style import grid, not_run, register, series_style
 
 CHARTS = []
 
@@ -12,7 +12,7 @@ def scale_style(run, cfg):
     among the configurations the scale experiment declared."""
     configs = D.scale_configs(run.get("scale"))
     i = configs.index(cfg) if cfg in configs else len(configs)
-    return D.PALETTE[i % len(D.PALETTE)], D.MARKER_CYCLE[i % len(D.MARKER_CYCLE)]
+    return series_style(i)
 
 
 def scale_lines(run, ax, series):

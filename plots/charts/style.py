@@ -1,10 +1,27 @@
 """What every chart shares: the Agg backend, registration, the "not run" panel, the machine
 footnote and the grid."""
+import textwrap
+
 import matplotlib
 
 matplotlib.use("Agg")  # no display; must be chosen before pyplot is imported anywhere
 
 import data as D  # noqa: E402
+
+# 7-point footnote text: about 17 characters fit in an inch, and a line takes 0.12 inch.
+FOOT_CHARS_PER_INCH = 17
+FOOT_INCHES_PER_LINE = 0.12
+
+# The shared palette has ten colours and ten markers; a chart with more series (the scale
+# experiment declares eleven configurations) would draw two of them alike. These extend both
+# lists, so every series up to sixteen keeps a colour and a marker of its own.
+SERIES_COLORS = D.PALETTE + ["black", "gold", "navy", "lime", "teal", "maroon"]
+SERIES_MARKERS = D.MARKER_CYCLE + ["h", "p", "d", "8", "H", "x"]
+
+
+def series_style(i):
+    """(colour, marker) of the i-th series of a chart."""
+    return SERIES_COLORS[i % len(SERIES_COLORS)], SERIES_MARKERS[i % len(SERIES_MARKERS)]
 
 
 def register(charts, stem, title):
@@ -24,8 +41,13 @@ def not_run(ax, why):
 
 
 def finish(fig, run, note=""):
-    text = D.machine_line(run) + (("\n" + note) if note else "")
-    fig.text(0.01, 0.005, text, fontsize=7, color="0.35", ha="left", va="bottom")
+    """Writes the machine and the note at the foot of the figure, wrapped to its width so no
+    line runs off the edge; returns the height it takes, as a fraction of the figure's."""
+    width = int(fig.get_figwidth() * FOOT_CHARS_PER_INCH)
+    lines = [w for line in (D.machine_line(run) + ("\n" + note if note else "")).split("\n")
+             for w in textwrap.wrap(line, width) or [""]]
+    fig.text(0.01, 0.005, "\n".join(lines), fontsize=7, color="0.35", ha="left", va="bottom")
+    return (FOOT_INCHES_PER_LINE * len(lines) + 0.1) / fig.get_figheight()
 
 
 def grid(ax):
