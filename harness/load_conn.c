@@ -36,6 +36,11 @@ void ld__make_available(struct worker *w, struct slot *s)
 
 void ld__slot_fail(struct worker *w, struct slot *s, enum ld_error kind, int64_t now)
 {
+    if (s->state == S_CONNECTING || kind == LD_ERR_CONNECT_FAILED ||
+        kind == LD_ERR_CONNECT_TIMEOUT) {
+        if (!w->connect_failing_since) w->connect_failing_since = now;
+        w->last_connect_error = kind;
+    }
     if (w->phase == PH_RAMP)
         w->res.ramp.errors[kind]++;
     else
@@ -104,6 +109,7 @@ void ld__put_to_work(struct worker *w, struct slot *s, int64_t now)
 static void connected(struct worker *w, struct slot *s, int64_t now)
 {
     w->res.connects++;
+    w->connect_failing_since = 0;
     w->connecting--;
     if (w->cfg->mode == LD_CHURN) {
         s->state = S_ACTIVE;

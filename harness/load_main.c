@@ -392,6 +392,24 @@ static void on_alarm(int sig)
     _exit(3);
 }
 
+/*
+ * SIGINT and SIGTERM ask every worker of every process to stop (the flag is in shared memory,
+ * so a signal to the parent alone reaches the children): the run ends with a partial report of
+ * what it measured. A second signal while it winds down ends it at once.
+ */
+static void on_stop_signal(int sig)
+{
+    int none = 0;
+    if (!atomic_compare_exchange_strong(&run_sync->stop, &none, sig)) _exit(128 + sig);
+}
+
+static void catch_stop_signals(void)
+{
+    struct sigaction sa = {.sa_handler = on_stop_signal};
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
 /* The workers stop themselves at --max-time; this alarm only catches a hang beyond that. */
 static void arm_watchdog(const struct ld_config *c)
 {
@@ -486,6 +504,7 @@ int main(int argc, char **argv)
     }
     for (unsigned p = 0; p < cfg.procs; p++)
         run_sync->workers += share_of(&cfg, p, 0).threads;
+    catch_stop_signals();
     int rc;
     if (cfg.procs == 1) {
         struct ld_share s = share_of(&cfg, 0, ld_now_ns());
@@ -497,9 +516,17 @@ int main(int argc, char **argv)
         fprintf(stderr, "echo-load: could not set up or finish all workers: %s\n", strerror(errno));
         return 3;
     }
+    int stop = atomic_load(&run_sync->stop);
+    if (stop == LD_STOP_GAVE_UP)
+        fprintf(stderr,
+                "echo-load: gave up: no connection to %s:%d succeeded for %.1f s (%s; is a server "
+                "listening there? --connect-timeout sets how long to try)\n",
+                cfg.host, cfg.port, res.gave_up_after, ld_error_names[res.gave_up_error]);
+    res.stopped = stop;
     if (cfg.json)
         ld_report_json(&cfg, &res);
     else
         ld_report_human(&cfg, &res);
-    return ld_exit_status(&cfg, &res);
+    fflush(stdout);
+    return stop > 0 ? 128 + stop : ld_exit_status(&cfg, &res);
 }

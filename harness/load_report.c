@@ -3,6 +3,7 @@
 #include "load.h"
 
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +82,10 @@ void ld_result_merge(struct ld_result *d, const struct ld_result *s)
     if (s->max_thread_core > d->max_thread_core) d->max_thread_core = s->max_thread_core;
     d->workers += s->workers;
     d->capped |= s->capped;
+    if (s->gave_up_after > d->gave_up_after) {
+        d->gave_up_after = s->gave_up_after;
+        d->gave_up_error = s->gave_up_error;
+    }
     ld_hist_merge(&d->lat, &s->lat);
     ld_hist_merge(&d->lat_unc, &s->lat_unc);
     ld_hist_merge(&d->lag, &s->lag);
@@ -105,7 +110,7 @@ int ld_exit_status(const struct ld_config *c, const struct ld_result *r)
 {
     for (int i = 0; i < LD_ERR_KINDS; i++)
         if ((r->errors[i] || r->ramp.errors[i]) && ld_error_is_fatal((enum ld_error)i)) return 1;
-    if (r->requests == 0 || r->capped) return 3;
+    if (r->requests == 0 || r->capped || r->stopped == LD_STOP_GAVE_UP) return 3;
     uint64_t failed = failed_requests(r);
     return (double)failed > c->max_failed * (double)(r->requests + failed) ? 4 : 0;
 }
@@ -234,6 +239,14 @@ static bool saturated(const struct ld_result *r)
 }
 
 /* Warnings shared by both reports; returns how many were written into w. */
+/* One slot for each warning below, which can all be raised at once. */
+#define MAX_WARNINGS 10
+
+static const char *stop_signal_name(int sig)
+{
+    return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
+}
+
 static int warnings(const struct ld_config *c, const struct ld_result *r, char w[][256])
 {
     int n = 0;
@@ -259,6 +272,13 @@ static int warnings(const struct ld_config *c, const struct ld_result *r, char w
                  "(--ramp-timeout "
                  "%.6g s); they went on trying in the window",
                  (unsigned long long)r->ramp.unfinished, c->ramp_timeout);
+    if (r->stopped == LD_STOP_GAVE_UP)
+        snprintf(w[n++], 256,
+                 "gave up: no connect succeeded for %.1f s (%s); the figures are partial",
+                 r->gave_up_after, ld_error_names[r->gave_up_error]);
+    else if (r->stopped > 0)
+        snprintf(w[n++], 256, "stopped by %s: the figures are partial, up to the signal",
+                 stop_signal_name(r->stopped));
     if (r->capped)
         snprintf(w[n++], 256,
                  "stopped by the hard time cap (--max-time %.6g s) before the work "
@@ -337,7 +357,7 @@ void ld_report_human(const struct ld_config *c, const struct ld_result *r)
     printf("  cpu         %.2f cores (user %.2f s, sys %.2f s over %u workers, "
            "busiest %.2f)\n",
            cores_used(r), r->cpu_user, r->cpu_sys, r->workers, r->max_thread_core);
-    char w[6][256];
+    char w[MAX_WARNINGS][256];
     int nw = warnings(c, r, w);
     for (int i = 0; i < nw; i++)
         printf("  WARNING: %s\n", w[i]);
@@ -497,13 +517,20 @@ void ld_report_json(const struct ld_config *c, const struct ld_result *r)
            "\"busiest_worker_core\":%.4f,\"workers\":%u,\"saturated\":%s},",
            r->cpu_user, r->cpu_sys, cores_used(r), r->max_thread_core, r->workers,
            saturated(r) ? "true" : "false");
-    char w[6][256];
+    char w[MAX_WARNINGS][256];
     int nw = warnings(c, r, w);
     printf("\"warnings\":[");
     for (int i = 0; i < nw; i++) {
         if (i) putchar(',');
         json_str(w[i]);
     }
-    printf("],\"capped\":%s,\"exit_status\":%d}\n", r->capped ? "true" : "false",
-           ld_exit_status(c, r));
+    printf("],\"capped\":%s,\"partial\":%s,\"stopped_by\":", r->capped ? "true" : "false",
+           r->stopped ? "true" : "false");
+    if (r->stopped == LD_STOP_GAVE_UP)
+        json_str("gave up");
+    else if (r->stopped > 0)
+        json_str(stop_signal_name(r->stopped));
+    else
+        printf("null");
+    printf(",\"exit_status\":%d}\n", r->stopped > 0 ? 128 + r->stopped : ld_exit_status(c, r));
 }

@@ -55,8 +55,36 @@ static double tv_diff(struct timeval a, struct timeval b)
     return (double)(a.tv_sec - b.tv_sec) + (double)(a.tv_usec - b.tv_usec) / 1e6;
 }
 
+/*
+ * A server that refuses every connect for --connect-timeout is not coming back: the worker gives
+ * up and stops the whole run, instead of retrying until the ramp-up's or the run's deadline. A
+ * signal stops it the same way, through the shared flag that every process sees.
+ */
+static bool stopped(struct worker *w, int64_t now)
+{
+    if (w->connect_failing_since &&
+        now - w->connect_failing_since > secs_ns(w->cfg->connect_timeout)) {
+        int none = 0;
+        if (atomic_compare_exchange_strong(&w->sync->stop, &none, LD_STOP_GAVE_UP)) {
+            w->res.gave_up_error = w->last_connect_error;
+            w->res.gave_up_after = (double)(now - w->connect_failing_since) / NS_PER_S;
+        }
+    }
+    int why = atomic_load(&w->sync->stop);
+    if (!why) return false;
+    if (w->phase == PH_RAMP) ld__set_window(w, now); /* no window was measured */
+    if (w->phase <= PH_MEASURE && !w->stop_time) {
+        w->stop_time = now;
+        if (w->wall0) take_cpu_end(w, now);
+    }
+    w->res.stopped = why;
+    w->phase = PH_STOP;
+    return true;
+}
+
 static void update_phase(struct worker *w, int64_t now)
 {
+    if (stopped(w, now)) return;
     if (w->phase == PH_RAMP && !ld__ramp_over(w, now)) return;
     if (now >= w->t_cap) {
         w->res.capped = w->phase != PH_DRAIN || w->inflight > 0;

@@ -101,8 +101,10 @@ struct worker {
     uint8_t *sbuf, *rbuf, *ebuf;
     struct ld_inflight *pipe; /* --pipeline > 1: cfg->pipeline entries per slot */
     struct rusage ru0, ru1;
-    int64_t cpu0, cpu1;   /* CLOCK_THREAD_CPUTIME_ID at the window's start and end, ns */
-    int64_t wall0, wall1; /* wall1 0: the window's end is not taken yet */
+    int64_t cpu0, cpu1;            /* CLOCK_THREAD_CPUTIME_ID at the window's start and end, ns */
+    int64_t wall0, wall1;          /* wall1 0: the window's end is not taken yet */
+    int64_t connect_failing_since; /* first failed connect since the last good one, or 0 */
+    int last_connect_error;
     struct ld_result res;
     pthread_t thread;
 };

@@ -294,6 +294,70 @@ def case_refused(a):
     check(elapsed < 3, "bounded in time", elapsed)
 
 
+def case_refused_gives_up(a):
+    # Nothing listens and no ramp-up deadline is set: echo-load tries for --connect-timeout,
+    # then says why in one line and exits 3 (it once retried for the ramp-up's 60 s, silently).
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    rc, r, err, elapsed = run_load(a.load, "--port", port, "--conns", 2, "--size", 64,
+                                   "--duration", 0.3, "--connect-timeout", 1, "--json")
+    print(f"  exit {rc} after {elapsed:.2f} s: {err.strip()}")
+    check(rc == 3 and r["exit_status"] == 3, "exit 3", rc)
+    check(1 <= elapsed < 3, "gave up after --connect-timeout", elapsed)
+    lines = err.strip().splitlines()
+    check(len(lines) == 1 and "gave up" in lines[0] and str(port) in lines[0],
+          "one line on stderr naming the address", lines)
+    check(r["partial"] and r["stopped_by"] == "gave up", "the report says it gave up",
+          (r["partial"], r["stopped_by"]))
+
+
+def case_server_dies(a):
+    # The server goes away mid-run: echo-load stops within --connect-timeout of the last
+    # good connect, with a report, instead of retrying to the end of --requests.
+    s = Server(a.server).__enter__()
+    p = subprocess.Popen([a.load, "--port", str(s.port), "--conns", "4", "--size", "64",
+                          "--requests", str(10 ** 9), "--connect-timeout", "1", "--json"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.8)
+    s.proc.kill()
+    s.proc.wait()
+    t0 = time.monotonic()
+    out, err = p.communicate(timeout=20)
+    elapsed = time.monotonic() - t0
+    r = json.loads(out)
+    print(f"  exit {p.returncode} {elapsed:.2f} s after the kill, {r['requests']} requests; "
+          f"{err.strip()}")
+    check(elapsed < 3, "stopped soon after the server died", elapsed)
+    check(p.returncode != 0 and r["partial"] and r["requests"] > 0,
+          "non-zero, partial, with what it measured", (p.returncode, r["partial"]))
+    check("gave up" in err, "says why", err)
+
+
+def case_interrupted(a):
+    # SIGINT (or SIGTERM) mid-run: the figures measured so far, marked partial, then the
+    # signal's exit code; with --procs the children stop through the shared flag.
+    for sig, procs in ((signal.SIGINT, 1), (signal.SIGTERM, 2)):
+        with Server(a.server) as s:
+            p = subprocess.Popen([a.load, "--port", str(s.port), "--conns", "4", "--size", "64",
+                                  "--duration", "20", "--warmup", "0.2", "--procs", str(procs),
+                                  "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 text=True)
+            time.sleep(1)
+            p.send_signal(sig)
+            out, err = p.communicate(timeout=10)
+        r = json.loads(out)
+        print(f"  {sig.name}, {procs} process(es): exit {p.returncode}, {r['requests']} "
+              f"requests in {r['seconds']:.2f} s")
+        check(p.returncode == 128 + sig and r["exit_status"] == 128 + sig, "exit 128 + signal",
+              p.returncode)
+        check(r["partial"] and r["stopped_by"] == sig.name, "marked partial",
+              (r["partial"], r["stopped_by"]))
+        check(r["requests"] > 0 and 0.3 < r["seconds"] < 2, "what it measured until then",
+              (r["requests"], r["seconds"]))
+
+
 def case_ramp_up(a):
     # Every connection connects and echoes once before anything is measured; those echoes
     # and their errors are reported apart from the window's.
