@@ -5,7 +5,8 @@
                                      [--reference-dir DIR | --no-reference]
 
 Draws the charts (plots/charts/) unless told not to, writes NAME.csv beside every NAME.json
-(plots/export.py), then RUN_FOLDER/REPORT.md (plots/document.py). The report is generated,
+(plots/export.py), then RUN_FOLDER/REPORT.md (plots/document.py) and the same report as
+one self-contained page, RUN_FOLDER/REPORT.html (plots/page.py). The report is generated,
 never edited by hand: every verdict comes from the rule of its claim (plots/claims/),
 applied to the JSON files of the run, so a run on other hardware can reach another verdict
 honestly. Verdicts: holds, does not hold, holds partly, not run.
@@ -17,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import data as D  # noqa: E402
 import document  # noqa: E402
 import export  # noqa: E402
+import page  # noqa: E402
 from reference import REFERENCE, reference_for  # noqa: E402
 
 USAGE = "usage: report.py RUN_FOLDER [--no-charts] [--reference-dir DIR | --no-reference]"
@@ -57,11 +59,13 @@ def main(argv):
     for name, st in export.write_all(folder).items():
         print(f"report: csv {name}: {st}")
     reference = None if "--no-reference" in opts else reference_for(folder, ref_dir)
-    text, results = document.build_report(D.Run(folder), reference)
+    report = document.build(D.Run(folder), reference)
+    text, results = document.markdown(report), report.results
     (folder / "REPORT.md").write_text(text + "\n")
+    (folder / "REPORT.html").write_text(page.render(report))  # the same parts as a page
     for cid, r in results.items():
         print(f"report: {cid}: {r['verdict']}")
-    print(f"report: wrote {folder / 'REPORT.md'}"
+    print(f"report: wrote {folder / 'REPORT.md'} and REPORT.html"
           + (f" (reference column from {ref_dir})" if reference is not None else ""))
     return 0
 

@@ -1,0 +1,224 @@
+"""REPORT.html: the parts plots/document.py assembles for REPORT.md, rendered as one page
+that opens offline: a contents list, a summary table linking each claim to its section and
+charts, every chart inline as SVG, and a glossary. Nothing is loaded from elsewhere (no
+script, no web font, no image file), so the page can be mailed or opened from a USB stick.
+
+The parts' text is Markdown of a small subset (headings, paragraphs, two-level lists, tables,
+a chart image alone on its line, `code`, **bold** and links); `blocks` converts exactly that
+subset and escapes all text. The verdict table and the chart list are drawn from the parts'
+data instead, with links the Markdown cannot carry."""
+import html
+import re
+
+import charts
+import document
+import glossary
+import verdict as V
+
+CSS = """
+body { font: 16px/1.5 system-ui, sans-serif; color: #222; margin: 0 auto; max-width: 72rem;
+       padding: 0 1.5rem 4rem; }
+h1 { margin-top: 1.5rem; } h2 { border-bottom: 1px solid #ccc; margin-top: 2.5rem; }
+code { background: #f2f2f2; padding: 0 .2em; border-radius: 3px; font-size: 90%; }
+table { border-collapse: collapse; margin: .8rem 0; }
+th, td { border: 1px solid #ccc; padding: .2rem .5rem; text-align: left; vertical-align: top; }
+th { background: #f2f2f2; }
+figure { margin: 1rem 0; } figure svg { width: 100%; height: auto; }
+figcaption { color: #555; font-size: 90%; }
+nav ol { columns: 2; } dt { font-weight: bold; margin-top: .6rem; } dd { margin-left: 1.5rem; }
+.verdict { font-weight: bold; white-space: nowrap; }
+.holds { color: #1a7f37; } .partly { color: #9a6700; } .not { color: #cf222e; }
+.notrun { color: #6e7781; }
+"""
+VERDICT_CLASS = {V.HOLDS: "holds", V.PARTLY: "partly", V.NOT: "not", V.NOTRUN: "notrun"}
+IMAGE = re.compile(r"!\[[^\]]*\]\(([\w-]+)\.png\)")
+INLINE = re.compile(r"`([^`]+)`|\*\*(.+?)\*\*|\[([^\]]+)\]\(([^)\s]+)\)")
+RULE_ROW = re.compile(r"\|(\s*:?-+:?\s*\|)+")
+LIST_ITEM = re.compile(r"( *)- (.*)")
+ESC = html.escape
+
+
+def slug(title):
+    """The anchor GitHub gives a heading, so the Markdown's own links (#c1) work here too."""
+    return re.sub(r"[^\w\- ]", "", title.lower()).replace(" ", "-")
+
+
+def inline(text):
+    """Escaped HTML of one line's text with its code spans, bold and links."""
+    out, at = [], 0
+    for m in INLINE.finditer(text):
+        out.append(ESC(text[at:m.start()]))
+        code, bold, label, href = m.groups()
+        if code is not None:
+            out.append(f"<code>{ESC(code)}</code>")
+        elif bold is not None:
+            out.append(f"<strong>{inline(bold)}</strong>")
+        else:
+            out.append(f'<a href="{ESC(href)}">{inline(label)}</a>')
+        at = m.end()
+    return "".join(out) + ESC(text[at:])
+
+
+def table(rows):
+    cells = [r.strip().strip("|").split("|") for r in rows if not RULE_ROW.fullmatch(r.strip())]
+    head = "".join(f"<th>{inline(c.strip())}</th>" for c in cells[0])
+    body = "".join("<tr>" + "".join(f"<td>{inline(c.strip())}</td>" for c in row) + "</tr>"
+                   for row in cells[1:])
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def bullet_list(items):
+    """Nested <ul> from "- " items indented by two spaces per level."""
+    out, depth = [], 0
+    for line in items:
+        indent, text = LIST_ITEM.fullmatch(line).groups()
+        level = len(indent) // 2 + 1
+        if level > depth:
+            out += ["<ul><li>"] * (level - depth)
+        else:
+            out += ["</li></ul>"] * (depth - level) + ["</li><li>"]
+        out.append(inline(text))
+        depth = level
+    return "".join(out + ["</li></ul>"] * depth)
+
+
+def kind_of(line):
+    return ("blank" if not line.strip() else "head" if line.startswith("#")
+            else "table" if line.startswith("|") else "list" if LIST_ITEM.fullmatch(line)
+            else "image" if IMAGE.fullmatch(line) else "text")
+
+
+def blocks(lines, figure):
+    """HTML of Markdown lines of the report's subset; figure(stem) draws a chart image."""
+    out, i = [], 0
+    while i < len(lines):
+        line, kind, j = lines[i], kind_of(lines[i]), i + 1
+        if kind in ("table", "list", "text"):  # these run on over the lines of their kind
+            while j < len(lines) and kind_of(lines[j]) == kind:
+                j += 1
+        if kind == "head":
+            level, title = len(line) - len(line.lstrip("#")), line.lstrip("#").strip()
+            out.append(f'<h{level} id="{ESC(slug(title))}">{inline(title)}</h{level}>')
+        elif kind == "table":
+            out.append(table(lines[i:j]))
+        elif kind == "list":
+            out.append(bullet_list(lines[i:j]))
+        elif kind == "image":
+            out.append(figure(IMAGE.fullmatch(line).group(1)))
+        elif kind == "text":
+            out.append("<p>" + " ".join(inline(t) for t in lines[i:j]) + "</p>")
+        i = j
+    return "\n".join(out)
+
+
+SVG_PROLOGUE = re.compile(r"\A.*?(?=<svg)", re.S)
+SVG_METADATA = re.compile(r"<metadata>.*?</metadata>", re.S)
+SVG_SIZE = re.compile(r'(<svg[^>]*?) width="[^"]*" height="[^"]*"')
+
+
+def inline_svg(text, prefix):
+    """A chart's SVG file as an element of the page: its XML prologue and metadata dropped,
+    its size left to the page's CSS, and its ids prefixed, since every matplotlib figure
+    names its clip paths and glyphs alike and ids must be unique in one document."""
+    text = SVG_METADATA.sub("", SVG_PROLOGUE.sub("", text, count=1), count=1)
+    text = SVG_SIZE.sub(r"\1", text, count=1)
+    text = re.sub(r'\bid="([^"]+)"', rf'id="{prefix}\1"', text)
+    return re.sub(r'(href="#|url\(#)([^")]+)', rf"\1{prefix}\2", text)
+
+
+class Figures:
+    """Draws each chart of the run inline; the first drawing of a chart carries its anchor
+    (fig-<stem>) for the summary table's links."""
+
+    def __init__(self, run):
+        self.run, self.shown = run, []
+        self.titles = {stem: charts.title(stem, text) for stem, text, _ in charts.CHARTS}
+
+    def __call__(self, stem):
+        n = self.shown.count(stem)
+        self.shown.append(stem)
+        path = self.run.dir / f"{stem}.svg"
+        body = (inline_svg(path.read_text(), f"{stem}-{n}-") if path.exists()
+                else f"<p>not run: {ESC(stem)}.svg is not in this run folder</p>")
+        anchor = f' id="fig-{ESC(stem)}"' if n == 0 else ""
+        return (f'<figure{anchor} data-chart="{ESC(stem)}">{body}<figcaption>'
+                f'{ESC(self.titles.get(stem, stem))}: <a href="{ESC(stem)}.png">PNG</a>, '
+                f'<a href="{ESC(stem)}.svg">SVG</a></figcaption></figure>')
+
+
+def verdict_cell(result, tag="td"):
+    v = result["verdict"] if result else "n/a"
+    return f'<{tag} class="verdict {VERDICT_CLASS.get(v, "")}">{ESC(v)}</{tag}>'
+
+
+def summary(report, drawn):
+    """The verdict table: each claim linked to its section and to its charts."""
+    ref = report.ref_results
+    head = ("<tr><th>claim</th><th>what it says</th><th>verdict</th>"
+            + ("<th>reference</th>" if ref is not None else "") + "<th>charts</th></tr>")
+    rows = []
+    for p in report.parts:
+        if p.kind != "claim":
+            continue
+        c = p.claim
+        links = ", ".join(f'<a href="#fig-{ESC(s)}">{ESC(s)}</a>' for s in c.CHARTS
+                          if s in drawn) or "none drawn"
+        rows.append(f'<tr><td><a href="#{ESC(slug(c.ID))}">{ESC(c.ID)}</a></td>'
+                    f"<td>{ESC(c.CLAIM)}</td>{verdict_cell(report.results[c.ID])}"
+                    + (verdict_cell(ref.get(c.ID)) if ref is not None else "")
+                    + f"<td>{links}</td></tr>")
+    return (f'<h2 id="verdicts">Verdicts</h2><table><thead>{head}</thead><tbody>'
+            + "".join(rows) + "</tbody></table>")
+
+
+def all_charts(figures, drawn):
+    """Every chart linked by its title; a chart no section shows is drawn here."""
+    items, unshown = [], []
+    for stem in drawn:
+        if stem not in figures.shown:
+            unshown.append(stem)
+        items.append(f'<li><a href="#fig-{ESC(stem)}">{ESC(figures.titles.get(stem, stem))}'
+                     f"</a></li>")
+    return ('<h2 id="all-charts">All charts</h2><ul>' + "".join(items) + "</ul>"
+            + "".join(figures(stem) for stem in unshown))
+
+
+def glossary_section():
+    terms = "".join(f"<dt>{ESC(t)}</dt><dd>{ESC(d)}</dd>" for t, d in glossary.TERMS)
+    return f'<h2 id="glossary">Glossary</h2><dl>{terms}</dl>'
+
+
+def title_of(part):
+    return part.lines[0].lstrip("#").strip()
+
+
+def contents(report):
+    items = []
+    for p in report.parts:
+        t = title_of(p)
+        extra = " " + verdict_cell(report.results[p.claim.ID], "span") if p.claim else ""
+        items.append(f'<li><a href="#{ESC(slug(t))}">{inline(t)}</a>{extra}</li>')
+    items.append('<li><a href="#glossary">Glossary</a></li>')
+    return '<nav><h2 id="contents">Contents</h2><ol>' + "".join(items) + "</ol></nav>"
+
+
+def render(report):
+    """REPORT.html's text for the parts document.build gave."""
+    figures, drawn = Figures(report.run), document.drawn_charts(report.run)
+    body = []
+    for p in report.parts:
+        if p.kind == "verdicts":
+            body.append(summary(report, drawn))
+        elif p.kind == "charts":
+            body.append(all_charts(figures, drawn))
+        else:
+            body.append(f"<section>{blocks(p.lines, figures)}</section>")
+    body.append(glossary_section())
+    host = (report.run.meta() or {}).get("host", "")
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+            f"<title>{ESC(document.TITLE)}{' - ' + ESC(host) if host else ''}</title>"
+            f"<style>{CSS}</style></head><body>\n"
+            f"<h1>{ESC(document.TITLE)}</h1><p>{inline(document.INTRO)} "
+            "The same report as text: <a href=\"REPORT.md\">REPORT.md</a>.</p>\n"
+            + contents(report) + "\n" + "\n".join(body) + "\n</body></html>\n")
