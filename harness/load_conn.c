@@ -110,6 +110,7 @@ static void connected(struct worker *w, struct slot *s, int64_t now)
 {
     w->res.connects++;
     w->connect_failing_since = 0;
+    w->last_progress = now;
     w->connecting--;
     if (w->cfg->mode == LD_CHURN) {
         s->state = S_ACTIVE;
@@ -322,6 +323,7 @@ static void recv_some(struct worker *w, struct slot *s, int64_t now)
     for (;;) {
         ssize_t k = recv(s->fd, w->rbuf, BUF_SIZE, 0);
         if (k > 0) {
+            w->last_progress = now;
             if (!verify(w, s, (size_t)k, now)) return;
             if (s->p_count) { /* pipelined requests in flight (a ramp-up echo goes alone) */
                 ld__pipe_progress(w, s, now);

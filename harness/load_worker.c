@@ -56,14 +56,17 @@ static double tv_diff(struct timeval a, struct timeval b)
 }
 
 /*
- * A server that refuses every connect for --connect-timeout is not coming back: the worker gives
- * up and stops the whole run, instead of retrying until the ramp-up's or the run's deadline. A
- * signal stops it the same way, through the shared flag that every process sees.
+ * A server that refuses every connect for --connect-timeout, while nothing comes back on the
+ * connections already open, is not coming back: the worker gives up and stops the whole run,
+ * instead of retrying until the ramp-up's or the run's deadline. A server at its connection
+ * limit still echoes on the connections it holds, so its refusals alone stop nothing. A
+ * signal stops the run the same way, through the shared flag that every process sees.
  */
 static bool stopped(struct worker *w, int64_t now)
 {
-    if (w->connect_failing_since &&
-        now - w->connect_failing_since > secs_ns(w->cfg->connect_timeout)) {
+    int64_t patience = secs_ns(w->cfg->connect_timeout);
+    if (w->connect_failing_since && now - w->connect_failing_since > patience &&
+        now - w->last_progress > patience) {
         int none = 0;
         if (atomic_compare_exchange_strong(&w->sync->stop, &none, LD_STOP_GAVE_UP)) {
             w->res.gave_up_error = w->last_connect_error;

@@ -104,6 +104,7 @@ struct worker {
     int64_t cpu0, cpu1;            /* CLOCK_THREAD_CPUTIME_ID at the window's start and end, ns */
     int64_t wall0, wall1;          /* wall1 0: the window's end is not taken yet */
     int64_t connect_failing_since; /* first failed connect since the last good one, or 0 */
+    int64_t last_progress;         /* the last good connect or bytes echoed, or 0 */
     int last_connect_error;
     struct ld_result res;
     pthread_t thread;
