@@ -48,13 +48,13 @@ TERMS = [
     ("guard page",
      "An inaccessible page placed below a stack, so a stack overflow crashes at once with a "
      "clear error instead of silently overwriting other memory."),
+    ("hooked call",
+     "A blocking call such as read that the fiber library intercepts, so it suspends only the "
+     "calling fiber and lets the others run, instead of blocking the whole thread."),
     ("hop (star and ring)",
      "Passing the CPU from one fiber to the next in a run queue. In a star every hop goes "
      "through the scheduler (two switches); in a ring a fiber hands the CPU directly to the "
      "next (one switch)."),
-    ("hooked call",
-     "A blocking call such as read that the fiber library intercepts, so it suspends only the "
-     "calling fiber and lets the others run, instead of blocking the whole thread."),
     ("io_uring (uring, uring-poll)",
      "A newer Linux interface where the program queues requests in memory shared with the "
      "kernel. uring asks the kernel to do the reads and writes (completion); uring-poll only "
