@@ -1,18 +1,40 @@
-"""The claims in REPORT.md: the table of verdicts, then one section per claim (the claim and
-its source, the quoted figures, what was measured, the figures the rule read, the verdict
-with its rule, the claim's charts)."""
+"""The claims in REPORT.md and verdicts.json: the table of verdicts with the figure nearest a
+threshold, then one section per claim (the claim and its source, the quoted figures, what
+was measured, the figures the rule read with their intervals, the verdict with its rule, the
+claim's charts); `verdicts_doc` is the same verdicts as JSON."""
 import claims
+import figures as F
+import verdict as V
 from reference import figure_table
 
 
+def deciding(r):
+    """The figure nearest a threshold its rule compared, as value [low, high] (n) vs the
+    threshold; for an inconclusive verdict the first threshold straddled."""
+    test = (r.get("straddled") or [None])[0] or r.get("margin")
+    if not test:
+        return ""
+    fig = F.by_name(r["figures"]).get(test["figure"])
+    return (f"{test['figure']}: {F.fmt_with_interval(fig)} vs {V.num(test['threshold'])}"
+            if fig else "")
+
+
 def verdict_table(results, ref_results=None):
-    if ref_results is None:
-        return (["## Verdicts", "", "| claim | verdict |", "|---|---|"]
-                + [f"| [{c.ID}](#{c.ID.lower()}) | {results[c.ID]['verdict']} |"
-                   for c in claims.CLAIMS] + [""])
-    return (["## Verdicts", "", "| claim | verdict | reference |", "|---|---|---|"]
-            + [f"| [{c.ID}](#{c.ID.lower()}) | {results[c.ID]['verdict']} | "
-               f"{ref_results[c.ID]['verdict']} |" for c in claims.CLAIMS] + [""])
+    head = "| claim | verdict | deciding figure, 95% interval (n) vs threshold |"
+    line = "|---|---|---|"
+    if ref_results is not None:
+        head, line = head + " reference |", line + "---|"
+    out = ["## Verdicts", "",
+           "The deciding figure is the one nearest a threshold of the claim's rule (for an "
+           "inconclusive verdict, the threshold its interval straddles); `exact` marks a "
+           "deterministic count, `n=1, no interval` a figure measured once.", "", head, line]
+    for c in claims.CLAIMS:
+        r = results[c.ID]
+        row = f"| [{c.ID}](#{c.ID.lower()}) | {r['verdict']} | {deciding(r)} |"
+        if ref_results is not None:
+            row += f" {ref_results[c.ID]['verdict']} |"
+        out.append(row)
+    return out + [""]
 
 
 def claim_section(claim, r, ref_r, run):
@@ -21,6 +43,8 @@ def claim_section(claim, r, ref_r, run):
     lines += r["measured"] + [""]
     lines += figure_table(r["figures"], ref_r["figures"] if ref_r else None)
     lines += [f"**Verdict: {r['verdict']}** (rule: {r['rule']})", ""]
+    if V.why(r):
+        lines += [f"- {V.why(r)}", ""]
     for c in claim.CHARTS:
         if (run.dir / f"{c}.png").exists():
             lines += [f"![{c}]({c}.png)", ""]
@@ -33,3 +57,33 @@ def claim_sections(run, results, ref_results=None):
         out += claim_section(claim, results[claim.ID],
                              ref_results[claim.ID] if ref_results else None, run)
     return out
+
+
+def figure_doc(fig):
+    return {"name": fig["name"], "value": fig["value"], "low": fig["low"], "high": fig["high"],
+            "n": fig["n"], "unit": fig["unit"], "exact": fig["exact"], "source": fig["source"]}
+
+
+def test_doc(test):
+    return {"figure": test["figure"], "op": test["op"], "threshold": test["threshold"],
+            "outcome": test["outcome"], "basis": test["basis"]}
+
+
+def verdicts_doc(run, results):
+    """verdicts.json: per claim its verdict, rule, deciding figures with intervals, the
+    thresholds they were compared with, the margin and what an inconclusive verdict
+    straddles (every field: results/README.md)."""
+    out = []
+    for c in claims.CLAIMS:
+        r = results[c.ID]
+        out.append({
+            "id": c.ID, "verdict": r["verdict"], "possible": r["possible"], "rule": r["rule"],
+            "quoted": c.QUOTED,
+            "figures": [figure_doc(f) for f in r["figures"] if f.get("decides")],
+            "thresholds": r["thresholds"],
+            "comparisons": [test_doc(t) for t in r["tests"]],
+            "margin": r["margin"],
+            "straddled": [test_doc(t) for t in r["straddled"]],
+            "single_sample": r["single_sample"]})
+    return {"experiment": "verdicts", "meta": run.meta(), "level": F.LEVEL,
+            "single_margin": F.SINGLE_MARGIN, "claims": out}

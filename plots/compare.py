@@ -4,16 +4,22 @@
     /usr/bin/python3 plots/compare.py A B [--out DIR] [--fail-on-verdict-change] [--no-charts]
 
 A and B are run folders (results/runs/<host>/<run>/ or results/reference). Writes into DIR
-(default results/compare/<A>-vs-<B>/): COMPARE.md (both machines, the verdicts of both runs
-and whether each changed, then per claim every figure its rule reads, A beside B with B/A and
-how to read the difference), compare.csv (every numeric field of every JSON file both runs
-have, paired, with B/A) and overlay charts of the main figures (PNG and SVG).
+(default results/compare/<A>-vs-<B>/): COMPARE.md (both machines, the verdicts of both runs,
+whether each changed and whether its deciding figures moved beyond the noise, then per claim
+every figure its rule reads, A beside B with B/A and how to read the difference),
+compare.csv (every numeric field of every JSON file both runs have, paired, with B/A) and
+overlay charts of the main figures (PNG and SVG).
 
 The figures and verdicts come from the claims' own rules (plots/claims/) applied to each
 run (no rule is restated here), so a claim added to the list is compared without code here.
-Timings carry the range of their repeated samples: when the two ranges overlap the change
-is marked within noise. Exact counts (instructions, syscalls and epoll_ctl per request) are
-compared for equality. Figures measured once are set side by side with their ratio only.
+A figure with repeated samples in both runs is tested as Google Benchmark's compare.py does,
+with a two-sided Mann-Whitney U test (alpha 0.05, harness/stats.py), together with its 95%
+intervals: `beyond noise` when the test rejects and the intervals are apart, `within noise`
+when neither, `unclear` when they disagree (3 samples a side can never reach p < 0.05).
+Exact counts (instructions, syscalls and epoll_ctl per request) are compared for equality.
+A figure measured once has no noise band. A changed verdict is "verdict changed beyond
+noise" when a figure its rule compared with a threshold moved beyond the noise (or an exact
+count differs), "verdict changed, figures within noise" when none did.
 
 Exit status: 0, or 1 with --fail-on-verdict-change when some verdict differs; 2 for usage
 errors and for a missing or malformed run folder (one line on stderr).
@@ -66,13 +72,36 @@ def ratio_text(r):
 
 
 def claim_rows(fa, fb):
-    """[(name, figure A, figure B, B/A, note)] over the union of the figure names."""
+    """[(name, figure A, figure B, B/A, class, reading)] over the union of the figure names
+    (figures.differ's class and reading)."""
     a, b = F.by_name(fa), F.by_name(fb)
-    rows = []
-    for name in F.names(fa, fb):
-        ratio, note = F.judge(a.get(name), b.get(name))
-        rows.append((name, a.get(name), b.get(name), ratio, note))
-    return rows
+    return [(name, a.get(name), b.get(name), *F.differ(a.get(name), b.get(name)))
+            for name in F.names(fa, fb)]
+
+
+UNCHANGED = "unchanged"
+CHANGED_BEYOND = "verdict changed beyond noise"
+CHANGED_WITHIN = "verdict changed, figures within noise"
+CHANGED_UNKNOWN = "verdict changed, noise unknown"
+CHANGED_MISSING = "verdict changed, a deciding figure measured in one run only"
+
+
+def claim_change(va, vb, rows):
+    """(reading, [deciding figures that moved]) of one claim: whether a changed verdict
+    follows a change beyond the noise of the figures its rule compared with thresholds (in
+    either run; every figure when neither rule compared one)."""
+    if va == vb:
+        return UNCHANGED, []
+    deciding = [r for r in rows if (r[1] or {}).get("decides") or (r[2] or {}).get("decides")]
+    deciding = deciding or rows
+    moved = [r[0] for r in deciding if r[4] in (F.BEYOND, "exact differs")]
+    if moved:
+        return CHANGED_BEYOND, moved
+    if any(r[4] == "one side only" for r in deciding):
+        return CHANGED_MISSING, [r[0] for r in deciding if r[4] == "one side only"]
+    if any(r[4] == F.UNKNOWN for r in deciding):
+        return CHANGED_UNKNOWN, [r[0] for r in deciding if r[4] == F.UNKNOWN]
+    return CHANGED_WITHIN, []
 
 
 def machine_block(run, which):
@@ -81,53 +110,60 @@ def machine_block(run, which):
 
 
 def build(ra, rb):
-    """(COMPARE.md text, {claim: (verdict A, verdict B)}, counts)."""
+    """(COMPARE.md lines, {claim: (verdict A, verdict B, reading)}, counts)."""
     res_a, res_b = claims.evaluate(ra, True), claims.evaluate(rb, True)
-    verdicts = {cid: (res_a[cid]["verdict"], res_b[cid]["verdict"]) for cid in res_a}
-    changed = [cid for cid, (va, vb) in verdicts.items() if va != vb]
-    counts = {"figures": 0, "beyond noise": 0, "within noise": 0, "exact differs": 0,
-              "exact same": 0, "noise unknown": 0, "one side only": 0}
+    verdicts = {}
+    counts = {"figures": 0, F.BEYOND: 0, F.WITHIN: 0, F.UNCLEAR: 0, "exact differs": 0,
+              "exact same": 0, F.UNKNOWN: 0, "one side only": 0}
     body = []
     for claim in claims.CLAIMS:
         cid = claim.ID
-        va, vb = verdicts[cid]
-        body += [f"## {cid}", "", f"**Claim** ({claim.SOURCE}): {claim.CLAIM}", "",
-                 f"**Verdict:** A {va}, B {vb}"
-                 + (" (**changed**)" if va != vb else " (unchanged)"), ""]
+        va, vb = res_a[cid]["verdict"], res_b[cid]["verdict"]
         rows = claim_rows(res_a[cid]["figures"], res_b[cid]["figures"])
+        reading, moved = claim_change(va, vb, rows)
+        verdicts[cid] = (va, vb, reading)
+        body += [f"## {cid}", "", f"**Claim** ({claim.SOURCE}): {claim.CLAIM}", "",
+                 f"**Verdict:** A {va}, B {vb} ({reading}"
+                 + (f": {', '.join(moved)}" if moved else "") + ")", ""]
         if not rows:
             body += ["no figures in either run", ""]
             continue
         body += ["| figure | A | B | B/A | reading |", "|---|---|---|---|---|"]
-        for name, fa, fb, ratio, note in rows:
+        for name, fa, fb, ratio, cls, note in rows:
             counts["figures"] += 1
-            key = ("beyond noise" if "beyond noise" in note else
-                   "within noise" if note.startswith("within noise") else
-                   "exact differs" if note.startswith("exact: differs") else
-                   "exact same" if note == "exact: same" else
-                   "one side only" if note.startswith("only in") else "noise unknown")
-            counts[key] += 1
-            body.append(f"| {name} | {F.fmt(fa)}{F.fmt_spread(fa)} | "
-                        f"{F.fmt(fb)}{F.fmt_spread(fb)} | {ratio_text(ratio)} | {note} |")
+            counts[cls] += 1
+            decides = (fa or {}).get("decides") or (fb or {}).get("decides")
+            body.append(f"| {'**' + name + '**' if decides else name} | "
+                        f"{F.fmt_with_interval(fa)} | {F.fmt_with_interval(fb)} | "
+                        f"{ratio_text(ratio)} | {note} |")
         body.append("")
+    changed = [cid for cid, (va, vb, _) in verdicts.items() if va != vb]
+    beyond = [cid for cid, v in verdicts.items() if v[2] == CHANGED_BEYOND]
     lines = ["# Switchyard: two runs compared", "",
              "Generated by `plots/compare.py`; do not edit. Figures and verdicts come from the "
              "rules of the claims (`plots/claims/`) applied to each run.", "",
              f"- A: `{ra.dir}`", f"- B: `{rb.dir}`", "",
-             "How to read a figure's row: B/A is B's value over A's. Timings show the range "
-             "of their repeated samples in brackets: `within noise` when the two ranges "
-             "overlap, `higher`/`lower beyond noise` when they do not. Exact counts "
-             f"(rounded to {F.EXACT_DIGITS} decimals) are `same` or `differ`. Figures measured "
-             "once per run have no noise band, so only their ratio is given.", "",
-             "## Verdicts", "", "| claim | A | B | changed |", "|---|---|---|---|"]
-    lines += [f"| [{cid}](#{cid.lower()}) | {va} | {vb} | {'**yes**' if va != vb else 'no'} |"
-              for cid, (va, vb) in verdicts.items()]
+             "How to read a figure's row: B/A is B's value over A's; each side shows its value, "
+             f"its {F.LEVEL:.0%} interval and n (samples). Where both runs kept repeated "
+             "samples, a two-sided Mann-Whitney U test (as Google Benchmark's compare.py) and "
+             f"the intervals decide: `beyond noise` when p < {F.ALPHA} and the intervals are "
+             f"apart, `within noise` when p >= {F.ALPHA} and they overlap, `unclear` when the two "
+             "disagree (with 3 samples a side p is never below 0.1). Exact counts (rounded to "
+             f"{F.EXACT_DIGITS} decimals) are `same` or `differ`. Figures measured once have "
+             "no noise band. In bold: the figures a rule compared with its thresholds; a "
+             "changed verdict is `beyond noise` when one of them moved beyond the noise, "
+             "`figures within noise` when none did.", "",
+             "## Verdicts", "", "| claim | A | B | changed | reading |", "|---|---|---|---|---|"]
+    lines += [f"| [{cid}](#{cid.lower()}) | {va} | {vb} | {'**yes**' if va != vb else 'no'} | "
+              f"{reading} |" for cid, (va, vb, reading) in verdicts.items()]
     lines += ["", f"{len(changed)} of {len(verdicts)} verdicts changed"
-              + (f" ({', '.join(changed)})" if changed else "") + "; of "
-              f"{counts['figures']} figures, {counts['beyond noise']} moved beyond the noise, "
-              f"{counts['within noise']} stayed within it, {counts['exact differs']} exact "
-              f"counts differ and {counts['exact same']} are the same, "
-              f"{counts['noise unknown']} have no noise band and {counts['one side only']} "
+              + (f" ({', '.join(changed)})" if changed else "")
+              + f", {len(beyond)} of them beyond noise"
+              + (f" ({', '.join(beyond)})" if beyond else "") + "; of "
+              f"{counts['figures']} figures, {counts[F.BEYOND]} moved beyond the noise, "
+              f"{counts[F.WITHIN]} stayed within it, {counts[F.UNCLEAR]} are unclear, "
+              f"{counts['exact differs']} exact counts differ and {counts['exact same']} are "
+              f"the same, {counts[F.UNKNOWN]} have no noise band and {counts['one side only']} "
               "exist in one run only.", ""]
     lines += ["## Machines", ""] + machine_block(ra, "A") + machine_block(rb, "B")
     lines += body
@@ -254,16 +290,15 @@ def draw(ra, rb, out):
     res_a, res_b = claims.evaluate(ra, True), claims.evaluate(rb, True)
     items = []
     for cid in res_a:
-        for name, fa, fb, r, note in claim_rows(res_a[cid]["figures"], res_b[cid]["figures"]):
+        for name, fa, fb, r, cls, _ in claim_rows(res_a[cid]["figures"], res_b[cid]["figures"]):
             if r is not None and r > 0:
-                items.append((f"{cid}: {name}", r, note))
+                items.append((f"{cid}: {name}", r, cls))
     if items:
         fig = plt.figure(figsize=(10, 0.2 * len(items) + 2))
         ax = fig.add_subplot(111)
-        col = {"beyond noise": "tab:red", "within noise": "tab:green", "exact: same": "0.6",
-               "exact: differs": "tab:purple"}
-        colors = [next((c for k, c in col.items() if k in note), "tab:blue")
-                  for _, _, note in items]
+        col = {F.BEYOND: "tab:red", F.WITHIN: "tab:green", F.UNCLEAR: "tab:orange",
+               "exact same": "0.6", "exact differs": "tab:purple"}
+        colors = [col.get(cls, "tab:blue") for _, _, cls in items]
         # Bars grow from 1 (no change) to B/A, left for lower, right for higher.
         ax.barh(range(len(items)), [r - 1 for _, r, _ in items], color=colors, left=1)
         # A tick at each ratio keeps figures with B/A = 1 (most exact counts) visible.
@@ -326,11 +361,13 @@ def main(argv):
         lines += ["## Charts", ""] + [f"![{s}]({s}.png)" for s in drawn]
         lines += [f"- {s}: {v}" for s, v in st.items() if v != "ok"] + [""]
     (out / "COMPARE.md").write_text("\n".join(lines) + "\n")
-    changed = [c for c, (x, y) in verdicts.items() if x != y]
-    for cid, (va, vb) in verdicts.items():
-        print(f"compare: {cid}: {va} -> {vb}" + ("  CHANGED" if va != vb else ""))
-    print(f"compare: {len(changed)} verdict(s) changed; {counts['beyond noise']} figure(s) "
-          f"beyond noise, {counts['exact differs']} exact count(s) differ")
+    changed = [c for c, (x, y, _) in verdicts.items() if x != y]
+    for cid, (va, vb, reading) in verdicts.items():
+        print(f"compare: {cid}: {va} -> {vb}" + (f"  CHANGED ({reading})" if va != vb else ""))
+    beyond = sum(1 for v in verdicts.values() if v[2] == CHANGED_BEYOND)
+    print(f"compare: {len(changed)} verdict(s) changed, {beyond} beyond noise; "
+          f"{counts[F.BEYOND]} figure(s) beyond noise, {counts['exact differs']} exact "
+          "count(s) differ")
     print(f"compare: wrote {out / 'COMPARE.md'}")
     return 1 if fail and changed else 0
 

@@ -144,6 +144,25 @@ def bench_samples(doc):
     return out
 
 
+def bench_reps(doc):
+    """{row: {repetition index: ns}} of the per-repetition entries the file kept."""
+    out = {}
+    for b in (doc or {}).get("benchmarks", []):
+        if b.get("run_type") != "aggregate" and not b.get("error_occurred") \
+                and b.get("repetitions", 1) > 1:
+            out.setdefault(b.get("run_name", b["name"]), {})[b.get("repetition_index", 0)] = ns(b)
+    return out
+
+
+def paired_reps(doc, num_row, den_row):
+    """[num/den] per repetition index both rows ran: switch-bench interleaves its
+    repetitions (--benchmark_enable_random_interleaving), so repetition i of every row ran in
+    the same pass over the rows."""
+    reps = bench_reps(doc)
+    a, b = reps.get(num_row, {}), reps.get(den_row, {})
+    return [a[i] / b[i] for i in sorted(a) if i in b and a[i] and b[i]]
+
+
 def bench_spread(doc):
     """{row: (low, high)} in ns: the range of the repetitions when they were kept, else the
     median +- one standard deviation from the aggregates, else nothing for that row."""

@@ -73,10 +73,18 @@ def write_csv(json_path, csv_path=None):
     return len(rows)
 
 
+# Written by the report from the measurements, not measured: no CSV (it would lag one report
+# behind, since the CSV files are written before the verdicts).
+REPORT_OUTPUTS = {"verdicts.json"}
+
+
 def write_all(folder):
-    """Writes NAME.csv beside every NAME.json of the folder; {file: status}."""
+    """Writes NAME.csv beside every NAME.json of the folder but the report's own outputs;
+    {file: status}."""
     status = {}
     for path in sorted(Path(folder).glob("*.json")):
+        if path.name in REPORT_OUTPUTS:
+            continue
         try:
             status[path.name] = f"{write_csv(path)} rows -> {path.with_suffix('.csv').name}"
         except (OSError, ValueError) as e:

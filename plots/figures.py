@@ -1,43 +1,107 @@
-"""Figures: the named numbers a verdict rule reads, in one shape the report and the run
-comparison share.
+"""Figures: the named numbers a verdict rule reads, each with its uncertainty, in one shape
+the report, verdicts.json and the run comparison share.
 
 A verdict function returns its figures as a list of dicts made by the constructors below:
 
     timing(name, value, unit, source, samples=None, spread=None)   noisy; repeated samples
+    paired(name, per_round, unit, source)                          a ratio of two things
+                                                                   measured in the same rounds
+    estimate(name, value, low, high, n, unit, source)              an interval computed by the
+                                                                   claim itself
     exact(name, value, unit, source)                               a deterministic count
-    once(name, value, unit, source)                                measured once (memory,
-                                                                   connections held, ...)
+    once(name, value, unit, source)                                measured once
+
+Every figure carries `value`, a 95% interval `low`-`high` (the percentile bootstrap, over its
+samples, of their median: harness/stats.py), `n` (how many samples) and `exact`. An exact
+count's interval is its value. A figure with one sample has no interval (low and high None);
+a rule compares it as if it were known to within SINGLE_MARGIN (see `compare`).
 
 `source` names the experiment (the JSON file's stem) the figure came from, so the report can
-say which preset knob a fuller run would change. The report sets each figure beside the
-reference run's figure of the same name; `plots/compare.py` sets two runs' figures side by
-side and uses `judge` to say whether a difference is larger than the noise.
+say which preset knob a fuller run would change. `compare(fig, op, threshold)` says on which
+side of a threshold a figure's interval lies (plots/verdict.py builds verdicts on it);
+`differ(a, b)` says whether two runs' figures of the same name differ beyond the noise
+(plots/compare.py).
 """
 import math
+import sys
+from pathlib import Path
+
+# harness/stats.py is the project's one statistics module; plots reach it from here only.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "harness"))
+import stats  # noqa: E402
 
 TIMING, EXACT, ONCE = "timing", "exact", "once"
+LEVEL = 0.95  # of every interval
+ALPHA = 0.05  # of the two-sided Mann-Whitney test plots/compare.py runs
+# A figure measured once has no interval. A rule takes it as known to within this share of
+# its value: the round-to-round spread of the repeated figures of a run on the reference
+# machine is mostly below it, so a single sample closer than this to a threshold cannot
+# decide a verdict.
+SINGLE_MARGIN = 0.05
+
+_CI = {}
 
 
-def _fig(kind, name, value, unit, source, samples=None, spread=None):
+def interval(samples):
+    """(low, high): the LEVEL bootstrap interval of the median of samples (deterministic,
+    seeded by harness/stats.py), remembered since reports evaluate each run more than once."""
+    key = tuple(samples)
+    if key not in _CI:
+        _CI[key] = stats.bootstrap_ci(list(samples), stats.median, LEVEL)
+    return _CI[key]
+
+
+def _fig(kind, name, value, unit, source, samples=None, spread=None, low=None, high=None,
+         n=None):
     value = None if value is None or (isinstance(value, float) and math.isnan(value)) \
         else float(value)
     samples = [float(s) for s in (samples or []) if s is not None]
     if spread is None and len(samples) >= 2:
         spread = (min(samples), max(samples))
+    if value is None:
+        low = high = None
+        n = 0
+    elif kind == EXACT:
+        low = high = value
+        n = n or 1
+    elif low is None and len(samples) >= 2:
+        low, high = interval(samples)
+        n = len(samples)
+    if n is None:
+        n = len(samples) or 1
     return {"name": name, "value": value, "unit": unit, "kind": kind, "source": source,
-            "samples": samples, "spread": tuple(spread) if spread else None}
+            "samples": samples, "spread": tuple(spread) if spread else None,
+            "low": None if low is None else float(low),
+            "high": None if high is None else float(high), "n": n, "exact": kind == EXACT}
 
 
 def timing(name, value, unit, source, samples=None, spread=None):
-    """A timing or a ratio of timings. `samples` are the repeated measurements (their range
-    is the spread); `spread` may be given directly, e.g. median +- stddev when only the
-    aggregates were kept."""
+    """A timing or a ratio of timings; `value` the median of `samples` (the repeated
+    measurements) when they were kept. `spread` may be given directly, e.g. median +- stddev
+    when only the aggregates were kept: it is shown, but gives no interval."""
     return _fig(TIMING, name, value, unit, source, samples, spread)
+
+
+def paired(name, per_round, unit, source):
+    """A ratio measured in interleaved rounds: each round's ratio of the two things measured
+    back to back in it (data.paired), the value their median, the interval bootstrapped over
+    the rounds."""
+    per_round = [r for r in per_round or [] if r is not None]
+    return _fig(TIMING, name, stats.median(per_round) if per_round else None, unit, source,
+                per_round)
+
+
+def estimate(name, value, low, high, n, unit, source):
+    """A figure whose interval the claim computed itself (a bootstrap over rounds of a fit,
+    or the bounds of a count of comparisons); n is the number of rounds or comparisons."""
+    if low is not None and value is not None:
+        low, high = min(low, value), max(high, value)
+    return _fig(TIMING, name, value, unit, source, low=low, high=high, n=n)
 
 
 def exact(name, value, unit, source):
     """A count that repeats exactly from run to run (callgrind instructions, perf syscall
-    tracepoints, epoll_ctl per request): compared for equality, not against noise."""
+    tracepoints, epoll_ctl per request, connections held): its interval is its value."""
     return _fig(EXACT, name, value, unit, source)
 
 
@@ -49,6 +113,41 @@ def once(name, value, unit, source):
 def from_numbers(numbers):
     """The figures of a verdict that gives only its `numbers` ({name: (ours, quoted)})."""
     return [once(name, ours, "", None) for name, (ours, _) in numbers.items()]
+
+
+# ---- comparing a figure with a threshold ------------------------------------------------------
+
+YES, NO, STRADDLES = "yes", "no", "straddles"
+OPS = {">=": lambda a, b: a >= b, ">": lambda a, b: a > b,
+       "<=": lambda a, b: a <= b, "<": lambda a, b: a < b}
+
+
+def bounds(fig):
+    """(low, high, basis) a rule compares: the interval (widened to hold the value), the
+    value itself for an exact count, value +- SINGLE_MARGIN for a single sample."""
+    v = fig["value"]
+    if fig["exact"]:
+        return v, v, "exact"
+    if fig.get("low") is not None:
+        return min(fig["low"], v), max(fig["high"], v), "interval"
+    d = abs(v) * SINGLE_MARGIN
+    return v - d, v + d, "one sample"
+
+
+def compare(fig, op, threshold):
+    """Whether `fig op threshold` holds for the whole interval (YES), for none of it (NO), or
+    for part of it (STRADDLES), with what a report needs to say so. The raw values are
+    compared: nothing is rounded first."""
+    lo, hi, basis = bounds(fig)
+    test = OPS[op]
+    # The interval's worst and best ends for this operator: ">=" holds everywhere when its low
+    # end holds, nowhere when its high end fails.
+    worst, best = (lo, hi) if op in (">=", ">") else (hi, lo)
+    outcome = YES if test(worst, threshold) else NO if not test(best, threshold) else STRADDLES
+    v = fig["value"]
+    return {"figure": fig["name"], "op": op, "threshold": threshold, "outcome": outcome,
+            "value": v, "low": lo, "high": hi, "n": fig["n"], "basis": basis,
+            "margin": (v / threshold - 1) if threshold else v}
 
 
 def num(v, exact=False):
@@ -66,38 +165,60 @@ def fmt(fig):
     return num(v, fig["kind"] == EXACT) + (f" {fig['unit']}" if fig.get("unit") else "")
 
 
-def fmt_spread(fig):
-    s = fig.get("spread") if fig else None
-    if not s:
+def fmt_interval(fig):
+    """The uncertainty after a figure's value: " [low, high] (n=5)", " (exact)" or
+    " (n=1, no interval)"; "" for a figure without a value."""
+    if not fig or fig.get("value") is None:
         return ""
-    return f" [{num(s[0])}-{num(s[1])}]"
+    if fig["exact"]:
+        return " (exact)"
+    if fig.get("low") is None:
+        return f" (n={fig['n']}, no interval)"
+    return f" [{num(fig['low'])}, {num(fig['high'])}] (n={fig['n']})"
 
+
+def fmt_with_interval(fig):
+    return fmt(fig) + fmt_interval(fig)
+
+
+# ---- comparing two runs' figures --------------------------------------------------------------
 
 # Exact counts are rounded like this before being compared: the JSON files keep 4-6
 # significant digits, and a count per request over a different number of requests differs
 # in the last digit without the behaviour changing.
 EXACT_DIGITS = 3
+WITHIN, BEYOND, UNCLEAR, UNKNOWN = "within noise", "beyond noise", "unclear", "noise unknown"
 
 
-def judge(a, b):
-    """(B/A, note) for two figures of the same name; note says how to read the change."""
+def differ(a, b):
+    """(B/A, class, reading) for two figures of the same name. class: "exact same", "exact
+    differs", WITHIN, BEYOND, UNCLEAR (the U test and the intervals disagree), UNKNOWN (a side
+    measured once) or "one side only"; reading says it in words, with the U test's p."""
     va, vb = (a or {}).get("value"), (b or {}).get("value")
     if va is None or vb is None:
-        return None, "only in " + ("B" if va is None and vb is not None else
-                                   "A" if vb is None and va is not None else "neither")
+        side = "B" if va is None and vb is not None else "A" if vb is None and va is not None \
+            else "neither"
+        return None, "one side only", f"only in {side}"
     ratio = vb / va if va else (1.0 if vb == va else None)
-    kind = a["kind"] if a["kind"] == b["kind"] else ONCE
-    if kind == EXACT:
-        same = round(va, EXACT_DIGITS) == round(vb, EXACT_DIGITS)
-        return ratio, "exact: same" if same else f"exact: differs by {vb - va:+.4g}"
-    if kind == TIMING:
-        sa, sb = a.get("spread"), b.get("spread")
-        if not sa or not sb:
-            return ratio, "no spread in " + ("A" if not sa else "B") + ": noise unknown"
-        if sa[0] <= sb[1] and sb[0] <= sa[1]:
-            return ratio, "within noise (samples overlap)"
-        return ratio, ("higher" if vb > va else "lower") + " beyond noise"
-    return ratio, "one sample each: noise unknown"
+    if a["exact"] and b["exact"]:
+        if round(va, EXACT_DIGITS) == round(vb, EXACT_DIGITS):
+            return ratio, "exact same", "exact: same"
+        return ratio, "exact differs", f"exact: differs by {vb - va:+.4g}"
+    if a.get("low") is None or b.get("low") is None:
+        which = " and ".join(s for s, f in (("A", a), ("B", b)) if f.get("low") is None)
+        return ratio, UNKNOWN, f"noise unknown (n=1 in {which})"
+    apart = a["high"] < b["low"] or b["high"] < a["low"]
+    way = "higher" if vb > va else "lower"
+    ints = "intervals apart" if apart else "intervals overlap"
+    if len(a["samples"]) < 2 or len(b["samples"]) < 2:
+        return ratio, (BEYOND if apart else WITHIN), \
+            (f"{way} beyond noise" if apart else "within noise") + f" ({ints}; no U test)"
+    p = stats.mann_whitney_two_sided(a["samples"], b["samples"])
+    if p < ALPHA and apart:
+        return ratio, BEYOND, f"{way} beyond noise (U test p={p:.3g}, {ints})"
+    if p >= ALPHA and not apart:
+        return ratio, WITHIN, f"within noise (U test p={p:.3g}, {ints})"
+    return ratio, UNCLEAR, f"unclear: U test p={p:.3g} but {ints}"
 
 
 def by_name(figs):

@@ -26,8 +26,9 @@ def reference_line(reference):
 
 
 def figure_table(figures, ref_figures=None):
-    """The figures a rule read, as a table; with a reference, its figure of the same name in
-    a column beside ("n/a" where the reference did not measure it)."""
+    """The figures a rule read, as a table of value [95% interval] (n); the ones the rule
+    compared with its thresholds in bold. With a reference, its figure of the same name in a
+    column beside ("n/a" where the reference did not measure it)."""
     # A claim this run could not measure still shows the reference's figures, beside n/a.
     shown = F.names(figures, ref_figures if not figures else None)
     if not shown:
@@ -37,9 +38,11 @@ def figure_table(figures, ref_figures=None):
     mine, ref = F.by_name(figures), F.by_name(ref_figures)
     for name in shown:
         f = mine.get(name)
-        row = f"| {name} | {F.fmt(f)}{F.fmt_spread(f)} |"
+        label = f"**{name}**" if f and f.get("decides") else name
+        row = f"| {label} | {F.fmt_with_interval(f)} |"
         if ref_figures is not None:
-            r = ref.get(name)
-            row += f" {F.fmt(r)}{F.fmt_spread(r)} |"
+            row += f" {F.fmt_with_interval(ref.get(name))} |"
         out.append(row)
-    return out + [""]
+    return out + ["", "In bold: the figures the rule compared with its thresholds. In "
+                  f"brackets: the {F.LEVEL:.0%} interval of the median over the repetitions "
+                  "or rounds, n of them; `exact`: a deterministic count.", ""]

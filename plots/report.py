@@ -9,12 +9,15 @@ Draws the charts (plots/charts/) unless told not to, writes NAME.csv beside ever
 one self-contained page, RUN_FOLDER/REPORT.html (plots/page.py). The report is generated,
 never edited by hand: every verdict comes from the rule of its claim (plots/claims/),
 applied to the JSON files of the run, so a run on other hardware can reach another verdict
-honestly. Verdicts: holds, does not hold, holds partly, not run.
+honestly. Verdicts: holds, holds partly, does not hold, inconclusive, not run; the same
+verdicts with their deciding figures and intervals go to RUN_FOLDER/verdicts.json.
 """
+import json
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import claims_table  # noqa: E402
 import data as D  # noqa: E402
 import document  # noqa: E402
 import export  # noqa: E402
@@ -63,9 +66,11 @@ def main(argv):
     text, results = document.markdown(report), report.results
     (folder / "REPORT.md").write_text(text + "\n")
     (folder / "REPORT.html").write_text(page.render(report))  # the same parts as a page
+    (folder / "verdicts.json").write_text(json.dumps(
+        claims_table.verdicts_doc(report.run, results), indent=1) + "\n")
     for cid, r in results.items():
         print(f"report: {cid}: {r['verdict']}")
-    print(f"report: wrote {folder / 'REPORT.md'} and REPORT.html"
+    print(f"report: wrote {folder / 'REPORT.md'}, REPORT.html and verdicts.json"
           + (f" (reference column from {ref_dir})" if reference is not None else ""))
     return 0
 

@@ -1,16 +1,31 @@
-"""The vocabulary every claim speaks: the four verdicts, the result a claim returns, and the
-small formatting helpers its measured lines use.
+"""The vocabulary every claim speaks: the five verdicts, how a rule decides one from figures
+with intervals, the result a claim returns, and the small formatting helpers its measured
+lines use.
 
-A claim (plots/claims/cNN_*.py) returns `result(...)`: its verdict, the rule it applied, the
-markdown lines of what was measured, and the named figures (plots/figures.py) the report and
-plots/compare.py set beside another run's.
+A claim's judge(m, t) reads its figures through the tester t: `t(fig, op, threshold)` is
+True when the figure's whole interval satisfies `op threshold`, False when none of it does
+(plots/figures.py's compare). When an interval straddles a threshold, `decide` runs the rule
+once with each answer; if every way leads to the same verdict the straddle does not matter,
+otherwise the verdict is `inconclusive` and names the thresholds straddled and the verdicts
+they leave open.
 """
 import statistics
+import sys
 
 import data as D
 import figures as F
 
 HOLDS, NOT, PARTLY, NOTRUN = "holds", "does not hold", "holds partly", "not run"
+INCONCLUSIVE = "inconclusive"
+VERDICTS = (HOLDS, PARTLY, NOT, INCONCLUSIVE, NOTRUN)
+
+# Appended to every claim's RULE: how its thresholds are read.
+INTERVALS = (f"; every threshold is compared with the figure's {F.LEVEL:.0%} interval, not its "
+             "point: a verdict needs the whole interval on one side, and an interval that "
+             "straddles a threshold deciding the verdict makes it inconclusive (a figure "
+             f"measured once counts as its value +- {F.SINGLE_MARGIN:.0%})")
+
+MAX_PATHS = 256  # ways through one rule; a rule with more straddles is inconclusive anyway
 
 
 def fmt(v, spec=".3g", unit=""):
@@ -27,17 +42,34 @@ def result(verdict, rule, measured, notes=None, numbers=None, figures=None):
     numbers = numbers or {}
     return {"verdict": verdict, "rule": rule, "measured": measured, "notes": notes or [],
             "numbers": numbers,
-            "figures": figures if figures is not None else F.from_numbers(numbers)}
+            "figures": figures if figures is not None else F.from_numbers(numbers),
+            "tests": [], "straddled": [], "possible": [verdict], "single_sample": [],
+            "margin": None, "thresholds": {}}
 
 
 def switch_fig(run, row, name=None):
-    """A timing figure for one switch-bench row, with the spread of its repetitions."""
+    """A timing figure for one switch-bench row, with its repetitions as samples."""
     doc = run.get("switch")
     entry = D.bench_rows(doc).get(row)
     if entry is None:
         return None
     return F.timing(name or row, D.ns(entry), "ns", "switch",
+                    samples=D.bench_samples(doc).get(row),
                     spread=D.bench_spread(doc).get(row))
+
+
+def rows_ratio(run, num_row, den_row, name):
+    """A ratio of two switch-bench rows, paired by repetition (the repetitions are
+    interleaved, so each pair ran back to back); None when a row is missing."""
+    doc = run.get("switch")
+    rows = D.bench_rows(doc)
+    if num_row not in rows or den_row not in rows:
+        return None
+    per_rep = D.paired_reps(doc, num_row, den_row)
+    if per_rep:
+        return F.paired(name, per_rep, "x", "switch")
+    a, b = D.ns(rows[num_row]), D.ns(rows[den_row])
+    return F.timing(name, a / b if a and b else None, "x", "switch")
 
 
 def figs(*items):
@@ -59,7 +91,111 @@ def num(x):
     return repr(x) if isinstance(x, float) else str(x)
 
 
+# ---- deciding on intervals ---------------------------------------------------------------------
+
+class Tester:
+    """The `t` a judge reads its figures through, for one way through the rule: a straddled
+    comparison takes its answer from `assumed`, or True when met for the first time (and is
+    remembered in `met`, so `explore` can try False too)."""
+
+    def __init__(self, assumed):
+        self.assumed, self.met, self.tests, self.figures = assumed, [], {}, {}
+
+    def __call__(self, fig, op, threshold, name=None):
+        if fig is None or fig.get("value") is None:
+            return False
+        key = (fig["name"], op, threshold)
+        test = self.tests.setdefault(key, dict(F.compare(fig, op, threshold), name=name))
+        self.figures.setdefault(fig["name"], fig)
+        if test["outcome"] != F.STRADDLES:
+            return test["outcome"] == F.YES
+        if key not in self.assumed:
+            self.assumed = {**self.assumed, key: True}
+            self.met.append(key)
+        return self.assumed[key]
+
+
+def point(fig, op, threshold, name=None):
+    """A tester that reads the point value alone: for the measured lines' own words (works /
+    fails), never for a verdict."""
+    return fig is not None and fig.get("value") is not None and \
+        F.OPS[op](fig["value"], threshold)
+
+
+def explore(judge, m):
+    """({verdict: the straddle answers of one way leading to it}, {key: test}, {name: figure
+    tested}, [straddled keys the rule consulted]) over every way through the rule: each
+    straddle met is answered True first, then False (depth first)."""
+    outcomes, tests, tested, straddled = {}, {}, {}, []
+    todo, runs = [{}], 0
+    while todo and runs < MAX_PATHS:
+        runs += 1
+        assumed = todo.pop()
+        t = Tester(assumed)
+        v = judge(m, t)
+        tests.update(t.tests)
+        tested.update(t.figures)
+        outcomes.setdefault(v, t.assumed)
+        for i, key in enumerate(t.met):
+            if key not in straddled:
+                straddled.append(key)
+            todo.append({**assumed, **{k: True for k in t.met[:i]}, key: False})
+    if todo:
+        outcomes.setdefault(INCONCLUSIVE, {})  # ways left untried: no verdict can be sure
+    return outcomes, tests, tested, straddled
+
+
+def thresholds_of(judge, tests):
+    """{name: value} of the thresholds the rule compared with: a name given to the tester, or
+    the claim module's constants of that value."""
+    consts = {k: v for k, v in vars(sys.modules[judge.__module__]).items()
+              if k.isupper() and isinstance(v, (int, float)) and not isinstance(v, bool)}
+    out = {}
+    for test in tests.values():
+        named = [k for k, v in consts.items() if v == test["threshold"]]
+        for k in ([test["name"]] if test.get("name") else named or [num(test["threshold"])]):
+            out[k] = test["threshold"]
+    return out
+
+
+def straddle_text(test):
+    return (f"{test['figure']} {F.num(test['value'])} [{F.num(test['low'])}, "
+            f"{F.num(test['high'])}] straddles {num(test['threshold'])}"
+            + (" (one sample, +- margin)" if test["basis"] == "one sample" else ""))
+
+
 def decide(rule, m, judge):
-    """The result of a claim whose `measure` gave m: a dict of its deciding values beside
-    "lines" (what was measured, markdown), "figures" and "numbers"; judge(m) is the verdict."""
-    return result(judge(m), rule, m["lines"], numbers=m.get("numbers"), figures=m.get("figures"))
+    """The result of a claim whose `measure` gave m: a dict of its figures beside "lines"
+    (what was measured, markdown), "figures" and "numbers"; judge(m, t) is the verdict, read
+    on intervals (see the module's docstring)."""
+    outcomes, tests, tested, straddled = explore(judge, m)
+    verdicts = [v for v in VERDICTS if v in outcomes]
+    verdict = verdicts[0] if len(verdicts) == 1 else INCONCLUSIVE
+    figures = m.get("figures")
+    if figures is not None or tested:
+        # A figure the rule tested but the claim did not list is listed after its own.
+        figures = list(figures or [])
+        figures += [f for n, f in tested.items() if n not in {g["name"] for g in figures}]
+        figures = [dict(f, decides=f["name"] in tested) for f in figures]
+    r = result(verdict, rule + INTERVALS, m["lines"], numbers=m.get("numbers"), figures=figures)
+    r["tests"] = list(tests.values())
+    r["straddled"] = [tests[k] for k in straddled] if verdict == INCONCLUSIVE else []
+    r["possible"] = verdicts
+    r["single_sample"] = sorted({t["figure"] for t in tests.values()
+                                 if t["basis"] == "one sample"})
+    near = min(tests.values(), key=lambda t: abs(t["margin"]), default=None)
+    r["margin"] = None if near is None else {
+        "figure": near["figure"], "threshold": near["threshold"], "relative": near["margin"]}
+    r["thresholds"] = thresholds_of(judge, tests)
+    return r
+
+
+def why(r):
+    """One line under a verdict: what an inconclusive one straddles, what a verdict on
+    single samples rests on."""
+    if r["verdict"] == INCONCLUSIVE:
+        return ("inconclusive: " + "; ".join(straddle_text(t) for t in r["straddled"])
+                + f" (it could be {' or '.join(r['possible'])})")
+    if r.get("single_sample") and r["verdict"] != NOTRUN:
+        return "rests on figures measured once: " + ", ".join(r["single_sample"])
+    return ""

@@ -35,15 +35,27 @@ RULE = ("on the steady state (the measured window, after echo-load's ramp-up; ra
         "otherwise does not hold")
 
 
-def rise_then_collapse(pts):
-    """(rises, collapses) of one model's points in order of concurrency."""
-    if len(pts) < 2:
-        return None, None
-    k = max(range(len(pts)), key=lambda i: D.rps(pts[i]))
-    rises = k > 0 and D.rps(pts[k]) >= RISE * max(D.rps(pts[0]), 1e-9)
-    collapses = any(D.rps(p) <= COLLAPSE * D.rps(pts[k]) or D.point_errors(p)
-                    for p in pts[k + 1:])
-    return rises, collapses
+def shape_figures(mode, th, fk):
+    """The figures the rule reads for one mode: thread's peak over its first level, its
+    lowest level after the peak over the peak, fork's peak over thread's (single samples),
+    and whether a level after the peak had errors (a count)."""
+    k = max(range(len(th)), key=lambda i: D.rps(th[i]))
+    peak = D.rps(th[k])
+    after = th[k + 1:]
+    fk_peak = max((D.rps(p) for p in fk), default=None)
+    return {"rise": F.once(f"thread {mode} peak over its first level", peak / max(
+                D.rps(th[0]), 1e-9) if k > 0 else None, "x", "sweep"),
+            "fall": F.once(f"thread {mode} lowest level after the peak over the peak",
+                           min(D.rps(p) for p in after) / peak if after and peak else None,
+                           "x", "sweep"),
+            "errors": any(D.point_errors(p) for p in after),
+            "fork": F.once(f"fork {mode} peak over thread's", fk_peak / peak
+                           if fk_peak is not None and peak else None, "x", "sweep")}
+
+
+def rises_collapses(f, t):
+    """(rises, collapses) of one mode's figures under the tester t."""
+    return t(f["rise"], ">=", RISE), f["errors"] or t(f["fall"], "<=", COLLAPSE)
 
 
 def ramp_errors(p):
@@ -53,7 +65,7 @@ def ramp_errors(p):
 def measure(run):
     if not run.get("sweep"):
         return {"lines": [f"no sweep: {run.why('sweep')}"]}
-    lines, shape, lower, figures = [], False, False, []
+    lines, modes, figures = [], {}, []
     for mode in ("pingpong", "churn"):
         th, fk = D.ok_points(run, "thread", mode), D.ok_points(run, "fork", mode)
         if not th:
@@ -66,11 +78,10 @@ def measure(run):
                            D.rps(th[-1]), "req/s", "sweep"),
                     F.once(f"fork {mode} peak req/s", max((D.rps(p) for p in fk), default=None),
                            "req/s", "sweep")]
-        rises, collapses = rise_then_collapse(th)
-        shape |= bool(rises and collapses)
+        modes[mode] = shape_figures(mode, th, fk)
+        rises, collapses = rises_collapses(modes[mode], V.point)
         fk_peak = max((D.rps(p) for p in fk), default=None)
         th_peak = max(D.rps(p) for p in th)
-        lower |= bool(fk_peak is not None and fk_peak <= FAR_LOWER * th_peak)
         lines.append(f"- {mode}: thread req/s by level: " + ", ".join(
             f"{p['conns']}: {D.rps(p):.0f}" + (f" ({D.point_errors(p)} errors)"
                                                if D.point_errors(p) else "")
@@ -79,14 +90,15 @@ def measure(run):
                      f"{V.fmt(fk_peak, '.0f')} vs thread peak {th_peak:.0f} req/s")
     if not lines:
         return {"lines": ["no thread-per-connection points measured"]}
-    return {"lines": lines, "figures": figures, "shape": shape, "lower": lower}
+    return {"lines": lines, "figures": figures, "modes": modes}
 
 
-def judge(m):
-    if "shape" not in m:
+def judge(m, t):
+    if "modes" not in m:
         return V.NOTRUN
-    return V.HOLDS if m["shape"] and m["lower"] else \
-        V.PARTLY if m["shape"] or m["lower"] else V.NOT
+    shape = any(all(rises_collapses(f, t)) for f in m["modes"].values())
+    lower = any(t(f["fork"], "<=", FAR_LOWER) for f in m["modes"].values())
+    return V.HOLDS if shape and lower else V.PARTLY if shape or lower else V.NOT
 
 
 def verdict(run):

@@ -28,21 +28,26 @@ RULE = ("three sub-claims on the persistent-connection sweep's steady state (the
         f"{HIGH_LEVEL} was tried")
 
 
-def fails_at(p, peak):
-    """Why a point counts as 'the model no longer works' (None when it worked)."""
+def fails_at(model, p, peak, t):
+    """Why a point counts as 'the model no longer works' (None when it worked), its
+    thresholds read through the tester t."""
     if p.get("status") == "not run":
         return "not run: " + p.get("reason", "")
     if p.get("status") != "ok" or not p.get("load"):
         return "failed: " + p.get("reason", "")
+    at = f"{model} at {p['conns']} connections"
     held = (p.get("server") or {}).get("max_concurrent")
-    if held is not None and held < HELD_SHARE * p["conns"]:
+    if held is not None and t(F.exact(f"{at}: share of the connections held at once",
+                                      held / p["conns"], "", "sweep"), "<", HELD_SHARE):
         return (f"the server held at most {held} of {p['conns']} connections at once; "
                 f"{D.point_errors(p)} errors")
     if D.point_errors(p):
         return f"{D.point_errors(p)} errors"
-    if D.rps(p) < HALF_PEAK * peak:
+    if peak and t(F.once(f"{at}: req/s over its peak", D.rps(p) / peak, "x", "sweep"), "<",
+                  HALF_PEAK):
         return f"throughput {D.rps(p):.0f} < half its peak {peak:.0f}"
-    if (p["load"].get("latency_us") or {}).get("p99", 0) > P99_LIMIT_US:
+    if t(F.once(f"{at}: p99 latency", (p["load"].get("latency_us") or {}).get("p99", 0),
+                "us", "sweep"), ">", P99_LIMIT_US):
         return f"p99 latency over {P99_LIMIT_US / 1e6:g} s"
     return None
 
@@ -59,7 +64,7 @@ def ramp_beside(p):
 def measure(run):
     if not run.get("sweep"):
         return {"lines": [f"no sweep: {run.why('sweep')}"]}
-    subs, lines, figures = [], [], []
+    blocking, lines, figures = [], [], []
     for model in run.members("models"):
         pts = D.sweep_points(run, model, "pingpong")
         high = [p for p in pts if p["conns"] >= HIGH_LEVEL]
@@ -68,41 +73,45 @@ def measure(run):
         peak = max((D.rps(p) for p in pts if p.get("status") == "ok" and p.get("load")),
                    default=0.0)
         top = high[-1]
-        why = fails_at(top, peak)
+        why = fails_at(model, top, peak, V.point)
         if top.get("status") == "ok" and top.get("load"):
             at = f"at {top['conns']} connections"
             figures += [F.once(f"{model} req/s {at}", D.rps(top), "req/s", "sweep"),
-                        F.once(f"{model} connections held at once {at}",
-                               (top.get("server") or {}).get("max_concurrent"), "", "sweep"),
-                        F.once(f"{model} errors {at}", D.point_errors(top), "", "sweep")]
+                        F.exact(f"{model} connections held at once {at}",
+                                (top.get("server") or {}).get("max_concurrent"), "", "sweep"),
+                        F.exact(f"{model} errors {at}", D.point_errors(top), "", "sweep")]
         held = (top.get("server") or {}).get("max_concurrent")
         lines.append(f"- {model} at {top['conns']} connections: "
                      + (f"fails ({why})" if why else f"works ({D.rps(top):.0f} req/s, p99 "
                         f"{top['load']['latency_us']['p99'] / 1000:.1f} ms, held {held})")
                      + ramp_beside(top))
         if model in BLOCKING_MODELS:
-            subs.append(why is not None)
-    if not subs:
+            blocking.append((model, top, peak))
+    if not blocking:
         return {"lines": [f"the sweep did not try {HIGH_LEVEL} or more connections "
                           "(its --levels stop below)"]}
     th = D.ok_points(run, "thread", "pingpong")
     low = max((D.rps(p) for p in th if p["conns"] <= DEGRADES_PAST), default=None)
     high = max((D.rps(p) for p in th if p["conns"] > DEGRADES_PAST), default=None)
+    degrade = None
     if low and high is not None:
-        subs.append(high < HALF_PEAK * low)
+        degrade = F.once(f"thread best req/s past {DEGRADES_PAST} connections over its best up "
+                         "to it", high / low, "x", "sweep")
         lines.append(f"- thread best up to {DEGRADES_PAST} connections {low:.0f} req/s, past "
                      f"{DEGRADES_PAST} {high:.0f} req/s")
         figures += [F.once(f"thread best req/s up to {DEGRADES_PAST} connections", low, "req/s",
                            "sweep"),
                     F.once(f"thread best req/s past {DEGRADES_PAST} connections", high, "req/s",
                            "sweep")]
-    return {"lines": lines, "figures": figures, "subclaims": subs}
+    return {"lines": lines, "figures": figures, "blocking": blocking, "degrade": degrade}
 
 
-def judge(m):
-    subs = m.get("subclaims")
-    if not subs:
+def judge(m, t):
+    if not m.get("blocking"):
         return V.NOTRUN
+    subs = [fails_at(model, top, peak, t) is not None for model, top, peak in m["blocking"]]
+    if m["degrade"] is not None:
+        subs.append(t(m["degrade"], "<", HALF_PEAK))
     return V.HOLDS if all(subs) else V.PARTLY if any(subs) else V.NOT
 
 

@@ -60,14 +60,16 @@ def measure(run):
     if "fiber" in per:
         nums["fiber RSS per connection vs libco's 128 KB stack (KiB)"] = (
             per["fiber"][1], QUOTED_COROUTINE_KIB)
-    return {"lines": lines, "figures": figures, "numbers": nums, "thread_kib": total}
+    thread = F.once("thread memory per connection, user + kernel", total, "KiB", "sweep")
+    return {"lines": lines, "figures": figures + [thread], "numbers": nums, "thread": thread}
 
 
-def judge(m):
-    total = m.get("thread_kib")
+def judge(m, t):
+    total = m.get("thread")
     if total is None:
         return V.NOTRUN
-    return V.HOLDS if total <= HOLDS_KIB else V.NOT if total >= NOT_KIB else V.PARTLY
+    return V.HOLDS if t(total, "<=", HOLDS_KIB) else V.NOT if t(total, ">=", NOT_KIB) \
+        else V.PARTLY
 
 
 def verdict(run):

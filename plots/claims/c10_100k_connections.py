@@ -55,7 +55,8 @@ def measure(run):
                      f"{target}: {kb:.2f} KiB, {'met' if kb <= COPY_AIM_KIB else 'not met'}")
     held = mc.get("max_held")
     at = mc.get("per_conn_at_max") or {}
-    figures = [F.once("most connections held on one core", held, "", "maxconns"),
+    held_fig = F.exact("most connections held on one core", held, "", "maxconns")
+    figures = [held_fig,
                F.once("resident memory per connection there", at.get("rss_per_conn_kb"), "KiB",
                       "maxconns"),
                F.exact("memory maps per connection there", at.get("maps_per_conn"), "",
@@ -70,16 +71,16 @@ def measure(run):
     mem = [r for r in proj if r["resource"].startswith("memory (")]
     return {"lines": lines, "figures": V.figs(*figures),
             "numbers": {"connections held on one core": (held, float(target))} if held else {},
-            "target": target, "held": held,
+            "target": target, "held": held_fig,
             "all_held": all(p.get("all_held") for p in ran),
             "limited": bool(ran and tgt and all(t.get("status") == "not run" for t in tgt)),
             "memory_fits": bool(mem and not mem[0]["binds"])}
 
 
-def judge(m):
+def judge(m, t):
     if "target" not in m:
         return V.NOTRUN
-    if m["held"] and m["held"] >= m["target"]:
+    if t(m["held"], ">=", m["target"], name="target (maxconns.json config.target)"):
         return V.HOLDS
     if not m["all_held"]:
         return V.NOT

@@ -16,6 +16,7 @@ FEW_BYTES, MANY_BYTES = 8, 8192  # live bytes a resume copies, the two ends comp
 RESUME_AIM_NS = 20  # 8 B at 10^5 fibers, per resume + yield
 RESUME_AIM_FIBERS = 100000
 IDLE_FIBER_AIM_B = 1024
+TRADE_AT = 1.0  # many bytes' resume over few bytes', and copy over guarded PSS, around 1
 
 RULE = ("holds when the guard-page overflow check passes for every backend (the one-line "
         "message, then abort) and the copy-stack trade was measured both ways: a resume "
@@ -26,10 +27,10 @@ RULE = ("holds when the guard-page overflow check passes for every backend (the 
         "other way")
 
 
-def time_trade(cp, lines):
-    """True when every fiber count's resume costs more at MANY_BYTES than at FEW_BYTES, None
-    when neither end was measured."""
-    trade = None
+def time_trade(run, cp, lines):
+    """The resume cost at MANY_BYTES over FEW_BYTES per fiber count (paired repetitions), one
+    figure per fiber count where both ends were measured."""
+    ratios = []
     for f, pts in sorted(cp.items()):
         lines.append(f"- copy-stack resume + yield at {f} fibers, ns by live bytes: " + ", ".join(
             f"{n} B {V.fmt(t, '.3g')}" for n, t, _ in pts)
@@ -37,19 +38,21 @@ def time_trade(cp, lines):
                f"{pts[0][0]} B)" if pts and pts[0][2] else ""))
         by = {n: t for n, t, _ in pts}
         if FEW_BYTES in by and MANY_BYTES in by and by[FEW_BYTES] and by[MANY_BYTES]:
-            rises = by[MANY_BYTES] > by[FEW_BYTES]
-            trade = rises if trade is None else trade and rises
+            ratios.append(V.rows_ratio(
+                run, f"copystack/resume/bytes:{MANY_BYTES}/fibers:{f}",
+                f"copystack/resume/bytes:{FEW_BYTES}/fibers:{f}",
+                f"resume at {MANY_BYTES} B over {FEW_BYTES} B, {f} fibers"))
     at = {n: t for n, t, _ in cp.get(RESUME_AIM_FIBERS, [])}
     if at.get(FEW_BYTES):
         lines.append(f"- aim: {FEW_BYTES} B at 10^{len(str(RESUME_AIM_FIBERS)) - 1} fibers "
                      f"under {RESUME_AIM_NS} ns per round trip: {at[FEW_BYTES]:.3g} ns, "
                      f"{'met' if at[FEW_BYTES] < RESUME_AIM_NS else 'not met'}")
-    return trade
+    return ratios
 
 
 def memory_trade(fm, lines, nums):
-    """True when an idle fiber's PSS on a copy stack is below a guarded one's, None when one
-    side was not measured."""
+    """An idle fiber's PSS on a copy stack over a guarded one's (single samples), None when
+    one side was not measured."""
     trade, copy_best, guarded_ok = None, None, {}
     for mode, pts in sorted(fm.items()):
         cells = []
@@ -67,7 +70,8 @@ def memory_trade(fm, lines, nums):
         lines.append(f"- memory per idle fiber, {mode}: " + "; ".join(cells))
     if guarded_ok and copy_best:
         g = guarded_ok[max(guarded_ok)]
-        trade = copy_best[1] < g
+        trade = F.once("PSS per idle fiber, copy over guarded stacks", copy_best[1] / g, "x",
+                       "fibermem")
         lines.append(f"- copy ({copy_best[0]} fibers) against guarded ({max(guarded_ok)}, the "
                      f"largest that ran): {copy_best[1]:.0f} against {g:.0f} B per fiber "
                      f"({g / copy_best[1]:.1f}x less)" if copy_best[1] else "")
@@ -98,8 +102,9 @@ def measure(run):
     if not passed:
         return {"lines": lines, "figures": figures}
     cp, fm, nums = D.copystack_points(run), D.fibermem_points(run), {}
-    times = time_trade(cp, lines)
+    times = time_trade(run, cp, lines)
     memory = memory_trade(fm, lines, nums)
+    t_ok, m_ok = trades(times, memory, V.point)
     for f, pts in sorted(cp.items()):
         for n, _, _ in pts:
             figures.append(V.switch_fig(run, f"copystack/resume/bytes:{n}/fibers:{f}"))
@@ -108,19 +113,27 @@ def measure(run):
             if p.get("status") == "ok":
                 figures.append(F.once(f"PSS per idle fiber, {mode}, {n} fibers",
                                       p["pss_bytes_per_fiber"], "B", "fibermem"))
-    if all(passed) and not (times is False or memory is False) and not (times and memory) \
+    if all(passed) and not (t_ok is False or m_ok is False) and not (t_ok and m_ok) \
             and not cs.get("implemented"):
         lines.append("- the trade cannot be measured: no stack mode shares stacks")
     return {"lines": lines, "figures": V.figs(*figures), "numbers": nums, "guards": passed,
             "time_trade": times, "memory_trade": memory}
 
 
-def judge(m):
+def trades(times, memory, t):
+    """(time trade shows, memory trade shows): True, False, or None where not measured."""
+    t_ok = all(t(f, ">", TRADE_AT) for f in times) if times else None
+    m_ok = t(memory, "<", TRADE_AT) if memory is not None else None
+    return t_ok, m_ok
+
+
+def judge(m, t):
     if not m.get("guards"):
         return V.NOTRUN
-    if not all(m["guards"]) or m["time_trade"] is False or m["memory_trade"] is False:
+    t_ok, m_ok = trades(m["time_trade"], m["memory_trade"], t)
+    if not all(m["guards"]) or t_ok is False or m_ok is False:
         return V.NOT
-    if m["time_trade"] and m["memory_trade"]:
+    if t_ok and m_ok:
         return V.HOLDS
     return V.PARTLY
 

@@ -2,6 +2,7 @@
 import math
 
 import data as D
+import figures as F
 import verdict as V
 
 ID = "C14"
@@ -26,7 +27,7 @@ RULE = (f"holds when one epoll_ctl ADD+DEL pair costs >= {GROWS_AT}x more with t
 
 def churn_lines(churn, lines):
     """Appends the churn figures; returns merged's CPU per churned connection, most idle
-    connections held over none (None when not measured)."""
+    connections held over none, paired by round (None when not measured)."""
     cpu = D.scale_series(churn, "server_cpu_us_per_request")
     tput = D.scale_series(churn, "median")
     lines.append("- churn (connect, one request, close) while N idle connections are held, "
@@ -36,12 +37,18 @@ def churn_lines(churn, lines):
         lines.append(f"  - {cfg}: " + ", ".join(
             f"{n}: {v:.0f}/s, {V.fmt(c.get(n), '.3g')} us" for n, v in series))
     m = dict(cpu.get("merged", []))
-    if m.get(0) and len(m) > 1:
-        top = max(m)
-        lines.append(f"- merged: CPU per churned connection with {top} idle held is "
-                     f"{m[top] / m[0]:.3g}x that with none")
-        return m[top] / m[0]
-    return None
+    if not (m.get(0) and len(m) > 1):
+        return None
+    top = max(m)
+    name = f"merged CPU per churned connection, {top} idle held over none"
+    rounds = D.paired(churn.get("runs"), "server_cpu_us_per_request",
+                      {"config": "merged", "idle": top}, {"config": "merged", "idle": 0},
+                      status="ok")["per_round"]
+    fig = F.paired(name, rounds, "x", "scale") if rounds else \
+        F.once(name, m[top] / m[0], "x", "scale")
+    lines.append(f"- merged: CPU per churned connection with {top} idle held is "
+                 f"{fig['value']:.3g}x that with none")
+    return fig
 
 
 def measure(run):
@@ -54,23 +61,29 @@ def measure(run):
     cg = churn_lines(churn, lines) if churn else None
     if not pts or len(pts) < 2:
         return {"lines": lines + [f"- no epoll_ctl rows: {run.why('switch')}"]}
-    g = pts[-1][1] / pts[0][1]
-    lines.append(f"- ADD+DEL at {pts[-1][0]} registered over {pts[0][0]}: {g:.3g}x")
+    row = "syscall/epoll_ctl_add_del/registered:{}".format
+    g = V.rows_ratio(run, row(pts[-1][0]), row(pts[0][0]),
+                     f"epoll_ctl pair {pts[-1][0]} vs {pts[0][0]} registered")
+    lines.append(f"- ADD+DEL at {pts[-1][0]} registered over {pts[0][0]}: {g['value']:.4g}x "
+                 "(median of paired repetitions)")
     if cg is not None and pts[-1][1]:
         lines.append(f"- one ADD+DEL pair is {pts[-1][1] / 10:.3g}% of 1 us; a churned "
                      "connection costs the server the figures above")
-    return {"lines": lines, "pair_growth": g, "churn_growth": cg,
-            "numbers": {f"epoll_ctl pair {MOST_FDS} vs {FEW_FDS} registered": (g, LOG_BOUND)}}
+    figures = V.figs(V.switch_fig(run, row(pts[0][0])), V.switch_fig(run, row(pts[-1][0])), g,
+                     cg)
+    return {"lines": lines, "figures": figures, "pair_growth": g, "churn_growth": cg,
+            "numbers": {f"epoll_ctl pair {MOST_FDS} vs {FEW_FDS} registered":
+                        (g["value"], LOG_BOUND)}}
 
 
-def judge(m):
+def judge(m, t):
     g, cg = m.get("pair_growth"), m.get("churn_growth")
     if g is None:
         return V.NOTRUN
-    a = GROWS_AT <= g <= LOG_BOUND
-    b = cg is not None and cg >= GROWS_AT
-    if g > LOG_BOUND:
+    if t(g, ">", LOG_BOUND):
         return V.NOT
+    a = t(g, ">=", GROWS_AT)
+    b = cg is not None and t(cg, ">=", GROWS_AT)
     if a and b:
         return V.HOLDS
     return V.PARTLY if a or b else V.NOT

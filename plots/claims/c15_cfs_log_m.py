@@ -17,10 +17,12 @@ HOLDS_GROWTH = 1.25  # most over fewest contexts
 PARTLY_GROWTH = 1.1
 FIT_R2 = 0.7  # share of the variance a + b*log2(m) explains
 MIN_LEVELS = 3
+RISING = 0.0  # the fit's slope b, above which it rises
 
 RULE = ("on CPU time per kernel thread hand-off (m threads in m/2 futex pairs on one CPU, "
         f"medians of interleaved rounds): holds when it rises >= {HOLDS_GROWTH}x from the "
-        "fewest to the most contexts measured and a fit a + b*log2(m) with b > 0 explains >= "
+        "fewest to the most contexts measured and a fit a + b*log2(m) with b > "
+        f"{V.num(RISING)} explains >= "
         f"{FIT_R2:.0%} of its variance; holds partly when it rises >= {HOLDS_GROWTH}x without "
         f"that fit, or rises {PARTLY_GROWTH}-{HOLDS_GROWTH}x; does not hold when it rises < "
         f"{PARTLY_GROWTH}x; not run with fewer than {MIN_LEVELS} levels. "
@@ -76,17 +78,48 @@ def measure(run):
                         samples=rounds("thread", m)) for m, ns in th]
     figures += [F.timing(f"fiber hand-off at m={m}", ns, "ns", "handoff",
                          samples=rounds("fiber", m)) for m, ns in sorted(fb.items())]
-    figures.append(F.once("thread hand-off growth, most/fewest contexts", ratio, "x", "handoff"))
-    return {"lines": lines, "figures": figures, "growth": ratio, "slope": b, "r2": r2}
+    growth, slope, fit = fit_figures(runs, th, ratio, b, r2)
+    return {"lines": lines, "figures": figures + [growth, slope, fit], "growth": growth,
+            "slope": slope, "r2": fit}
 
 
-def judge(m):
+def fit_figures(runs, th, ratio, b, r2):
+    """The growth (paired by round), the fit's slope and its R^2, each with an interval: the
+    rounds are resampled as wholes (a round measured every level) and the fit redone on the
+    per-level medians of the resampled rounds."""
+    first, last = th[0][0], th[-1][0]
+    per = D.paired(runs, "cpu_ns_per_handoff", {"contexts": last}, {"contexts": first},
+                   kind="thread", status="ok")["per_round"]
+    name = "thread hand-off growth, most/fewest contexts"
+    growth = F.paired(name, per, "x", "handoff") if len(per) >= 2 else \
+        F.once(name, ratio, "x", "handoff")
+    by_round = {}
+    for r in runs:
+        if r.get("kind") == "thread" and r.get("status") == "ok":
+            by_round.setdefault(r.get("round"), {})[r["contexts"]] = r["cpu_ns_per_handoff"]
+    levels = [m for m, _ in th]
+    whole = [rd for rd in by_round.values() if all(m in rd for m in levels)]
+    if len(whole) < 2:
+        return (growth, F.once("fit slope b (ns per doubling of m)", b, "ns", "handoff"),
+                F.once("fit R^2 of a + b*log2(m)", r2, "", "handoff"))
+
+    def fit_of(sample):
+        return log_fit([(m, F.stats.median([rd[m] for rd in sample])) for m in levels])
+    b_lo, b_hi = F.stats.bootstrap_ci(whole, lambda s: fit_of(s)[1], F.LEVEL)
+    r_lo, r_hi = F.stats.bootstrap_ci(whole, lambda s: fit_of(s)[2], F.LEVEL)
+    return (growth,
+            F.estimate("fit slope b (ns per doubling of m)", b, b_lo, b_hi, len(whole), "ns",
+                       "handoff"),
+            F.estimate("fit R^2 of a + b*log2(m)", r2, r_lo, r_hi, len(whole), "", "handoff"))
+
+
+def judge(m, t):
     g = m.get("growth")
     if g is None:
         return V.NOTRUN
-    if g >= HOLDS_GROWTH and m["slope"] > 0 and m["r2"] >= FIT_R2:
+    if t(g, ">=", HOLDS_GROWTH) and t(m["slope"], ">", RISING) and t(m["r2"], ">=", FIT_R2):
         return V.HOLDS
-    return V.PARTLY if g >= PARTLY_GROWTH else V.NOT
+    return V.PARTLY if t(g, ">=", PARTLY_GROWTH) else V.NOT
 
 
 def verdict(run):

@@ -70,7 +70,9 @@ def props(uc_syscalls=1.0, overflow_ok=True, copy_stack=False, virtualized=True)
             "copy_stack": {"implemented": copy_stack, "note": "synthetic"}}
 
 
-def engines(ratio=1.2, naive_ctl=2.0, cpu_ratio=1.1):
+def engines(ratio=1.2, naive_ctl=2.0, cpu_ratio=1.1, rounds=1, jitter=0.0):
+    """rounds > 1: merged's throughput in round i is off its median by up to +-jitter
+    (relative), so the paired ratio has an interval."""
     base = 50000.0
     summary = {}
     for e, ctl in (("naive", naive_ctl), ("merged", 0.01), ("oneshot", 1.0), ("edge", 0.01),
@@ -79,10 +81,13 @@ def engines(ratio=1.2, naive_ctl=2.0, cpu_ratio=1.1):
         summary[e] = {"ctl_per_request_engine": ctl, "ctl_per_request_kernel": ctl,
                       "requests_per_sec": tput,
                       "server_cpu_us_per_request": 8.0 * (cpu_ratio if e == "naive" else 1.0)}
-    runs = [{"engine": e, "kind": k, "round": 0, "requests_per_sec": s["requests_per_sec"],
+    def off(e, i):
+        return 1 + jitter * (2 * i / (rounds - 1) - 1) if e == "merged" and rounds > 1 else 1
+    runs = [{"engine": e, "kind": k, "round": i,
+             "requests_per_sec": s["requests_per_sec"] * off(e, i),
              "ctl_per_request_engine": s["ctl_per_request_engine"],
              "server_cpu_us_per_request": s["server_cpu_us_per_request"]}
-            for e, s in summary.items() for k in ("count", "tput")]
+            for i in range(rounds) for e, s in summary.items() for k in ("count", "tput")]
     return {"experiment": "engines", "meta": META, "summary": summary,
             "ratios": {"tput merged/naive": {"per_round": [ratio], "median": ratio},
                        "cpu per request naive/merged": {"per_round": [cpu_ratio],

@@ -42,7 +42,7 @@ class Compare(unittest.TestCase):
 
     def rows(self, a, b, cid):
         ra, rb = claims.evaluate(C.load(a)), claims.evaluate(C.load(b))
-        return {name: (ratio, note) for name, _, _, ratio, note in
+        return {name: (ratio, cls, note) for name, _, _, ratio, cls, note in
                 C.claim_rows(ra[cid]["figures"], rb[cid]["figures"])}
 
     def test_same_run_changes_nothing(self):
@@ -59,40 +59,50 @@ class Compare(unittest.TestCase):
         self.assertNotIn("beyond noise |", text)
 
     def test_verdict_change_and_exit_status(self):
-        a = self.folder(engines=S.engines(ratio=1.2))
+        a = self.folder(engines=S.engines(ratio=1.3))
         b = self.folder(engines=S.engines(ratio=0.9, cpu_ratio=1.0))
         rc, out, _ = self.main(a, b, "--out", self.dir / "c", "--no-charts")
         self.assertEqual(rc, 0)
-        self.assertIn("C2: holds -> does not hold  CHANGED", out)
+        self.assertIn("C2: holds -> does not hold  CHANGED (verdict changed, noise unknown)",
+                      out)
         rc, _, _ = self.main(a, b, "--out", self.dir / "c", "--no-charts",
                              "--fail-on-verdict-change")
         self.assertEqual(rc, 1)
         text = (self.dir / "c" / "COMPARE.md").read_text()
-        self.assertIn("| [C2](#c2) | holds | does not hold | **yes** |", text)
-        ratio, _ = self.rows(a, b, "C2")["throughput merged/naive (median of paired rounds)"]
-        self.assertAlmostEqual(ratio, 0.9 / 1.2)
+        self.assertIn("| [C2](#c2) | holds | does not hold | **yes** | verdict changed, noise "
+                      "unknown |", text)
+        ratio, _, _ = self.rows(a, b, "C2")["throughput merged/naive (median of paired rounds)"]
+        self.assertAlmostEqual(ratio, 0.9 / 1.3)
 
     def test_timings_overlapping_samples_are_within_noise(self):
-        a = self.folder(switch=S.repeated(S.switch(), rel=0.05))
+        a = self.folder(switch=S.repeated(S.switch(), rel=0.05, n=5))
         near = S.repeated(S.switch({"asm": 5.1, "fcontext": 6.0, "setjmp": 17.0,
-                                    "ucontext": 280.0}), rel=0.05)
-        far = S.repeated(S.switch({"asm": 9.0, "fcontext": 6.0, "setjmp": 17.0,
-                                   "ucontext": 280.0}), rel=0.05)
-        self.assertTrue(self.rows(a, self.folder(switch=near), "C5")["switch/asm"][1]
-                        .startswith("within noise"))
-        self.assertEqual(self.rows(a, self.folder(switch=far), "C5")["switch/asm"][1],
-                         "higher beyond noise")
+                                    "ucontext": 280.0}), rel=0.05, n=5)
+        far = {"asm": 9.0, "fcontext": 6.0, "setjmp": 17.0, "ucontext": 280.0}
+        _, cls, note = self.rows(a, self.folder(switch=near), "C5")["switch/asm"]
+        self.assertEqual(cls, F.WITHIN)
+        self.assertTrue(note.startswith("within noise (U test p="), note)
+        _, cls, note = self.rows(a, self.folder(switch=S.repeated(S.switch(far), rel=0.05, n=5)),
+                                 "C5")["switch/asm"]
+        self.assertEqual((cls, note), (F.BEYOND, "higher beyond noise (U test p=0.00794, "
+                                                 "intervals apart)"))
+        # With 3 repetitions a side the U test cannot reach 0.05: apart, but unclear.
+        a3 = self.folder(switch=S.repeated(S.switch(), rel=0.05))
+        _, cls, note = self.rows(a3, self.folder(switch=S.repeated(S.switch(far), rel=0.05)),
+                                 "C5")["switch/asm"]
+        self.assertEqual((cls, note), (F.UNCLEAR, "unclear: U test p=0.1 but intervals apart"))
         # Without repetitions a timing has no band, and the comparison says so.
-        self.assertIn("noise unknown", self.rows(self.folder(), self.folder(switch=far),
-                                                 "C5")["switch/asm"][1])
+        self.assertEqual(self.rows(self.folder(), self.folder(switch=S.switch(far)),
+                                   "C5")["switch/asm"][1:],
+                         (F.UNKNOWN, "noise unknown (n=1 in A and B)"))
 
     def test_exact_counts_compare_for_equality(self):
         a = self.folder()
         b = self.folder(engines=S.engines(naive_ctl=2.2))
         notes = self.rows(a, b, "C3")
-        self.assertEqual(notes["epoll_ctl per request, naive (engine count)"][1],
+        self.assertEqual(notes["epoll_ctl per request, naive (engine count)"][2],
                          "exact: differs by +0.2")
-        self.assertEqual(notes["epoll_ctl per request, merged (engine count)"][1],
+        self.assertEqual(notes["epoll_ctl per request, merged (engine count)"][2],
                          "exact: same")
 
     def test_missing_and_malformed_folders_exit_2(self):
@@ -147,7 +157,8 @@ class Compare(unittest.TestCase):
             rc, out, _ = self.main(a, b, "--out", self.dir / "x", "--no-charts")
             self.assertIn("CX: does not hold -> holds  CHANGED", out)
             text = (self.dir / "x" / "COMPARE.md").read_text()
-            self.assertIn("| made-up ratio | 1 | 1.5 | 1.5 |", text)
+            self.assertIn("| made-up ratio | 1 (n=1, no interval) | 1.5 (n=1, no interval) | 1.5 |",
+                          text)
         finally:
             claims.CLAIMS.remove(added)
 
@@ -164,16 +175,45 @@ class Compare(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertTrue((self.dir / "sh" / "COMPARE.md").exists())
 
-    def test_judge(self):
+    def test_differ(self):
         t = F.timing("t", 10, "ns", "switch", samples=[9, 10, 11])
-        self.assertEqual(F.judge(t, F.timing("t", 12, "ns", "switch", samples=[10.5, 12, 13]))[1],
-                         "within noise (samples overlap)")
-        self.assertEqual(F.judge(t, F.timing("t", 8, "ns", "switch", samples=[7, 8, 8.5]))[1],
-                         "lower beyond noise")
-        self.assertEqual(F.judge(t, None), (None, "only in A"))
-        self.assertEqual(F.judge(F.exact("e", 2.0, "", "x"), F.exact("e", 2.0001, "", "x"))[1],
-                         "exact: same")
+        self.assertEqual(F.differ(t, F.timing("t", 12, "ns", "switch", samples=[10.5, 12, 13]))
+                         [1:], (F.WITHIN, "within noise (U test p=0.2, intervals overlap)"))
+        self.assertEqual(F.differ(t, None), (None, "one side only", "only in A"))
+        self.assertEqual(F.differ(F.exact("e", 2.0, "", "x"), F.exact("e", 2.0001, "", "x"))[1],
+                         "exact same")
+        # Intervals without samples (a claim's own estimate): the intervals alone decide.
+        e = F.estimate("share", 1.0, 0.9, 1.0, 8, "", "switch")
+        self.assertEqual(F.differ(e, F.estimate("share", 0.5, 0.4, 0.6, 8, "", "switch"))[1],
+                         F.BEYOND)
 
+    def changed(self, eng_a, eng_b):
+        a, b = self.folder(engines=eng_a), self.folder(engines=eng_b)
+        _, verdicts, _ = C.build(C.load(a), C.load(b))
+        return verdicts["C2"]
+
+    def test_verdict_change_within_noise(self):
+        # A's rounds straddle 1.15 (inconclusive), B's clear it (holds): the same noise.
+        self.assertEqual(self.changed(S.engines(ratio=1.16, rounds=5, jitter=0.03),
+                                      S.engines(ratio=1.17, rounds=5, jitter=0.015)),
+                         (V.INCONCLUSIVE, V.HOLDS, C.CHANGED_WITHIN))
+
+    def test_verdict_change_beyond_noise(self):
+        self.assertEqual(self.changed(S.engines(ratio=1.12, rounds=5, jitter=0.02),
+                                      S.engines(ratio=1.25, rounds=5, jitter=0.02)),
+                         (V.PARTLY, V.HOLDS, C.CHANGED_BEYOND))
+        self.assertEqual(self.changed(S.engines(ratio=1.25, rounds=5, jitter=0.02),
+                                      S.engines(ratio=1.25, rounds=5, jitter=0.02))[2],
+                         C.UNCHANGED)
+        rc, out, _ = self.main(self.folder(engines=S.engines(ratio=1.12, rounds=5, jitter=0.02)),
+                               self.folder(engines=S.engines(ratio=1.25, rounds=5, jitter=0.02)),
+                               "--out", self.dir / "b", "--no-charts",
+                               "--fail-on-verdict-change")
+        self.assertEqual(rc, 1)
+        self.assertIn("C2: holds partly -> holds  CHANGED (verdict changed beyond noise)", out)
+        text = (self.dir / "b" / "COMPARE.md").read_text()
+        self.assertIn("(verdict changed beyond noise: throughput merged/naive (median of paired "
+                      "rounds))", text)
 
 if __name__ == "__main__":
     unittest.main()
