@@ -5,8 +5,8 @@ script, no web font, no image file), so the page can be mailed or opened from a 
 
 The parts' text is Markdown of a small subset (headings, paragraphs, two-level lists, tables,
 a chart image alone on its line, `code`, **bold** and links); `blocks` converts exactly that
-subset and escapes all text. The verdict table and the chart list are drawn from the parts'
-data instead, with links the Markdown cannot carry."""
+subset and escapes all text. The verdict table gains a column linking each claim's charts,
+and the chart list links to the charts drawn on the page instead of to the files."""
 import html
 import re
 
@@ -35,6 +35,7 @@ IMAGE = re.compile(r"!\[[^\]]*\]\(([\w-]+)\.png\)")
 INLINE = re.compile(r"`([^`]+)`|\*\*(.+?)\*\*|\[([^\]]+)\]\(([^)\s]+)\)")
 RULE_ROW = re.compile(r"\|(\s*:?-+:?\s*\|)+")
 LIST_ITEM = re.compile(r"( *)- (.*)")
+CLAIM_ROW = re.compile(r"\| \[([^\]]+)\]\(#")
 ESC = html.escape
 
 
@@ -59,11 +60,16 @@ def inline(text):
     return "".join(out) + ESC(text[at:])
 
 
+def cell(text):
+    """A table cell; a verdict gets its colour wherever a table shows one."""
+    kind = VERDICT_CLASS.get(text)
+    return f'<td class="verdict {kind}">{ESC(text)}</td>' if kind else f"<td>{inline(text)}</td>"
+
+
 def table(rows):
     cells = [r.strip().strip("|").split("|") for r in rows if not RULE_ROW.fullmatch(r.strip())]
     head = "".join(f"<th>{inline(c.strip())}</th>" for c in cells[0])
-    body = "".join("<tr>" + "".join(f"<td>{inline(c.strip())}</td>" for c in row) + "</tr>"
-                   for row in cells[1:])
+    body = "".join("<tr>" + "".join(cell(c.strip()) for c in row) + "</tr>" for row in cells[1:])
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
@@ -151,24 +157,22 @@ def verdict_cell(result, tag="td"):
     return f'<{tag} class="verdict {VERDICT_CLASS.get(v, "")}">{ESC(v)}</{tag}>'
 
 
-def summary(report, drawn):
-    """The verdict table: each claim linked to its section and to its charts."""
-    ref = report.ref_results
-    head = ("<tr><th>claim</th><th>what it says</th><th>verdict</th>"
-            + ("<th>reference</th>" if ref is not None else "") + "<th>charts</th></tr>")
-    rows = []
-    for p in report.parts:
-        if p.kind != "claim":
-            continue
-        c = p.claim
-        links = ", ".join(f'<a href="#fig-{ESC(s)}">{ESC(s)}</a>' for s in c.CHARTS
-                          if s in drawn) or "none drawn"
-        rows.append(f'<tr><td><a href="#{ESC(slug(c.ID))}">{ESC(c.ID)}</a></td>'
-                    f"<td>{ESC(c.CLAIM)}</td>{verdict_cell(report.results[c.ID])}"
-                    + (verdict_cell(ref.get(c.ID)) if ref is not None else "")
-                    + f"<td>{links}</td></tr>")
-    return (f'<h2 id="verdicts">Verdicts</h2><table><thead>{head}</thead><tbody>'
-            + "".join(rows) + "</tbody></table>")
+def with_charts(report, drawn):
+    """The verdict part's own table (whatever columns it has) with a column more: each
+    claim's charts, linked to where the page draws them."""
+    by_id = {p.claim.ID: p.claim for p in report.parts if p.claim}
+    out, head = [], False
+    for line in report.parts[[p.kind for p in report.parts].index("verdicts")].lines:
+        row = CLAIM_ROW.match(line)
+        if line.startswith("| claim |"):
+            line, head = line + " charts |", True
+        elif head and RULE_ROW.fullmatch(line):
+            line, head = line + "---|", False
+        elif row and row.group(1) in by_id:
+            stems = [s for s in by_id[row.group(1)].CHARTS if s in drawn]
+            line += " " + (", ".join(f"[{s}](#fig-{s})" for s in stems) or "none drawn") + " |"
+        out.append(line)
+    return out
 
 
 def all_charts(figures, drawn):
@@ -208,7 +212,7 @@ def render(report):
     body = []
     for p in report.parts:
         if p.kind == "verdicts":
-            body.append(summary(report, drawn))
+            body.append(f"<section>{blocks(with_charts(report, drawn), figures)}</section>")
         elif p.kind == "charts":
             body.append(all_charts(figures, drawn))
         else:
