@@ -83,6 +83,23 @@ class Documented(unittest.TestCase):
                                               json.loads(path.read_text())),
                                  [], f"{path.name}: fields not on {PAGE}")
 
+    def test_verdicts_json_is_named(self):
+        """verdicts.json, written by the report: its fields and those of its nested records
+        (figures, comparisons, margin) are on the page."""
+        with tempfile.TemporaryDirectory(prefix="results-doc-") as tmp:
+            folder = S.full(Path(tmp) / "run", engines=S.engines(ratio=1.15, rounds=5,
+                                                                  jitter=0.03))
+            self.assertEqual(R.main([str(folder), "--no-charts", "--no-reference"]), 0)
+            doc = json.loads((folder / "verdicts.json").read_text())
+        self.assertIn("verdicts.json", self.sections)
+        self.assertEqual(undocumented(self.page, "verdicts.json", doc), [])
+        nested = {k for c in doc["claims"] for part in ("figures", "comparisons", "straddled")
+                  for x in c[part] for k in x}
+        nested |= {k for c in doc["claims"] if c["margin"] for k in c["margin"]}
+        text = self.sections["verdicts.json"]
+        self.assertEqual(sorted(k for k in nested if f"`{k}`" not in text), [])
+        self.assertTrue(any(c["straddled"] for c in doc["claims"]))
+
     def test_the_check_can_fail(self):
         self.assertNotIn("brand-new.json", self.sections)
         page = self.page.replace("`ratio_t2_over_t1_shared`", "the ratio")
