@@ -156,6 +156,22 @@ static int open_one(const struct sockaddr_in *sa, bool reuseport, char *why, siz
 }
 
 /*
+ * A SO_REUSEPORT group joins any other group on the port: a second server started on a port
+ * that is already served would quietly take half of its connections. A socket without
+ * SO_REUSEPORT cannot bind beside a listening one, so a probe tells, as a single listener's
+ * own bind does.
+ */
+static bool port_taken(const struct sockaddr_in *sa, char *why, size_t len)
+{
+    int fd = open_one(sa, false, why, len);
+    if (fd >= 0) {
+        close(fd);
+        return false;
+    }
+    return strstr(why, strerror(EADDRINUSE)) != NULL;
+}
+
+/*
  * Open n listeners on opt->bind:opt->port (n > 1: SO_REUSEPORT, the kernel spreads new
  * connections over them) and one stop eventfd per listener. Returns the port, or -1.
  */
@@ -163,6 +179,7 @@ int srv__open_listeners(struct srv_server *srv, int n, char *why, size_t len)
 {
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(srv->opt->port)};
     inet_pton(AF_INET, srv->opt->bind, &sa.sin_addr); /* validated by the option parser */
+    if (n > 1 && srv->opt->port != 0 && port_taken(&sa, why, len)) return -1;
     for (int i = 0; i < SRV_MAX_THREADS; i++)
         srv->listen_fd[i] = srv->stop_fd[i] = -1;
     for (int i = 0; i < n; i++) {

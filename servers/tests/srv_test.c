@@ -587,6 +587,33 @@ static void t_badflags(void)
     ASSERT_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0 && strstr(out, "usage:"), "--help: %#x", st);
 }
 
+/* A second server on a port the first already serves must refuse it, as one listener's bind
+ * does, whether it listens once or in a SO_REUSEPORT group; the first keeps every client. */
+static void t_porttaken(void)
+{
+    struct tc_server s;
+    start(&s);
+    char port[16], out[4096], err[4096];
+    snprintf(port, sizeof port, "%d", s.port);
+    char *args[64];
+    int n = 0;
+    for (; server_argv[n] && n < 60; n++)
+        args[n] = server_argv[n];
+    args[n++] = "--port";
+    args[n++] = port;
+    args[n] = NULL;
+    int st = run_cli(args, out, err, sizeof out);
+    ASSERT_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 1, "second server: status %#x, stdout '%s'", st,
+               out);
+    ASSERT_MSG(count_lines(err) == 1 && strstr(err, "Address already in use"),
+               "one line naming the cause, got '%s'", err);
+    ASSERT_MSG(!strstr(out, "listening"), "the second server said it listens: '%s'", out);
+    err[strcspn(err, "\n")] = '\0';
+    tc_note("second server: exit 1: %s", err);
+    load(&s, 1, 4096, 3, false); /* one connection: a pool of two processes serves two at once */
+    tc_server_stop(&s, SIGTERM);
+}
+
 static const struct {
     const char *name;
     void (*fn)(void);
@@ -595,7 +622,7 @@ static const struct {
     {"emfile", t_emfile},     {"maxconns", t_maxconns},   {"fdleak", t_fdleak},
     {"idle", t_idle},         {"sigterm", t_sigterm},     {"zombies", t_zombies},
     {"respawn", t_respawn},   {"spawnfail", t_spawnfail}, {"smoke", t_smoke},
-    {"badflags", t_badflags},
+    {"badflags", t_badflags}, {"porttaken", t_porttaken},
 };
 
 int main(int argc, char **argv)
