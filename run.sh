@@ -8,7 +8,8 @@ PY=/usr/bin/python3 # Debian's interpreter: the one with matplotlib and numpy
 JOBS=$(nproc 2>/dev/null || echo 2)
 PACKAGES=(cmake gcc g++ make pkg-config libboost-context-dev libevent-dev libbenchmark-dev
     libbenchmark-tools liburing-dev valgrind linux-perf python3 python3-matplotlib python3-numpy
-    gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user)
+    python3-scipy chromium gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross
+    qemu-user)
 # arm64 libraries for the aarch64 cross build (fcontext, switch-bench), installed the multiarch
 # way (dpkg --add-architecture arm64). Optional: without them those two are not built there.
 ARM64_PACKAGES=(libboost-context-dev:arm64 libbenchmark-dev:arm64)
@@ -48,6 +49,10 @@ subcommands:
   compare      two run folders side by side: \`compare A B\` (e.g. results/reference and a
                folder under results/runs/) writes results/compare/<A>-vs-<B>/COMPARE.md
                with every claim's figures, B/A, the noise reading and verdict changes
+  history      switch cost across run folders, per machine, in commit order, with intervals
+               and the moves beyond noise: \`history [FIGURE ...] [--machine M] [DIR ...]\`
+               (default: every run under results/runs/, every switch row) writes
+               results/history/HISTORY.md, history.csv and a chart per machine and figure
   help         this text
 
 options:
@@ -232,6 +237,10 @@ cmd_compare() {
     "$PY" "$ROOT/plots/compare.py" "$@"
 }
 
+cmd_history() {
+    "$PY" "$ROOT/harness/history.py" "$@"
+}
+
 cmd_report() {
     [[ $# -eq 1 && -d $1 ]] || { echo "run.sh: report: give one run folder, e.g. results/reference" >&2; exit 2; }
     "$PY" "$ROOT/plots/report.py" "$1"
@@ -244,13 +253,14 @@ case $sub in
 quick | full) cmd_suite "$sub" "$@" ;;
 report) cmd_report "$@" ;;
 compare) cmd_compare "$@" ;;
+history) cmd_history "$@" ;;
 setup) cmd_setup ;;
 build) cmd_build ;;
 test) cmd_test ;;
 regress) cmd_regress "$@" ;;
 help | -h | --help) usage ;;
 *)
-    echo "run.sh: unknown subcommand '$sub' (valid: quick, full, setup, build, test, regress, report, compare, help, or none)" >&2
+    echo "run.sh: unknown subcommand '$sub' (valid: quick, full, setup, build, test, regress, report, compare, history, help, or none)" >&2
     exit 2
     ;;
 esac
