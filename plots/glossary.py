@@ -23,6 +23,10 @@ TERMS = [
     ("churn",
      "A load in which each client connects, sends one request, reads the answer and closes, so "
      "the server spends much of its time accepting and tearing down connections."),
+    ("confidence interval (95%)",
+     "The range [low, high] beside a figure: the values its repeated samples make likely, from "
+     "a bootstrap (the samples drawn again at random many times). A verdict compares this "
+     "range, not the single middle value, with the rule's thresholds."),
     ("copy stack",
      "Instead of giving every fiber a stack of its own, fibers share one stack and the live "
      "part of a suspended fiber's stack is copied out and back in at each switch: less memory, "
@@ -100,5 +104,6 @@ TERMS = [
      "mode into kernel mode and back, which costs far more than a function call."),
     ("verdict",
      "What the report concludes about a claim from its rule: holds, holds partly, does not "
-     "hold, or not run when this run has no data for it."),
+     "hold, inconclusive when a deciding figure's interval straddles a threshold (the data "
+     "allow more than one verdict), or not run when this run has no data for it."),
 ]

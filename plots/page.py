@@ -28,9 +28,10 @@ figcaption { color: #555; font-size: 90%; }
 nav ol { columns: 2; } dt { font-weight: bold; margin-top: .6rem; } dd { margin-left: 1.5rem; }
 .verdict { font-weight: bold; white-space: nowrap; }
 .holds { color: #1a7f37; } .partly { color: #9a6700; } .not { color: #cf222e; }
-.notrun { color: #6e7781; }
+.notrun { color: #6e7781; } .inconclusive { color: #8250df; }
 """
-VERDICT_CLASS = {V.HOLDS: "holds", V.PARTLY: "partly", V.NOT: "not", V.NOTRUN: "notrun"}
+VERDICT_CLASS = {V.HOLDS: "holds", V.PARTLY: "partly", V.NOT: "not",
+                 V.INCONCLUSIVE: "inconclusive", V.NOTRUN: "notrun"}
 IMAGE = re.compile(r"!\[[^\]]*\]\(([\w-]+)\.png\)")
 INLINE = re.compile(r"`([^`]+)`|\*\*(.+?)\*\*|\[([^\]]+)\]\(([^)\s]+)\)")
 RULE_ROW = re.compile(r"\|(\s*:?-+:?\s*\|)+")
