@@ -346,8 +346,51 @@ def sweep_points(run, model, mode):
                   key=lambda p: p["conns"])
 
 
-def ok_points(run, model, mode):
-    return [p for p in sweep_points(run, model, mode) if p.get("status") == "ok" and p.get("load")]
+# Every measured point's status: what it can be used for. Throughput verdicts use "ok" points
+# only; CPU per request stays valid on a client-bound point (the server's CPU is still its own).
+POINT_STATUSES = ("ok", "client-bound", "contended", "limit", "failed", "not run")
+# The load generator's share of the measured requests that may fail before the point is failed
+# (echo-load's own --max-failed default).
+FAILED_SHARE = 0.01
+
+
+def point_status(p):
+    """(status, [reasons]) of one measured point (sweep, slow, maxconns). A driver that
+    classified the point itself (`status` one of POINT_STATUSES, `reasons`) is taken at its
+    word; older runs are classified here from what they recorded."""
+    status = p.get("status")
+    if status in POINT_STATUSES and "reasons" in p:
+        return status, list(p["reasons"])
+    if status and status != "ok":
+        reason = p.get("reason") or status
+        limit = status == "not run" or any(k in reason for k in LIMIT_WORDS)
+        return ("limit" if limit else "failed"), [reason]
+    load = p.get("load") or {}
+    if not load:
+        return "failed", ["no load generator result"]
+    if not load.get("requests"):
+        return "failed", ["no request completed in the measured window"]
+    failed = point_errors(p) + (load.get("unfinished") or 0)
+    if failed > FAILED_SHARE * (load["requests"] + failed):
+        errors = load.get("errors") or {}
+        kinds = ", ".join(f"{k} {v}" for k, v in errors.items() if v)
+        if errors.get("fd_exhausted") or errors.get("addr_unavailable"):
+            return "limit", [f"ran out of fds or ports: {kinds}"]
+        return "failed", [f"{failed} of {load['requests'] + failed} measured requests failed "
+                          f"or never completed ({kinds or 'unfinished'})"]
+    reasons = [w for w in load.get("warnings") or [] if "saturated its CPU" in w]
+    if (load.get("cpu") or {}).get("saturated") or reasons:
+        return "client-bound", reasons or ["echo-load used its whole core"]
+    return "ok", []
+
+
+LIMIT_WORDS = ("limit", "RLIMIT", "pid_max", "max_map_count", "FD_SETSIZE", "Too many open files")
+
+
+def ok_points(run, model, mode, allow=("ok",)):
+    """A model's points whose status is in `allow`: "ok" alone for throughput; a figure the
+    load generator's speed does not set (memory, CPU per request) may add "client-bound"."""
+    return [p for p in sweep_points(run, model, mode) if point_status(p)[0] in allow]
 
 
 def rps(p):
@@ -360,7 +403,8 @@ def memory_points(run):
     C8 reads and the memory chart stacks)."""
     per = {}
     for model in run.members("models"):
-        pts = [p for p in ok_points(run, model, "pingpong") if p["conns"] >= 100
+        pts = [p for p in ok_points(run, model, "pingpong", ("ok", "client-bound"))
+               if p["conns"] >= 100
                and (p.get("rss") or {}).get("per_conn_kb") is not None]
         # A point with errors may not have held every connection at once: prefer clean ones.
         pts = [p for p in pts if not point_errors(p)] or pts

@@ -104,7 +104,8 @@ def engines(ratio=1.2, naive_ctl=2.0, cpu_ratio=1.1, rounds=1, jitter=0.0):
 def point(model, mode, conns, rps, errors=0, rss_kb=10.0, p99_us=1000.0, kernel_kb=None,
           ramp_s=0.01, ramp_errors=0):
     p = {"model": model, "mode": mode, "conns": conns, "status": "ok",
-         "load": {"requests_per_sec": rps, "errors": {"timeout": errors}, "mismatches": 0,
+         "load": {"requests_per_sec": rps, "requests": int(rps * 5), "unfinished": 0,
+                  "errors": {"timeout": errors}, "mismatches": 0,
                   "latency_us": {"p99": p99_us},
                   "ramp_up": {"seconds": ramp_s, "complete": True, "unfinished": 0,
                               "errors_total": ramp_errors,
