@@ -2,11 +2,14 @@
 report share. It reads only files inside the run folder (results/...), never the build tree.
 """
 import json
+import sys
 from pathlib import Path
 
-EXPERIMENTS = ["suite", "switch", "icount", "props", "engines", "scale", "sweep", "slow",
-               "maxconns", "threads", "handoff",
-               "fibermem", "fiberio", "asm_count", "switch_emulated", "hooks"]
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "harness"))
+from experiments import ORDER  # noqa: E402  (the experiment registry: the one list of names)
+
+# The files a run folder may hold: the suite's own record, then one per experiment.
+EXPERIMENTS = ["suite", *ORDER]
 
 # A member's colour and marker follow from its place in its layer's declared order (below), so
 # a new backend, engine or model gets its own without touching the charts.
