@@ -13,6 +13,10 @@ always give the same interval and the same gate decision.
     mann_whitney_greater(a, b)          one-sided p-value of "a tends to be larger than b"
     mann_whitney_two_sided(a, b)        two-sided p-value of "a and b differ in location"
                                         (exact for small samples without ties)
+    theil_sen(xs, ys)                   the median of the pairwise slopes: a trend line's
+                                        slope that one wild point does not move
+    mann_kendall(ys)                    (S, two-sided p) of a monotonic trend in ys taken in
+                                        order (normal approximation, ties corrected)
 
 Only the standard library: the gate runs before anything else is installed.
 """
@@ -167,3 +171,31 @@ def mann_whitney_two_sided(a, b):
         return 1.0
     z = max(0.0, abs(u1 - n1 * n2 / 2.0) - 0.5) / math.sqrt(var)
     return min(1.0, math.erfc(z / math.sqrt(2.0)))
+
+
+def theil_sen(xs, ys):
+    """The Theil-Sen slope: the median of (y_j - y_i) / (x_j - x_i) over every pair with
+    x_i != x_j (pairs at the same x, e.g. repetitions of one level, carry no slope)."""
+    slopes = [(ys[j] - ys[i]) / (xs[j] - xs[i]) for i in range(len(xs))
+              for j in range(i + 1, len(xs)) if xs[j] != xs[i]]
+    if not slopes:
+        raise ValueError("slope of points at one x")
+    return median(slopes)
+
+
+def mann_kendall(ys):
+    """(S, p): the Mann-Kendall statistic of ys in their order (concordant minus discordant
+    pairs) and the two-sided p-value of "no monotonic trend", from the normal approximation
+    with the tie correction and a continuity correction. Few values can never give a small p:
+    with 5 values and no ties the smallest is about 0.027."""
+    n = len(ys)
+    s = sum((ys[j] > ys[i]) - (ys[j] < ys[i]) for i in range(n) for j in range(i + 1, n))
+    counts = {}
+    for y in ys:
+        counts[y] = counts.get(y, 0) + 1
+    var = (n * (n - 1) * (2 * n + 5)
+           - sum(t * (t - 1) * (2 * t + 5) for t in counts.values())) / 18.0
+    if var <= 0:
+        return s, 1.0
+    z = max(0.0, abs(s) - 1) / math.sqrt(var)
+    return s, min(1.0, math.erfc(z / math.sqrt(2.0)))

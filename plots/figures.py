@@ -158,6 +158,38 @@ def num(v, exact=False):
     return f"{v:.4g}" if exact else f"{v:.3g}"
 
 
+# Kernel memory per connection is a machine-wide /proc/meminfo difference (loaded minus idle
+# medians, over the connections). The kernel grows those fields a page at a time, and other
+# processes move them between the two reads: on the reference's slow-client points at 10
+# connections the difference came out between -221 and +88 KiB per connection, about 2 MiB
+# machine-wide. A difference below max(a page, that drift over the connections) says only that
+# a connection cost less than that; a negative one is noise, never memory given back.
+KERNEL_RESOLUTION_KIB = 4.0
+MEMINFO_DRIFT_KIB = 2048.0
+
+
+def kernel_resolution(conns):
+    """The smallest kernel KiB per connection a point with `conns` connections can tell."""
+    return max(KERNEL_RESOLUTION_KIB, MEMINFO_DRIFT_KIB / conns if conns else 0.0)
+
+
+def kernel_kib(kib, conns=None):
+    """A kernel KiB-per-connection figure for a table: the number at or above the resolution,
+    "< R (below resolution)" under it (negative included), "n/a" without a figure."""
+    if kib is None:
+        return "n/a"
+    res = kernel_resolution(conns)
+    if kib < res:
+        return f"< {res:.3g} (below resolution)"
+    return f"{kib:.1f}"
+
+
+def kernel_counted(kib, conns=None):
+    """The kernel KiB a total adds: the figure, or 0 when it is below the resolution (a
+    negative difference would otherwise lower the total)."""
+    return kib if kib is not None and kib >= kernel_resolution(conns) else 0.0
+
+
 def fmt(fig):
     v = fig["value"] if fig else None
     if v is None:

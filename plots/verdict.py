@@ -44,7 +44,7 @@ def result(verdict, rule, measured, notes=None, numbers=None, figures=None):
             "numbers": numbers,
             "figures": figures if figures is not None else F.from_numbers(numbers),
             "tests": [], "straddled": [], "possible": [verdict], "single_sample": [],
-            "margin": None, "thresholds": {}}
+            "margin": None, "thresholds": {}, "noise_floor": []}
 
 
 def switch_fig(run, row, name=None):
@@ -158,6 +158,73 @@ def thresholds_of(judge, tests):
     return out
 
 
+def settle(rule):
+    """What a yes/no rule(t) says over every way through its straddled thresholds: (True,
+    tests), (False, tests), or (None, the straddled tests) when the ways disagree. The words a
+    measured line uses about one server or one part of a claim come from here, so they never
+    contradict the verdict that reads the same comparisons."""
+    outcomes, tests, _, straddled = explore(lambda _m, t: bool(rule(t)), None)
+    if len(outcomes) == 1 and INCONCLUSIVE not in outcomes:
+        return next(iter(outcomes)), list(tests.values())
+    return None, [tests[k] for k in straddled]
+
+
+def settled_text(answer, straddled, yes, no):
+    """yes / no / "cannot say: <figure> straddles <threshold>" for a settle() answer."""
+    if answer is None:
+        return "cannot say (" + "; ".join(straddle_text(t) for t in straddled) + ")"
+    return yes if answer else no
+
+
+# ---- the A/A noise floor -----------------------------------------------------------------------
+
+def noise_floor(doc, source, prefer=None):
+    """The A/A figure of an experiment: the per-round ratios of one configuration measured
+    twice in the same rounds (`doc["aa"]`, written by the drivers), whose interval is what
+    two identical things differ by here. `aa` may be {label: {"per_round": [...]}} or
+    {label: [...]} or a list of ratios; `prefer` picks the first label containing it. None
+    when the run has no A/A pairs (older runs)."""
+    aa = (doc or {}).get("aa")
+    if isinstance(aa, list):
+        aa = {"A/A": aa}
+    if not isinstance(aa, dict):
+        return None
+    labels = sorted(aa, key=lambda k: (prefer is None or prefer not in k, k))
+    for label in labels:
+        v = aa[label]
+        rounds = v.get("per_round") if isinstance(v, dict) else v
+        rounds = [r for r in rounds or [] if isinstance(r, (int, float))]
+        if len(rounds) >= 2:
+            return F.paired(f"A/A noise floor ({label})", rounds, "x", source)
+    return None
+
+
+def apart_from_noise(fig, aa):
+    """True when fig's interval and the A/A figure's do not overlap, False when they do, None
+    when either has no interval (nothing to say)."""
+    if fig is None or aa is None or fig.get("value") is None or aa.get("low") is None:
+        return None
+    lo, hi, basis = F.bounds(fig)
+    if basis == "one sample":
+        return None
+    return hi < aa["low"] or lo > aa["high"]
+
+
+def noise_entry(fig, aa):
+    """What a claim's measure() lists under "noise_floor" for one deciding ratio; decide()
+    makes the verdict inconclusive when any such ratio is not apart from its A/A interval."""
+    return {"figure": fig["name"], "aa": aa, "apart": apart_from_noise(fig, aa),
+            "value": fig["value"], "low": fig.get("low"), "high": fig.get("high")}
+
+
+def noise_line(entry):
+    aa = entry["aa"]
+    word = {True: "apart from it", False: "overlaps it: not distinguishable from noise",
+            None: "no interval to compare"}[entry["apart"]]
+    return (f"- A/A noise floor beside {entry['figure']}: {aa['name']} "
+            f"{F.fmt_with_interval(aa)}; the ratio's interval {word}")
+
+
 def straddle_text(test):
     return (f"{test['figure']} {F.num(test['value'])} [{F.num(test['low'])}, "
             f"{F.num(test['high'])}] straddles {num(test['threshold'])}"
@@ -187,12 +254,22 @@ def decide(rule, m, judge):
     r["margin"] = None if near is None else {
         "figure": near["figure"], "threshold": near["threshold"], "relative": near["margin"]}
     r["thresholds"] = thresholds_of(judge, tests)
+    r["noise_floor"] = list(m.get("noise_floor") or [])
+    noisy = [e for e in r["noise_floor"] if e["apart"] is False]
+    if noisy and verdict not in (NOTRUN, INCONCLUSIVE):
+        r["verdict"], r["noisy"] = INCONCLUSIVE, noisy
+        r["possible"] = verdicts
     return r
 
 
 def why(r):
     """One line under a verdict: what an inconclusive one straddles, what a verdict on
     single samples rests on."""
+    if r.get("noisy"):
+        return ("inconclusive: " + "; ".join(
+            f"{e['figure']} {F.num(e['value'])} [{F.num(e['low'])}, {F.num(e['high'])}] "
+            f"overlaps the A/A noise floor {F.fmt_with_interval(e['aa'])}" for e in r["noisy"])
+            + f" (without the noise floor it would be {' or '.join(r['possible'])})")
     if r["verdict"] == INCONCLUSIVE:
         return ("inconclusive: " + "; ".join(straddle_text(t) for t in r["straddled"])
                 + f" (it could be {' or '.join(r['possible'])})")

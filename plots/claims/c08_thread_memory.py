@@ -21,7 +21,10 @@ RULE = ("holds when a thread-per-connection server's memory per connection, user
         "/proc/meminfo), at its largest error-free persistent level >= 100, is <= "
         f"{HOLDS_KIB // 1024} MiB (an {QUOTED_PTHREAD_KIB / 1024:g} MiB stack is virtual, only "
         f"touched pages count); does not hold when it is >= {NOT_KIB // 1024} MiB; holds partly "
-        "between. Without a kernel figure the user part alone is used, and the report says so")
+        "between. Without a kernel figure the user part alone is used, and the report says so; "
+        "a kernel figure below the resolution of /proc/meminfo's per-connection difference "
+        f"(the larger of {F.KERNEL_RESOLUTION_KIB:g} KiB and "
+        f"{F.MEMINFO_DRIFT_KIB / 1024:g} MiB over the connections) counts as none")
 
 
 def measure(run):
@@ -30,8 +33,9 @@ def measure(run):
         return {"lines": [f"no thread memory figure: {run.why('sweep')}"]}
     lines = []
     for m, (n, kb, pss, kern, parts) in per.items():
-        k = (f" + {kern:.1f} KiB kernel (" + ", ".join(f"{f} {v:.1f}" for f, v in parts.items())
-             + ")") if kern is not None else " (no kernel figure)"
+        k = (f" + {F.kernel_kib(kern, n)} KiB kernel" + ((" (" + ", ".join(
+            f"{f} {v:.1f}" for f, v in parts.items()) + ")") if F.kernel_counted(kern, n)
+            else "") if kern is not None else " (no kernel figure)")
         lines.append(f"- {m}: {D.user_kb(kb, pss):.1f} KiB user ("
                      + ("PSS" if pss is not None else "VmRSS") + ")" + k
                      + f" per connection at {n} connections; VmRSS {kb:.1f} KiB")
@@ -45,13 +49,17 @@ def measure(run):
         lines.append(f"- fiber holding {run.get('maxconns').get('max_held')} mostly idle "
                      f"connections: {mc['rss_per_conn_kb']:.1f} KiB each (C10 run)")
     n, kb, pss, kern, _ = per["thread"]
-    total = D.user_kb(kb, pss) + (kern or 0)
+    total = D.user_kb(kb, pss) + F.kernel_counted(kern, n)
     if kern is None:
         lines.append("- no kernel figure for thread: the verdict uses its user memory only")
+    elif not F.kernel_counted(kern, n):
+        lines.append("- thread's kernel figure is below the resolution at that level: the "
+                     "verdict counts its user memory only")
     figures = [F.once(f"{m} resident memory per connection", k, "KiB", "sweep")
                for m, (_, k, _, _, _) in per.items()]
+    # A kernel difference below the resolution is no figure: it is printed as "< R" above.
     figures += [F.once(f"{m} kernel memory per connection", k, "KiB", "sweep")
-                for m, (_, _, _, k, _) in per.items() if k is not None]
+                for m, (c, _, _, k, _) in per.items() if F.kernel_counted(k, c)]
     if mc:
         figures.append(F.once("fiber resident memory per idle connection (C10 run)",
                               mc["rss_per_conn_kb"], "KiB", "maxconns"))
