@@ -84,6 +84,12 @@ struct srv_stats {
     srv_counter touch_walked; /* --touch-lines: cache lines walked in all (epoll, at the stop) */
     const char *engine, *switch_name, *sched, *read_policy, *io;
     const char *stack; /* "guarded" or "copy:K" (fiber), NULL for the other models */
+    /*
+     * Where a model writes a name it formats at run time (stack points here): inside the
+     * shared block, so the parent of worker processes prints what its workers wrote. The other
+     * names point at constants or at argv, which a forked worker shares with its parent.
+     */
+    char stack_buf[16];
 };
 
 struct srv_server {

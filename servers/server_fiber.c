@@ -360,12 +360,11 @@ static int fiber_run(struct srv_server *srv)
     fb_stack_mode mode = FB_STACK_GUARDED;
     unsigned k = 0;
     fb_stack_mode_parse(o->stack ? o->stack : "guarded", &mode, &k); /* checked already */
-    static char stack_name[32];
     if (mode == FB_STACK_COPY)
-        snprintf(stack_name, sizeof stack_name, "copy:%u", k);
+        snprintf(st->stack_buf, sizeof st->stack_buf, "copy:%u", k);
     else
-        snprintf(stack_name, sizeof stack_name, "guarded");
-    st->stack = stack_name;
+        snprintf(st->stack_buf, sizeof st->stack_buf, "guarded");
+    st->stack = st->stack_buf;
     st->read_policy = o->read_policy ? o->read_policy : fb_read_policy_name(DEFAULT_READ_POLICY);
     st->io = o->io ? o->io : "direct";
     st->hooks_counted = strcmp(st->io, "hooked") == 0;

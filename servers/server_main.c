@@ -459,13 +459,14 @@ int main(int argc, char **argv)
                     : model->procs_kind == SRV_PROCS_REUSEPORT ? opt.threads * opt.procs
                                                                : opt.threads;
     int port = srv__open_listeners(&srv, listeners, why, sizeof why);
-    if (port < 0 || srv__signals_start(&srv) != 0) {
+    /* Worker processes' parent takes SIGINT/SIGTERM itself (server_procs.c): no thread. */
+    if (port < 0 || (!procs && srv__signals_start(&srv) != 0)) {
         fprintf(stderr, "echo-server: %s\n", port < 0 ? why : "cannot start signal thread");
         return 1;
     }
     srv.port = port;
     int rc = procs ? srv_run_procs(&srv, model) : model->run(&srv);
-    srv__signals_end(&srv);
+    if (!procs) srv__signals_end(&srv);
     srv__close_listeners(&srv);
     print_stats(stdout, &opt, st);
     munmap(st, sizeof *st);

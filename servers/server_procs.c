@@ -23,13 +23,23 @@
  * again gets the same ones (and SO_REUSEPORT's group never changes), reaps workers through a
  * signalfd, and turns SIGINT/SIGTERM into SIGTERM for each worker. A worker is an ordinary
  * single-process server: its own stop eventfds, its own signal thread, the model's run().
+ *
+ * Shutdown is a state the parent knows before it restarts anyone. A signal to the process
+ * group (Ctrl-C, timeout(1), kill -TERM -PGID) reaches every worker too, and a worker may be
+ * gone before the parent's signal thread would have marked the server as stopping: that is
+ * how workers used to be started again during shutdown. So the parent takes SIGINT and
+ * SIGTERM through a signalfd of its own (no signal thread) and reads it after every reaped
+ * worker, before deciding that the worker ended early. The kernel queues a group signal on
+ * every member before any of them can finish exiting (kill holds tasklist_lock for reading
+ * over the whole group, exit_notify needs it for writing), so a worker reaped because of a
+ * group signal always finds the parent's own signal already queued.
  */
 struct procs {
     struct srv_server *srv;
     const struct srv_model *model;
     pid_t *pid;
     int n, per; /* workers, and listeners per worker (shared mode: the one at index 0) */
-    int sfd, ready_rd, ready_wr;
+    int sfd, tfd, ready_rd, ready_wr; /* signalfds of SIGCHLD and of SIGINT/SIGTERM */
     pid_t parent_pid;
 };
 
@@ -49,6 +59,7 @@ static void __attribute__((noreturn)) worker_main(struct procs *p, int idx)
                            .nlisten = p->per,
                            .ready_fd = p->ready_wr};
     close(p->sfd);
+    close(p->tfd);
     close(p->ready_rd);
     for (int i = 0; i < SRV_MAX_THREADS; i++)
         w.listen_fd[i] = w.stop_fd[i] = -1;
@@ -99,6 +110,23 @@ static int worker_index(const struct procs *p, pid_t pid)
     return -1;
 }
 
+static void drain(int fd)
+{
+    char buf[512];
+    while (read(fd, buf, sizeof buf) > 0) {
+    }
+}
+
+/* SIGINT or SIGTERM queued for the parent (or its group): the server is stopping now. */
+static void take_stop_signal(struct procs *p)
+{
+    struct signalfd_siginfo si;
+    if (read(p->tfd, &si, sizeof si) == (ssize_t)sizeof si) {
+        srv_stop(p->srv);
+        drain(p->tfd);
+    }
+}
+
 /* Reap every worker that ended; returns how many ended. Their slots are set to 0. */
 static int reap(struct procs *p, int options)
 {
@@ -109,6 +137,7 @@ static int reap(struct procs *p, int options)
         if (i < 0) continue;
         p->pid[i] = 0;
         ended++;
+        take_stop_signal(p); /* a group signal is queued here before its workers are reaped */
         if (!srv_stopping(p->srv))
             srv_log_once(&logged_exit,
                          "worker process %d ended early (status %#x); starting "
@@ -118,25 +147,18 @@ static int reap(struct procs *p, int options)
     return ended;
 }
 
-static void drain(int fd)
-{
-    char buf[512];
-    while (read(fd, buf, sizeof buf) > 0) {
-    }
-}
-
 /* Wait until every worker reported ready; false when one ended first or the time ran out. */
 static bool wait_ready(struct procs *p)
 {
     int got = 0;
     long long waited = 0;
-    struct pollfd f[3] = {
-        {p->ready_rd, POLLIN, 0}, {p->sfd, POLLIN, 0}, {p->srv->stop_fd[0], POLLIN, 0}};
+    struct pollfd f[3] = {{p->ready_rd, POLLIN, 0}, {p->sfd, POLLIN, 0}, {p->tfd, POLLIN, 0}};
     while (got < p->n && !srv_stopping(p->srv) && waited < READY_MS) {
         int k = poll(f, 3, 100);
         waited += k == 0 ? 100 : 0;
         if (k < 0 && errno != EINTR) return false;
         if (k <= 0) continue;
+        if (f[2].revents) take_stop_signal(p);
         if (f[0].revents) {
             char buf[512];
             ssize_t r = read(p->ready_rd, buf, sizeof buf);
@@ -153,14 +175,14 @@ static bool wait_ready(struct procs *p)
 /* Serve until stopping: reap and start again any worker that ends. */
 static void supervise(struct procs *p)
 {
-    struct pollfd f[3] = {
-        {p->ready_rd, POLLIN, 0}, {p->sfd, POLLIN, 0}, {p->srv->stop_fd[0], POLLIN, 0}};
+    struct pollfd f[3] = {{p->ready_rd, POLLIN, 0}, {p->sfd, POLLIN, 0}, {p->tfd, POLLIN, 0}};
     while (!srv_stopping(p->srv)) {
         int k = poll(f, 3, SRV_BACKOFF_MS);
         if (k < 0 && errno != EINTR) {
             perror("echo-server: poll");
             return;
         }
+        if (k > 0 && f[2].revents) take_stop_signal(p);
         if (k > 0 && f[0].revents) drain(p->ready_rd); /* restarted workers report too */
         if (k > 0 && f[1].revents) {
             drain(p->sfd);
@@ -196,18 +218,28 @@ static void terminate_all(struct procs *p)
 
 int srv_run_procs(struct srv_server *srv, const struct srv_model *model)
 {
-    struct procs p = {
-        .srv = srv, .model = model, .n = srv->opt->procs, .sfd = -1, .parent_pid = getpid()};
+    struct procs p = {.srv = srv,
+                      .model = model,
+                      .n = srv->opt->procs,
+                      .sfd = -1,
+                      .tfd = -1,
+                      .parent_pid = getpid()};
     p.per = model->procs_kind == SRV_PROCS_SHARED ? 1 : srv->opt->threads;
     p.pid = calloc((size_t)p.n, sizeof *p.pid);
     int ready[2] = {-1, -1};
-    sigset_t chld;
+    sigset_t chld, term;
     sigemptyset(&chld);
-    sigaddset(&chld, SIGCHLD); /* blocked by the front end in every thread */
-    if (p.pid && pipe2(ready, O_CLOEXEC | O_NONBLOCK) == 0)
+    sigaddset(&chld, SIGCHLD); /* all three blocked by the front end in every thread */
+    sigemptyset(&term);
+    sigaddset(&term, SIGINT);
+    sigaddset(&term, SIGTERM);
+    if (p.pid && pipe2(ready, O_CLOEXEC | O_NONBLOCK) == 0) {
         p.sfd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
-    if (p.sfd < 0) {
+        p.tfd = signalfd(-1, &term, SFD_NONBLOCK | SFD_CLOEXEC);
+    }
+    if (p.sfd < 0 || p.tfd < 0) {
         perror("echo-server: worker processes");
+        if (p.sfd >= 0) close(p.sfd);
         free(p.pid);
         return -1;
     }
@@ -226,6 +258,7 @@ int srv_run_procs(struct srv_server *srv, const struct srv_model *model)
     }
     terminate_all(&p);
     close(p.sfd);
+    close(p.tfd);
     close(ready[0]);
     close(ready[1]);
     free(p.pid);

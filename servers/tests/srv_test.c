@@ -10,6 +10,7 @@
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_IDLE_TICKS 20 /* CPU ticks (1/100 s) allowed over a 1 s idle window: 20% */
@@ -80,6 +81,24 @@ static void check_read_policy(struct tc_server *s)
     tc_note("read policy %s: %llu waits before a read", want, (unsigned long long)waited);
 }
 
+/*
+ * The statistics name the stack mode that ran: null for a model without one, else never
+ * empty (worker processes' parent printed "" once), and the --stack given ("copy" is K = 1).
+ */
+static void check_stack(struct tc_server *s)
+{
+    const char *want = NULL, *v = tc_json_find(s->json, "stack");
+    for (int i = 0; server_argv[i] && server_argv[i + 1]; i++)
+        if (strcmp(server_argv[i], "--stack") == 0) want = server_argv[i + 1];
+    ASSERT_MSG(v, "no stack in %s", s->json);
+    if (strncmp(v, "null", 4) == 0 && !want) return;
+    ASSERT_MSG(v[0] == '"' && v[1] != '"', "stack is empty in %s", s->json);
+    if (!want) return;
+    char norm[32];
+    snprintf(norm, sizeof norm, "\"%s%s\"", want, strcmp(want, "copy") == 0 ? ":1" : "");
+    ASSERT_MSG(strncmp(v, norm, strlen(norm)) == 0, "stack is not %s in %s", norm, s->json);
+}
+
 /* Payloads from 1 byte to 4 MiB, several connections at once, exact both ways. */
 static void t_echo(void)
 {
@@ -102,6 +121,7 @@ static void t_echo(void)
     ASSERT_EQ(tc_stat(&s, "bytes"), total);
     ASSERT_EQ(tc_stat(&s, "connections"), conns);
     check_read_policy(&s);
+    check_stack(&s);
 }
 
 /* Half-close: everything sent comes back, then the server closes. */
@@ -438,6 +458,36 @@ static void t_respawn(void)
     ASSERT_EQ(tc_server_log_count(&s, "ended early"), 1);
 }
 
+#define GROUPSTOP_RUNS 200   /* servers started and stopped by a group signal */
+#define GROUPSTOP_MS   60000 /* ... or fewer when this much time has passed */
+#define GROUPSTOP_MIN  50    /* runs that must fit in that time */
+
+/*
+ * Worker processes: SIGTERM or SIGINT to the whole process group, as Ctrl-C or timeout(1)
+ * sends it, reaches the workers as well as the parent; a worker that is gone before the parent
+ * knows the server is stopping must not be started again. Many short runs, each stopped at
+ * another small delay after "listening", every one with no restart, no log line, exit 0.
+ */
+static void t_groupstop(void)
+{
+    static const int delay_us[] = {0, 50, 200, 500, 1000, 3000};
+    const struct tc_limits lim = {.own_group = true};
+    long long end = tc_now_ms() + GROUPSTOP_MS;
+    int runs = 0;
+    for (; runs < GROUPSTOP_RUNS && tc_now_ms() < end; runs++) {
+        struct tc_server s;
+        start_with(&s, &lim, NULL, NULL);
+        int us = delay_us[runs % (int)(sizeof delay_us / sizeof delay_us[0])];
+        if (us) nanosleep(&(struct timespec){0, us * 1000L}, NULL);
+        tc_server_stop_group(&s, runs % 2 ? SIGINT : SIGTERM);
+        ASSERT_MSG(tc_stat(&s, "respawned") == 0, "run %d (%d us, %s): respawned %llu", runs, us,
+                   runs % 2 ? "SIGINT" : "SIGTERM", (unsigned long long)tc_stat(&s, "respawned"));
+        ASSERT_MSG(tc_server_log_count(&s, "ended early") == 0, "run %d: '%s'", runs, s.log);
+    }
+    ASSERT_MSG(runs >= GROUPSTOP_MIN, "only %d runs in %d ms", runs, GROUPSTOP_MS);
+    tc_note("%d runs stopped by SIGTERM or SIGINT to the process group: no worker restarted", runs);
+}
+
 static void slurp(int fd, char *buf, size_t cap)
 {
     ssize_t n = read(fd, buf, cap - 1);
@@ -622,7 +672,7 @@ static const struct {
     {"emfile", t_emfile},     {"maxconns", t_maxconns},   {"fdleak", t_fdleak},
     {"idle", t_idle},         {"sigterm", t_sigterm},     {"zombies", t_zombies},
     {"respawn", t_respawn},   {"spawnfail", t_spawnfail}, {"smoke", t_smoke},
-    {"badflags", t_badflags}, {"porttaken", t_porttaken},
+    {"badflags", t_badflags}, {"porttaken", t_porttaken}, {"groupstop", t_groupstop},
 };
 
 int main(int argc, char **argv)

@@ -28,14 +28,18 @@ struct tc_server {
 };
 /* Soft limits for the server process; 0 leaves a limit as inherited. */
 struct tc_limits {
-    long nofile;   /* RLIMIT_NOFILE */
-    long as_bytes; /* RLIMIT_AS (useless under ASan, which maps terabytes of shadow) */
+    long nofile;    /* RLIMIT_NOFILE */
+    long as_bytes;  /* RLIMIT_AS (useless under ASan, which maps terabytes of shadow) */
+    bool own_group; /* start it in a session and process group of its own (setsid) */
 };
 /* Start argv (the binary and its flags; --port 0 is added) under lim (NULL: inherited), and
  * wait for the "listening 127.0.0.1:PORT" line. */
 void tc_server_start(struct tc_server *s, char *const argv[], const struct tc_limits *lim);
 /* Send sig, expect exit 0 and one valid JSON line holding every required key. */
 void tc_server_stop(struct tc_server *s, int sig);
+/* The same with sig sent to the server's whole process group (as Ctrl-C does): start it with
+ * own_group. */
+void tc_server_stop_group(struct tc_server *s, int sig);
 /* How many lines of the server's stderr contain needle. */
 int tc_server_log_count(struct tc_server *s, const char *needle);
 

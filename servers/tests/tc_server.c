@@ -96,6 +96,7 @@ exec_server(char *const argv[], int out, int err, const struct tc_limits *lim)
     prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive a test that died */
     dup2(out, STDOUT_FILENO);
     dup2(err, STDERR_FILENO);
+    if (lim && lim->own_group && setsid() < 0) _exit(127);
     if (lim) {
         set_limit(RLIMIT_NOFILE, lim->nofile);
         set_limit(RLIMIT_AS, lim->as_bytes);
@@ -142,11 +143,12 @@ static const char *const required_keys[] = {
     "model", "switch",  "sched", "engine",    "threads",  "connections", "max_concurrent",
     "bytes", "refused", "shed",  "epoll_ctl", "switches", "rss_max_kb",  NULL};
 
-void tc_server_stop(struct tc_server *s, int sig)
+static void stop(struct tc_server *s, int sig, bool group)
 {
     long long deadline = tc_now_ms() + STOP_MS;
     int status = 0;
-    ASSERT_MSG(kill(s->pid, sig) == 0, "server already gone: %s", strerror(errno));
+    ASSERT_MSG(kill(group ? -s->pid : s->pid, sig) == 0, "server already gone: %s",
+               strerror(errno));
     int n = read_line(s->out_fd, s->json, sizeof s->json, deadline);
     char extra[64];
     ASSERT_MSG(n > 0, "no statistics line after signal %d", sig);
@@ -170,6 +172,16 @@ void tc_server_stop(struct tc_server *s, int sig)
         ASSERT_MSG(tc_json_find(s->json, required_keys[i]), "no key '%s' in %s", required_keys[i],
                    s->json);
     tc_note("stats: %s", s->json);
+}
+
+void tc_server_stop(struct tc_server *s, int sig)
+{
+    stop(s, sig, false);
+}
+
+void tc_server_stop_group(struct tc_server *s, int sig)
+{
+    stop(s, sig, true);
 }
 
 int tc_server_log_count(struct tc_server *s, const char *needle)
