@@ -20,9 +20,14 @@ def bench(name, ns, **counters):
 
 
 def switch(switch_ns=None, call=1.4, syscall=200.0, ring_factor=0.5, fibers=(2, 16),
-           ctl_growth=1.2, floors=None, copy_ns=None):
+           ctl_growth=1.2, floors=None, copy_ns=None, chain=None, ctl_levels=(10, 1000, 19000)):
+    """chain: ns of the `call/chain` row (a call's latency), left out when None, as older
+    runs have it; ctl_growth: the epoll_ctl pair's cost at the last of ctl_levels over the
+    first, linear in the fds between, or a function of the fds giving the cost in ns."""
     switch_ns = switch_ns or {"asm": 5.0, "fcontext": 6.0, "setjmp": 17.0, "ucontext": 280.0}
     rows = [bench("call/noinline", call), bench("syscall/getppid", syscall)]
+    if chain is not None:
+        rows.append(bench("call/chain", chain))
     rows += [bench(f"switch/{b}", t) for b, t in switch_ns.items()]
     rows += [bench(f"switch/{f}", t) for f, t in (floors or {}).items()]
     # copy_ns(bytes, fibers) -> ns per resume; default: 40 ns plus 0.02 ns per byte.
@@ -40,9 +45,11 @@ def switch(switch_ns=None, call=1.4, syscall=200.0, ring_factor=0.5, fibers=(2, 
     for k in ("thread", "process"):
         rows.append(bench(f"kernel/{k}_pingpong/same_cpu", 2500.0))
         rows.append(bench(f"kernel/{k}_pingpong/cross_cpu", 25000.0))
-    for n in (10, 1000, 19000):
-        rows.append(bench(f"syscall/epoll_ctl_add_del/registered:{n}",
-                          500.0 * (1 + (ctl_growth - 1) * (n - 10) / 18990), registered=n))
+    lo, hi = ctl_levels[0], ctl_levels[-1]
+    ctl = ctl_growth if callable(ctl_growth) else \
+        (lambda n: 500.0 * (1 + (ctl_growth - 1) * (n - lo) / (hi - lo)))
+    for n in ctl_levels:
+        rows.append(bench(f"syscall/epoll_ctl_add_del/registered:{n}", ctl(n), registered=n))
     return {"experiment": "switch", "meta": META, "benchmarks": rows,
             "context": {"mhz_per_cpu": 2000, "spectre_v2": "none"}}
 

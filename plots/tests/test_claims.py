@@ -106,6 +106,38 @@ class FromRawRounds(unittest.TestCase):
                          {"per_round": [2.0, 1.5], "median": 1.75})
 
 
+class Rules(unittest.TestCase):
+    """Rules that say what the data says: each decides on the figure that measures the claim,
+    and its measured lines never contradict its verdict."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="rules-test-")
+        self.n = 0
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def result(self, cid, **docs):
+        self.n += 1
+        return claims.by_id(cid).verdict(D.Run(S.full(Path(self.tmp.name) / str(self.n),
+                                                      **docs)))
+
+    def text(self, r):
+        return "\n".join(r["measured"])
+
+    def test_c5_call_is_a_latency(self):
+        # A 0.3 ns throughput beside a 2 ns chain: the chain decides, the call matches.
+        r = self.result("C5", switch=S.switch({"asm": 40.0}, call=0.3, chain=2.0))
+        self.assertEqual(r["verdict"], V.HOLDS)
+        self.assertIn("call/chain", [f["name"] for f in r["figures"] if f.get("decides")])
+        self.assertNotIn("call/noinline", [f["name"] for f in r["figures"] if f.get("decides")])
+        # An older run without the row: the throughput decides, and the report says so.
+        r = self.result("C5", switch=S.switch({"asm": 40.0}, call=0.3))
+        self.assertEqual(r["verdict"], V.PARTLY)
+        self.assertIn("no `call/chain` row", self.text(r))
+        self.assertIn("throughput", self.text(r))
+
+
 class Readme(unittest.TestCase):
     def test_chart_table_names_every_chart(self):
         text = (HERE.parent / "README.md").read_text()
