@@ -137,6 +137,32 @@ class Rules(unittest.TestCase):
         self.assertIn("no `call/chain` row", self.text(r))
         self.assertIn("throughput", self.text(r))
 
+    def c6_sweep(self, errors, status=None):
+        """Thread rises from 1 to 10 connections and stays there; its 1000-connection ping-pong
+        point has `errors` timeouts (of 23,500 requests); fork stays far lower."""
+        sw = S.sweep(thread={1: 1000, 10: 5000, 100: 4800, 1000: 4700},
+                     fork={1: 400, 10: 400, 100: 400, 1000: 400})
+        for p in sw["points"]:
+            if p["model"] == "thread" and p["conns"] == 1000:
+                p["load"]["errors"]["timeout"] = errors
+                if status:
+                    p.update(status=status, reason="fd limit (synthetic)")
+        return sw
+
+    def test_c6_errors_are_a_rate(self):
+        # 3 timeouts in 23,500 requests (0.01%) are no collapse: only fork's part holds.
+        r = self.result("C6", sweep=self.c6_sweep(3))
+        self.assertEqual(r["verdict"], V.PARTLY)
+        self.assertIn("0.01% of its requests", self.text(r))
+        # 2,000 (8%): the point fails (left out of the throughput, named), and collapses.
+        r = self.result("C6", sweep=self.c6_sweep(2000))
+        self.assertEqual(r["verdict"], V.HOLDS)
+        self.assertIn("left out of the throughput: 1000 (failed:", self.text(r))
+        # A point stopped by a machine limit says nothing about the model.
+        r = self.result("C6", sweep=self.c6_sweep(2000, status="not run"))
+        self.assertEqual(r["verdict"], V.PARTLY)
+        self.assertIn("1000 (limit: fd limit (synthetic))", self.text(r))
+
 
 class Readme(unittest.TestCase):
     def test_chart_table_names_every_chart(self):

@@ -389,6 +389,11 @@ class ReferenceColumn(unittest.TestCase):
 
 
 def quick_levels(args):
+    """The levels a preset's arguments sweep: `--levels a,b,...`, or the union of the levels
+    of a `--plan models/modes/levels;...` (every part's last field)."""
+    if "--plan" in args:
+        parts = args[args.index("--plan") + 1].split(";")
+        return sorted({int(x) for part in parts for x in part.split("/")[-1].split(",")})
     return [int(x) for x in args[args.index("--levels") + 1].split(",")]
 
 
