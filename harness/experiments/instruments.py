@@ -1,0 +1,20 @@
+"""The experiment of harness/instruments.py: perf bench and a minimal switch loop beside ours."""
+from experiments._step import Experiment, driver
+
+EXPERIMENT = Experiment(
+    name="instruments",
+    measures="independent instruments beside C5, C9 and C15's figures (no verdict): perf "
+             "bench sched pipe (one CPU), perf bench syscall basic, a minimal switch loop",
+    # Set beside the claims' figures in a section of their own; no verdict reads them.
+    claims=(),
+    binaries=("minimal-switch-loop",),
+    output="instruments.json",
+    presets={
+        "quick": ["--rounds", "5", "--pipe-loops", "50000", "--syscall-loops", "1000000",
+                  "--switch-loops", "1000000"],
+        "full": ["--rounds", "10", "--pipe-loops", "200000", "--syscall-loops", "5000000",
+                 "--switch-loops", "2000000"],
+    },
+    estimate_s={"quick": 8, "full": 30},
+    run=driver("instruments.py", timeout=300),
+)
