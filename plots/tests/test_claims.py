@@ -163,6 +163,26 @@ class Rules(unittest.TestCase):
         self.assertEqual(r["verdict"], V.PARTLY)
         self.assertIn("1000 (limit: fd limit (synthetic))", self.text(r))
 
+    def test_c7_labels_follow_the_rule(self):
+        levels = (1, 100, 1000, 10000)
+        sw = S.sweep(thread={1: 10000, 100: 40000, 1000: 39000, 10000: 10000},
+                     fork={1: 3000, 100: 3000, 1000: 3000, 10000: 1000}, levels=levels)
+        for p in sw["points"]:
+            if p["model"] == "fiber" and p["mode"] == "pingpong" and p["conns"] == 10000:
+                p["load"]["requests_per_sec"] = 49700.0  # 0.497 of its peak, measured once
+            if p["model"] == "epoll" and p["mode"] == "pingpong" and p["conns"] == 100:
+                # A client-bound point is no peak: epoll's peak stays 120,000 req/s.
+                p["load"]["requests_per_sec"] = 300000.0
+                p["load"]["cpu"] = {"saturated": True}
+        r = self.result("C7", sweep=sw)
+        self.assertEqual(r["verdict"], V.HOLDS)
+        fiber = next(ln for ln in r["measured"] if ln.startswith("- fiber at 10000"))
+        self.assertIn("within the rule's tolerance", fiber)
+        self.assertIn("straddles 0.5", fiber)
+        self.assertNotIn("fails", fiber)
+        self.assertIn("- epoll at 10000 connections: works", self.text(r))
+        self.assertIn("- thread at 10000 connections: fails", self.text(r))
+
 
 class Readme(unittest.TestCase):
     def test_chart_table_names_every_chart(self):
