@@ -19,6 +19,7 @@ handoff
 fibermem
 fiberio
 hooks
+instruments
 """.split()
 
 
