@@ -16,9 +16,13 @@ CHARTS = ["switch_cost"]
 HOLDS_CYCLES = 100  # the order of 10
 PARTLY_CYCLES_VM = 1000
 
-RULE = (f"holds when a trivial syscall costs <= {HOLDS_CYCLES} cycles (the order of "
-        f"{QUOTED_CYCLES:g}); holds partly when it costs <= {PARTLY_CYCLES_VM} cycles on a "
-        "virtual machine (the claim itself expects a VM to be dearer); otherwise does not hold")
+RULE = ("two parts: (1) a trivial syscall costs the order of "
+        f"{QUOTED_CYCLES:g} cycles, read as <= {HOLDS_CYCLES} cycles; (2) a virtual machine "
+        "makes it dearer, which one machine cannot show, so on a virtual machine the rule only "
+        f"asks that the cost stay within what a dearer VM explains, <= {PARTLY_CYCLES_VM} "
+        "cycles. Holds when (1) holds; holds partly when (1) does not but (2) is consistent "
+        "(the claim's figure fails, its excuse for a VM covers the gap); otherwise does not "
+        "hold")
 
 
 def measure(run):
@@ -39,14 +43,22 @@ def measure(run):
     if fastest and fastest != math.inf:
         lines.append(f"- that is {t / fastest:.0f}x the fastest user-space switch "
                      f"({fastest:.3g} ns)")
-    if cycles is not None and cycles > HOLDS_CYCLES:
-        lines.append(f"- the {QUOTED_CYCLES:g}-cycle figure does not hold here ({cycles:.0f} "
-                     "cycles); how much of that the virtual machine adds cannot be separated "
-                     "on one machine")
     # The clock is one reported figure; the cycles' noise is the repetitions' noise.
     reps = D.bench_samples(sw).get("syscall/getppid") or []
     cyc = F.timing("getppid (cycles)", cycles, "cycles", "switch",
                    samples=[x * mhz / 1e3 for x in reps] if mhz else None)
+    if cycles is not None:
+        # Each part's words from the comparison the verdict makes, on the interval.
+        one = V.settled_text(*V.settle(lambda t: t(cyc, "<=", HOLDS_CYCLES)), "holds",
+                             "does not hold")
+        lines.append(f"- part 1, the order of {QUOTED_CYCLES:g} cycles (<= {HOLDS_CYCLES}): "
+                     f"{one}, at {F.fmt_with_interval(cyc)}")
+        two = "no virtual machine here, so not tested" if not virt else V.settled_text(
+            *V.settle(lambda t: t(cyc, "<=", PARTLY_CYCLES_VM)),
+            f"consistent: within the {PARTLY_CYCLES_VM} cycles a dearer VM explains",
+            f"not consistent: more than the {PARTLY_CYCLES_VM} cycles a dearer VM explains")
+        lines.append(f"- part 2, a virtual machine makes it dearer: {two}; how much the virtual "
+                     "machine adds cannot be separated on one machine")
     figures = V.figs(V.switch_fig(run, "syscall/getppid"), cyc,
                      F.once("CPU clock (reported)", mhz, "MHz", "switch"))
     return {"lines": lines, "figures": figures, "cycles": cyc, "virtual": virt,

@@ -16,6 +16,10 @@ FEW_BYTES, MANY_BYTES = 8, 8192  # live bytes a resume copies, the two ends comp
 RESUME_AIM_NS = 20  # 8 B at 10^5 fibers, per resume + yield
 RESUME_AIM_FIBERS = 100000
 IDLE_FIBER_AIM_B = 1024
+# The aims are the project's engineering targets, not the claim: the claim says only that a
+# copy stack trades time for memory. Their lines say so, so that a target missed never reads
+# as a part of the claim that failed beside a verdict of holds.
+AIM_WORDS = "the project's own target (not the claim; no verdict reads it)"
 TRADE_AT = 1.0  # many bytes' resume over few bytes', and copy over guarded PSS, around 1
 
 RULE = ("holds when the guard-page overflow check passes for every backend (the one-line "
@@ -44,9 +48,10 @@ def time_trade(run, cp, lines):
                 f"resume at {MANY_BYTES} B over {FEW_BYTES} B, {f} fibers"))
     at = {n: t for n, t, _ in cp.get(RESUME_AIM_FIBERS, [])}
     if at.get(FEW_BYTES):
-        lines.append(f"- aim: {FEW_BYTES} B at 10^{len(str(RESUME_AIM_FIBERS)) - 1} fibers "
-                     f"under {RESUME_AIM_NS} ns per round trip: {at[FEW_BYTES]:.3g} ns, "
-                     f"{'met' if at[FEW_BYTES] < RESUME_AIM_NS else 'not met'}")
+        lines.append(f"- {AIM_WORDS}: {FEW_BYTES} B at 10^{len(str(RESUME_AIM_FIBERS)) - 1} "
+                     f"fibers under {RESUME_AIM_NS} ns per round trip: {at[FEW_BYTES]:.3g} ns, "
+                     + ("reached" if at[FEW_BYTES] < RESUME_AIM_NS else
+                        f"{at[FEW_BYTES] / RESUME_AIM_NS:.2g}x the target"))
     return ratios
 
 
@@ -75,9 +80,10 @@ def memory_trade(fm, lines, nums):
         lines.append(f"- copy ({copy_best[0]} fibers) against guarded ({max(guarded_ok)}, the "
                      f"largest that ran): {copy_best[1]:.0f} against {g:.0f} B per fiber "
                      f"({g / copy_best[1]:.1f}x less)" if copy_best[1] else "")
-        lines.append(f"- aim: an idle fiber in copy mode under {IDLE_FIBER_AIM_B // 1024} KiB: "
-                     f"{copy_best[1]:.0f} B, "
-                     f"{'met' if copy_best[1] < IDLE_FIBER_AIM_B else 'not met'}")
+        lines.append(f"- {AIM_WORDS}: an idle fiber in copy mode under "
+                     f"{IDLE_FIBER_AIM_B // 1024} KiB: {copy_best[1]:.0f} B, "
+                     + ("reached" if copy_best[1] < IDLE_FIBER_AIM_B else
+                        f"{copy_best[1] / IDLE_FIBER_AIM_B:.2g}x the target"))
         nums["idle fiber, copy stack (B)"] = (copy_best[1], float(IDLE_FIBER_AIM_B))
     return trade
 

@@ -183,6 +183,29 @@ class Rules(unittest.TestCase):
         self.assertIn("- epoll at 10000 connections: works", self.text(r))
         self.assertIn("- thread at 10000 connections: fails", self.text(r))
 
+    def test_c9_parts_agree_with_the_verdict(self):
+        # 200 ns at 2000 MHz: 400 cycles on a VM. The figure fails, the VM part is consistent.
+        r = self.result("C9")
+        self.assertEqual(r["verdict"], V.PARTLY)
+        self.assertIn("part 1, the order of 10 cycles (<= 100): does not hold", self.text(r))
+        self.assertIn("part 2, a virtual machine makes it dearer: consistent", self.text(r))
+        r = self.result("C9", switch=S.switch(syscall=40.0))  # 80 cycles
+        self.assertEqual(r["verdict"], V.HOLDS)
+        self.assertIn("(<= 100): holds", self.text(r))
+        r = self.result("C9", props=S.props(virtualized=False))
+        self.assertEqual(r["verdict"], V.NOT)
+        self.assertIn("no virtual machine here, so not tested", self.text(r))
+
+    def test_c12_targets_are_not_the_claim(self):
+        # Resume at 10^5 fibers 63 ns against the 20 ns target; the claim holds.
+        r = self.result("C12", props=S.props(copy_stack=True))
+        self.assertEqual(r["verdict"], V.HOLDS)
+        target = [ln for ln in r["measured"] if "target" in ln]
+        self.assertTrue(target)
+        for ln in target:
+            self.assertIn("not the claim; no verdict reads it", ln)
+            self.assertNotIn("not met", ln)
+
 
 class Readme(unittest.TestCase):
     def test_chart_table_names_every_chart(self):
