@@ -228,8 +228,8 @@ class Verdicts(unittest.TestCase):
                          V.NOT)
         res = claims.by_id("C12").verdict(self.run_with(props=S.props(copy_stack=True)))
         text = "\n".join(res["measured"])
-        self.assertIn("under 1 KiB: 776 B, met", text)
-        self.assertIn("under 20 ns per round trip: 60.2 ns, not met", text)
+        self.assertIn("under 1 KiB: 776 B, reached", text)
+        self.assertIn("under 20 ns per round trip: 60.2 ns, 3x the target", text)
         self.assertIn("100000: not run: fiber 32743", text)
 
     def test_c1_at_1e5_fibers(self):
