@@ -35,7 +35,7 @@ subcommands:
                (1 to 10000 connections), the max-connections and 1-vs-2-thread runs, charts,
                CSV files and REPORT.md (a verdict on every claim)
   quick        the same as no subcommand
-  full         set up, build, every experiment at full size (under an hour): sweep 1..10000
+  full         set up, build, every experiment at full size (about 70 minutes): sweep 1..10000
                connections, all fiber counts, 5 engine rounds; charts and REPORT.md
   setup        install the missing Debian packages (idempotent)
   build        configure and build into build/ (Release, -O2, warnings as errors)
