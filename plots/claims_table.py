@@ -69,6 +69,13 @@ def test_doc(test):
             "outcome": test["outcome"], "basis": test["basis"]}
 
 
+def noise_doc(entry):
+    """A deciding ratio beside its A/A interval: apart (True), overlapping (False, the verdict
+    is then inconclusive) or not comparable (None)."""
+    return {"figure": entry["figure"], "value": entry["value"], "low": entry["low"],
+            "high": entry["high"], "aa": figure_doc(entry["aa"]), "apart": entry["apart"]}
+
+
 def verdicts_doc(run, results):
     """verdicts.json: per claim its verdict, rule, deciding figures with intervals, the
     thresholds they were compared with, the margin and what an inconclusive verdict
@@ -85,5 +92,8 @@ def verdicts_doc(run, results):
             "margin": r["margin"],
             "straddled": [test_doc(t) for t in r["straddled"]],
             "single_sample": r["single_sample"]})
+        if r.get("noise_floor"):
+            # Only where the run recorded A/A pairs: older runs' files keep their shape.
+            out[-1]["noise_floor"] = [noise_doc(e) for e in r["noise_floor"]]
     return {"experiment": "verdicts", "meta": run.meta(), "level": F.LEVEL,
             "single_margin": F.SINGLE_MARGIN, "claims": out}

@@ -181,16 +181,28 @@ def maxconns(held=19900, errors=0, target=100000, held_target=False, copy_pss=3.
                  "available": 8000000, "binds": target * 9 > 8000000}]}
 
 
-def threads(ratio=1.0, load_cores=1.0, server_cores=1.0, cpu2=6.0):
-    s = {"t1-pinned": {"threads": 1, "runs": 1, "requests_per_sec": 100000.0,
+def threads(ratio=1.0, load_cores=0.5, server_cores=1.0, cpu2=6.0, rounds=1, t1_cores=1.0,
+            aa=None):
+    """threads.json: 2 scheduler threads at `ratio` times 1 thread's throughput on shared CPUs;
+    with rounds > 1 every variant has per-round records (server and load cores each round,
+    the ratio spread +-1% over the rounds); aa: the A/A per-round ratios, left out when None."""
+    s = {"t1-pinned": {"threads": 1, "runs": rounds, "requests_per_sec": 100000.0,
                        "server_cores_used": 1.0, "server_cpu_us_per_request": 6.0},
-         "t1-shared": {"threads": 1, "runs": 1, "requests_per_sec": 100000.0,
-                       "server_cores_used": 1.0, "server_cpu_us_per_request": 6.0},
-         "t2-shared": {"threads": 2, "runs": 1, "requests_per_sec": 100000.0 * ratio,
+         "t1-shared": {"threads": 1, "runs": rounds, "requests_per_sec": 100000.0,
+                       "server_cores_used": t1_cores, "server_cpu_us_per_request": 6.0},
+         "t2-shared": {"threads": 2, "runs": rounds, "requests_per_sec": 100000.0 * ratio,
                        "server_cores_used": server_cores, "server_cpu_us_per_request": cpu2}}
-    return {"experiment": "threads", "meta": META, "config": {"cores": 2}, "summary": s,
-            "ratio_t2_over_t1_shared": ratio,
-            "runs": [{"variant": "t2-shared", "status": "ok", "load_cores_used": load_cores}]}
+    runs = [{"variant": "t2-shared", "status": "ok", "load_cores_used": load_cores}]
+    if rounds > 1:
+        runs = [dict(v, variant=name, status="ok", round=i, load_cores_used=load_cores,
+                     requests_per_sec=v["requests_per_sec"] * (
+                         1 + (0.01 * (2 * i / (rounds - 1) - 1) if name == "t2-shared" else 0)))
+                for i in range(rounds) for name, v in s.items()]
+    doc = {"experiment": "threads", "meta": META, "config": {"cores": 2}, "summary": s,
+           "ratio_t2_over_t1_shared": ratio, "runs": runs}
+    if aa is not None:
+        doc["aa"] = {"requests_per_sec t1-shared/t1-shared": {"per_round": list(aa)}}
+    return doc
 
 
 def scale_part(values, levels, extra=None):

@@ -15,6 +15,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 import charts  # noqa: E402
 import claims  # noqa: E402
+import claims_table  # noqa: E402
 import data as D  # noqa: E402
 import synth as S  # noqa: E402
 import verdict as V  # noqa: E402
@@ -205,6 +206,43 @@ class Rules(unittest.TestCase):
         for ln in target:
             self.assertIn("not the claim; no verdict reads it", ln)
             self.assertNotIn("not met", ln)
+
+    def test_c11_not_measurable_when_placement_decides(self):
+        # 3 rounds, load on half a core: measurable, 1.6x holds.
+        r = self.result("C11", threads=S.threads(ratio=1.6, rounds=3))
+        self.assertEqual(r["verdict"], V.HOLDS)
+        # The one-thread server got 0.88 of a core beside the load: its placement decided.
+        r = self.result("C11", threads=S.threads(ratio=1.12, rounds=3, t1_cores=0.88))
+        self.assertEqual(r["verdict"], V.NOTRUN)
+        self.assertIn("not measurable here", self.text(r))
+        self.assertIn("the load pinned to CPUs the server does not use", self.text(r))
+        # Server and load filling both cores, per round.
+        r = self.result("C11", threads=S.threads(ratio=1.6, rounds=3, load_cores=0.95))
+        self.assertEqual(r["verdict"], V.NOTRUN)
+        self.assertIn("filled every core", self.text(r))
+
+    def test_noise_floor(self):
+        # 1.12 [1.11, 1.13] beside an A/A interval reaching 1.15: not distinguishable.
+        noisy = S.threads(ratio=1.12, rounds=3, aa=[0.9, 1.0, 1.15])
+        r = self.result("C11", threads=noisy)
+        self.assertEqual(r["verdict"], V.INCONCLUSIVE)
+        self.assertIn("overlaps the A/A noise floor", V.why(r))
+        self.assertEqual(r["noise_floor"][0]["apart"], False)
+        self.n += 1
+        run = D.Run(S.full(Path(self.tmp.name) / str(self.n), threads=noisy))
+        doc = claims_table.verdicts_doc(run, claims.evaluate(run))
+        c11 = next(c for c in doc["claims"] if c["id"] == "C11")
+        self.assertEqual((c11["verdict"], c11["noise_floor"][0]["apart"]),
+                         (V.INCONCLUSIVE, False))
+        self.assertEqual(c11["noise_floor"][0]["aa"]["high"], 1.15)
+        self.assertNotIn("noise_floor", next(c for c in doc["claims"] if c["id"] == "C2"))
+        # A tight A/A interval: the same ratio is apart from it and decides.
+        r = self.result("C11", threads=S.threads(ratio=1.12, rounds=3, aa=[0.99, 1.0, 1.01]))
+        self.assertEqual(r["verdict"], V.PARTLY)
+        self.assertIn("apart from it", self.text(r))
+        # No A/A pairs (older runs): nothing said, nothing changed.
+        r = self.result("C11", threads=S.threads(ratio=1.12, rounds=3))
+        self.assertEqual((r["verdict"], r["noise_floor"]), (V.PARTLY, []))
 
 
 class Readme(unittest.TestCase):

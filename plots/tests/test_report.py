@@ -202,13 +202,12 @@ class Verdicts(unittest.TestCase):
 
     def test_c11(self):
         self.assertEqual(self.verdict(claims.by_id("C11").verdict, threads=S.threads(ratio=1.6)), V.HOLDS)
-        self.assertEqual(self.verdict(claims.by_id("C11").verdict, threads=S.threads(ratio=1.15,
-                                                                       load_cores=0.5)),
+        self.assertEqual(self.verdict(claims.by_id("C11").verdict, threads=S.threads(ratio=1.15)),
                          V.PARTLY)
-        self.assertEqual(self.verdict(claims.by_id("C11").verdict), V.PARTLY)  # machine full, no extra cost
-        self.assertEqual(self.verdict(claims.by_id("C11").verdict, threads=S.threads(ratio=0.98, cpu2=9.0)), V.NOT)
-        self.assertEqual(self.verdict(claims.by_id("C11").verdict, threads=S.threads(ratio=0.8,
-                                                                       load_cores=0.5)), V.NOT)
+        self.assertEqual(self.verdict(claims.by_id("C11").verdict, threads=S.threads(ratio=0.9)), V.NOT)
+        # Server and load filling both cores: not measurable here, whatever the ratio.
+        self.assertEqual(self.verdict(claims.by_id("C11").verdict, threads=S.threads(ratio=1.6,
+                                                                       load_cores=1.0)), V.NOTRUN)
 
     def test_c12(self):
         # Guard pages pass and both sides of the trade were measured.
