@@ -15,8 +15,9 @@ always give the same interval and the same gate decision.
                                         (exact for small samples without ties)
     theil_sen(xs, ys)                   the median of the pairwise slopes: a trend line's
                                         slope that one wild point does not move
-    mann_kendall(ys)                    (S, two-sided p) of a monotonic trend in ys taken in
-                                        order (normal approximation, ties corrected)
+    kendall_trend(xs, ys)               (S, two-sided p) of a monotonic relation of ys to xs
+                                        (Kendall; ties in either corrected, normal approx.)
+    mann_kendall(ys)                    the same against the positions: a trend in order
 
 Only the standard library: the gate runs before anything else is installed.
 """
@@ -183,19 +184,37 @@ def theil_sen(xs, ys):
     return median(slopes)
 
 
-def mann_kendall(ys):
-    """(S, p): the Mann-Kendall statistic of ys in their order (concordant minus discordant
-    pairs) and the two-sided p-value of "no monotonic trend", from the normal approximation
-    with the tie correction and a continuity correction. Few values can never give a small p:
-    with 5 values and no ties the smallest is about 0.027."""
-    n = len(ys)
-    s = sum((ys[j] > ys[i]) - (ys[j] < ys[i]) for i in range(n) for j in range(i + 1, n))
-    counts = {}
-    for y in ys:
-        counts[y] = counts.get(y, 0) + 1
-    var = (n * (n - 1) * (2 * n + 5)
-           - sum(t * (t - 1) * (2 * t + 5) for t in counts.values())) / 18.0
+def kendall_trend(xs, ys):
+    """(S, p): Kendall's S of ys against xs (pairs ordered the same way minus pairs ordered
+    the opposite way; pairs tied in x or y count neither) and the two-sided p-value of "no
+    monotonic relation", from the normal approximation with the variance corrected for ties
+    in both (as scipy.stats.kendalltau's asymptotic method) and a continuity correction.
+    Repetitions at the same x are ties in x: they add samples, not order."""
+    n = len(xs)
+    s = sum(((xs[j] > xs[i]) - (xs[j] < xs[i])) * ((ys[j] > ys[i]) - (ys[j] < ys[i]))
+            for i in range(n) for j in range(i + 1, n))
+
+    def groups(vs):
+        counts = {}
+        for v in vs:
+            counts[v] = counts.get(v, 0) + 1
+        return [t for t in counts.values() if t > 1]
+    tx, ty = groups(xs), groups(ys)
+    var = (n * (n - 1) * (2 * n + 5) - sum(t * (t - 1) * (2 * t + 5) for t in tx)
+           - sum(u * (u - 1) * (2 * u + 5) for u in ty)) / 18.0
+    if n > 2:
+        var += (sum(t * (t - 1) * (t - 2) for t in tx) * sum(u * (u - 1) * (u - 2) for u in ty)
+                / (9.0 * n * (n - 1) * (n - 2)))
+    if n > 1:
+        var += sum(t * (t - 1) for t in tx) * sum(u * (u - 1) for u in ty) / (2.0 * n * (n - 1))
     if var <= 0:
         return s, 1.0
     z = max(0.0, abs(s) - 1) / math.sqrt(var)
     return s, min(1.0, math.erfc(z / math.sqrt(2.0)))
+
+
+def mann_kendall(ys):
+    """(S, p) of a monotonic trend in ys taken in their order: kendall_trend against the
+    positions. Few values can never give a small p: with 5 values and no ties the smallest
+    is about 0.027."""
+    return kendall_trend(list(range(len(ys))), list(ys))

@@ -4,6 +4,7 @@
 its constants, its charts drawn; C2 and C13 judged from the drivers' raw rounds alone."""
 import ast
 import json
+import math
 import re
 import sys
 import tempfile
@@ -243,6 +244,21 @@ class Rules(unittest.TestCase):
         # No A/A pairs (older runs): nothing said, nothing changed.
         r = self.result("C11", threads=S.threads(ratio=1.12, rounds=3))
         self.assertEqual((r["verdict"], r["noise_floor"]), (V.PARTLY, []))
+
+    def test_c14_a_trend_over_every_level(self):
+        # One VM's per-level medians: the end points rise 1.12x, the levels go up and down.
+        amd = dict(zip((10, 100, 1000, 10000, 19000), (1864, 1862, 1719, 1796, 2081)))
+        sw = S.repeated(S.switch(ctl_growth=lambda n: amd[n], ctl_levels=tuple(amd)), n=5)
+        r = self.result("C14", switch=sw, scale=S.scale(churn_growth=0.9))
+        self.assertEqual(r["verdict"], V.NOT)
+        self.assertIn("the pair's cost shows no trend", self.text(r))
+        self.assertIn("epoll_ctl pair at 1000 registered", [f["name"] for f in r["figures"]])
+        # A steady rise of 1% per doubling over the same levels is a trend.
+        sw = S.repeated(S.switch(ctl_growth=lambda n: 1800 * (1 + 0.01 * math.log2(n)),
+                                 ctl_levels=tuple(amd)), n=5)
+        r = self.result("C14", switch=sw, scale=S.scale(churn_growth=0.9))
+        self.assertEqual(r["verdict"], V.PARTLY)
+        self.assertIn("the pair's cost rises", self.text(r))
 
 
 class Readme(unittest.TestCase):

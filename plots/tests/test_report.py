@@ -38,14 +38,17 @@ class Verdicts(unittest.TestCase):
         return fn(self.run_with(**docs))["verdict"]
 
     def test_c14(self):
-        self.assertEqual(self.verdict(claims.by_id("C14").verdict), V.HOLDS)
+        def sw(growth):
+            return S.repeated(S.switch(ctl_growth=growth, ctl_levels=(10, 100, 1000, 10000, 19000)),
+                              rel=0.02, n=5)
+        c14 = claims.by_id("C14").verdict
+        self.assertEqual(self.verdict(c14, switch=sw(1.2)), V.HOLDS)
         # The pair grows logarithmically but churn does not pay for it: only one shows.
-        self.assertEqual(self.verdict(claims.by_id("C14").verdict, scale=S.scale(churn_growth=0.9)), V.PARTLY)
-        self.assertEqual(self.verdict(claims.by_id("C14").verdict, switch=S.switch(ctl_growth=0.9),
-                                      scale=S.scale(churn_growth=0.9)), V.NOT)
+        self.assertEqual(self.verdict(c14, switch=sw(1.2), scale=S.scale(churn_growth=0.9)), V.PARTLY)
+        self.assertEqual(self.verdict(c14, switch=sw(0.9), scale=S.scale(churn_growth=0.9)), V.NOT)
         # Faster than logarithmic growth (here linear-like, 50x) contradicts the tree.
-        self.assertEqual(self.verdict(claims.by_id("C14").verdict, switch=S.switch(ctl_growth=50.0)), V.NOT)
-        self.assertEqual(self.verdict(claims.by_id("C14").verdict, switch=None), V.NOTRUN)
+        self.assertEqual(self.verdict(c14, switch=sw(50.0)), V.NOT)
+        self.assertEqual(self.verdict(c14, switch=None), V.NOTRUN)
 
     def test_c16(self):
         self.assertEqual(self.verdict(claims.by_id("C16").verdict), V.HOLDS)
