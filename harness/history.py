@@ -4,22 +4,25 @@
     history.py [FIGURE ...] [--machine M] [--out DIR] [--runs-root DIR] [DIR ...]
 
 Reads every run folder under results/runs/ (a folder with switch-regress.json, written by
-`./run.sh regress`, or switch.json, written by the suite) and the folders given, groups the
-runs by machine (the CPU model: a timing is comparable only on the same model), and for each
-figure charts its value in every run, in commit order (git's order of the commits the runs
-measured; runs of commits git does not know come last, by date), each point with its 95%
-interval. A point is marked where the figure moved beyond noise against the run before it
-on the same machine, by the statistics of harness/stats.py: the two intervals do not
-overlap, a two-sided Mann-Whitney U test gives p < 0.05, and the change exceeds what moves
-between two sittings of one CPU model (the regression gate's MIN_TIMING_TOLERANCE: the
-intervals only know the noise inside one run); exact counts (instructions, system calls)
-are marked when they change beyond 0.5%.
+`./run.sh regress`, or switch.json and verdicts.json, written by the suite) and the folders
+given, groups the runs by machine (the CPU model: a timing is comparable only on the same
+model), and for each figure charts its value in every run, in commit order (git's order of the
+commits the runs measured; runs of commits git does not know come last, by date), each point
+with its 95% interval. A point is marked where the figure moved beyond noise against the run
+before it on the same machine, by the statistics of harness/stats.py: the two intervals do
+not overlap, a two-sided Mann-Whitney U test gives p < 0.05 (where both runs kept their
+samples), and the change exceeds what moves between two sittings of one CPU model (the
+regression gate's MIN_TIMING_TOLERANCE: the intervals only know the noise inside one run);
+exact counts (instructions, system calls) are marked when they change beyond 0.5%.
 
-Figures (FIGURE picks them by name or prefix; default: every switch row):
+Figures (FIGURE picks them by name or prefix; default: every switch row and every claim's
+deciding figures):
   switch/<row>/floor     regress: CPU time over the floor rows, one sample per process
   switch/<row>           suite (switch.json): CPU time in ns, one sample per repetition
   icount/<row>           instructions per switch, create or hop (exact)
   syscalls/<backend>     system calls per switch (exact)
+  claim/<id>: <figure>   suite (verdicts.json): a figure the claim's rule compared with a
+                         threshold, with the interval and n the report computed
 
 Writes into DIR (default results/history/): HISTORY.md (per machine: the runs, the figures
 with every marked move, the figures each run lacks), history.csv (machine, run, commit,
@@ -42,17 +45,22 @@ import regress_gate as G  # noqa: E402
 import stats  # noqa: E402
 
 EXACT_CHANGE = 0.005
-DEFAULT_FIGURES = ("switch/",)
+DEFAULT_FIGURES = ("switch/", "claim/")
 
 
 class Figure:
-    """One figure of one run: samples (or one exact value) and how to read them."""
+    """One figure of one run: samples (or one exact value) and how to read them, or a value
+    with the interval its run computed (a claim's deciding figure in verdicts.json)."""
 
-    def __init__(self, samples, exact=False, unit=""):
+    def __init__(self, samples, exact=False, unit="", interval=None, n=None):
         self.samples, self.exact, self.unit = samples, exact, unit
         self.value = stats.median(samples)
-        self.low, self.high = (self.value, self.value) if exact or len(samples) < 2 \
-            else stats.bootstrap_ci(samples)
+        self.n = n if n is not None else len(samples)
+        if interval is not None:
+            self.low, self.high = interval
+        else:
+            self.low, self.high = (self.value, self.value) if exact or len(samples) < 2 \
+                else stats.bootstrap_ci(samples)
 
 
 def machine_key(model):
@@ -81,11 +89,29 @@ def from_switch(doc):
             if row.startswith(("switch/", "sched/"))}
 
 
+def from_verdicts(doc):
+    """Each claim's deciding figures (those its rule compared with a threshold), named
+    claim/<id>: <figure>, with the value, interval and n the report computed."""
+    out = {}
+    for claim in doc.get("claims", []):
+        deciding = {c.get("figure") for c in claim.get("comparisons", [])}
+        for f in claim.get("figures", []):
+            if f.get("name") not in deciding or f.get("value") is None:
+                continue
+            low, high = f.get("low"), f.get("high")
+            interval = (low, high) if low is not None and high is not None else None
+            out["claim/%s: %s" % (claim["id"], f["name"])] = Figure(
+                [f["value"]], exact=bool(f.get("exact")), unit=f.get("unit") or "",
+                interval=interval, n=f.get("n"))
+    return out
+
+
 def load_run(folder):
     """{meta fields, figures} of one run folder, or None when it holds nothing we chart."""
     folder = Path(folder)
     figures, meta = {}, None
-    for name, reader in (("switch-regress.json", from_regress), ("switch.json", from_switch)):
+    for name, reader in (("switch-regress.json", from_regress), ("switch.json", from_switch),
+                         ("verdicts.json", from_verdicts)):
         path = folder / name
         if not path.exists():
             continue
@@ -136,8 +162,10 @@ def moved(prev, cur):
         return "" if abs(change) <= EXACT_CHANGE else ("up" if change > 0 else "down")
     if cur.low <= prev.high and prev.low <= cur.high:
         return ""
+    # Without the samples (a claim's figure) the intervals alone decide, with the same floor.
     p = 2 * min(stats.mann_whitney_greater(cur.samples, prev.samples),
-                stats.mann_whitney_greater(prev.samples, cur.samples))
+                stats.mann_whitney_greater(prev.samples, cur.samples)) \
+        if len(cur.samples) > 1 and len(prev.samples) > 1 else 0.0
     if p >= 0.05 or abs(cur.value - prev.value) <= G.MIN_TIMING_TOLERANCE * abs(prev.value):
         return ""
     return "up" if cur.value > prev.value else "down"
@@ -203,6 +231,10 @@ def draw(path, figure, points, model):
     plt.close(fig)
 
 
+def file_stem(figure):
+    return re.sub(r"[^A-Za-z0-9.-]+", "_", figure).strip("_")
+
+
 def write(runs_by_machine, wanted, out, charts=True):
     out.mkdir(parents=True, exist_ok=True)
     md = ["# Switch cost across runs", "", (
@@ -233,11 +265,11 @@ def write(runs_by_machine, wanted, out, charts=True):
                     G.fmt(f.value), G.fmt(f.low), G.fmt(f.high))
                 cells.append(text + (" **moved %s**" % move if move else ""))
                 rows.append([machine, str(run["dir"]), run["sha"], run["date"], name, f.value,
-                             f.low, f.high, len(f.samples), f.exact, move])
+                             f.low, f.high, f.n, f.exact, move])
             md.append("| %s | %s |" % (name, " | ".join(cells)))
             if charts:
                 (out / machine).mkdir(exist_ok=True)
-                draw(out / machine / name.replace("/", "_"), name, points, model)
+                draw(out / machine / file_stem(name), name, points, model)
         md.append("")
         lacking = [(r, [n for n in names if n not in r["figures"]]) for r in runs]
         lacking = [(r, miss) for r, miss in lacking if miss]
@@ -262,7 +294,7 @@ def find_runs(roots):
         root = Path(root)
         if not root.is_dir():
             raise ValueError("%s: no such run folder" % root)
-        for name in ("switch-regress.json", "switch.json"):
+        for name in ("switch-regress.json", "switch.json", "verdicts.json"):
             found += [p.parent.resolve() for p in root.rglob(name)]
     return sorted(set(found))
 

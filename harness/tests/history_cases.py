@@ -100,6 +100,39 @@ def case_one_run_and_choice(a):
     check(p.returncode == 0 and {r["machine"] for r in rows} == {"example-b"}, "--machine")
 
 
+def verdicts_doc(model, date, sha, value, low, high):
+    meta = {"date": date, "git_sha": sha, "git_dirty": False, "cpu_model": model}
+    fig = {"name": "throughput merged/naive", "value": value, "low": low, "high": high, "n": 5,
+           "unit": "", "exact": False}
+    other = {"name": "shown only", "value": value, "low": low, "high": high, "n": 5}
+    return {"experiment": "verdicts", "meta": meta, "claims": [
+        {"id": "C2", "verdict": "holds", "figures": [fig, other],
+         "comparisons": [{"figure": fig["name"], "op": ">=", "threshold": 1.15}]}]}
+
+
+def case_claim_figures(a):
+    # A claim's deciding figure, read from verdicts.json: a move within its intervals is
+    # noise, one that leaves them by more than the floor is marked; figures the rule did
+    # not compare are not charted.
+    runs = Path(a.work) / "claims"
+    shutil.rmtree(runs, ignore_errors=True)
+    for name, date, value, low, high in (("r1", "2026-01-01", 1.30, 1.25, 1.35),
+                                         ("r2", "2026-01-02", 1.32, 1.27, 1.37),
+                                         ("r3", "2026-01-03", 1.00, 0.97, 1.03)):
+        folder = runs / name
+        folder.mkdir(parents=True)
+        (folder / "verdicts.json").write_text(json.dumps(verdicts_doc(
+            "Example C", date + "T00:00:00Z", "c%011d" % int(name[1]), value, low, high)))
+    p = history(a.work, runs)
+    check(p.returncode == 0, "history over verdicts.json alone")
+    rows = list(csv.DictReader(open(Path(a.work) / "out" / "history.csv")))
+    figs = {r["figure"] for r in rows}
+    check(figs == {"claim/C2: throughput merged/naive"}, f"the deciding figure only: {figs}")
+    moves = [r["moved"] for r in rows]
+    check(moves == ["", "", "down"], f"only the drop is marked: {moves}")
+    check([r["n"] for r in rows] == ["5"] * 3, "n as the report computed it")
+
+
 def case_bad_input(a):
     p = history(a.work, Path(a.work) / "empty-and-missing")
     check(p.returncode == 2 and p.stderr.count("\n") == 1, "no run folder: one line, exit 2")
