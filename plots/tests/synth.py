@@ -261,16 +261,19 @@ def slow(levels=(10, 1000)):
             "points": pts}
 
 
-def handoff(thread_ns=None, levels=(2, 16, 256, 4096)):
-    """thread_ns(m) -> ns per hand-off; default: 700 + 150 log2(m), the claim's shape."""
+def handoff(thread_ns=None, levels=(2, 16, 256, 4096), rounds=1):
+    """thread_ns(m) -> ns per hand-off; default: 700 + 150 log2(m), the claim's shape. With
+    rounds > 1 each round's figures are off by up to +-2%, differently at each level."""
     thread_ns = thread_ns or (lambda m: 700 + 150 * math.log2(m))
     series = {"thread": [{"contexts": m, "status": "ok", "cpu_ns_per_handoff": thread_ns(m)}
                          for m in levels],
               "fiber": [{"contexts": m, "status": "ok", "cpu_ns_per_handoff": 10.0 + m / 1000}
                         for m in levels]}
-    runs = [dict(p, kind=k, round=0) for k, pts in series.items() for p in pts]
+    runs = [dict(p, kind=k, round=i, cpu_ns_per_handoff=p["cpu_ns_per_handoff"] * (
+                1 + 0.02 * math.sin(3 * i + j) if rounds > 1 else 1))
+            for i in range(rounds) for k, pts in series.items() for j, p in enumerate(pts)]
     return {"experiment": "handoff", "meta": META,
-            "config": {"levels": list(levels), "rounds": 1},
+            "config": {"levels": list(levels), "rounds": rounds},
             "series": series, "runs": runs}
 
 

@@ -260,6 +260,20 @@ class Rules(unittest.TestCase):
         self.assertEqual(r["verdict"], V.PARTLY)
         self.assertIn("the pair's cost rises", self.text(r))
 
+    def test_c15_fit_shape_on_intervals(self):
+        levels = (2, 4, 16, 64, 256, 1024, 4096, 10000)
+        # A logarithmic cost: the log fit is the better one, and it holds.
+        r = self.result("C15", handoff=S.handoff(levels=levels, rounds=5))
+        self.assertEqual(r["verdict"], V.HOLDS)
+        self.assertIn("the linear fit does not describe it better", self.text(r))
+        # The reference's shape: flat, then steep past the caches (log R^2 about 0.7,
+        # linear about 0.9): it rises, but not as log2(m), whatever one R^2's bar would say.
+        ref = dict(zip(levels, (722, 960, 1125, 1221, 1622, 2606, 7046, 9436)))
+        r = self.result("C15", handoff=S.handoff(thread_ns=ref.get, levels=levels, rounds=5))
+        self.assertEqual(r["verdict"], V.PARTLY)
+        self.assertIn("the linear fit describes it better", self.text(r))
+        self.assertIn("linear fit", self.text(r))
+
 
 class Readme(unittest.TestCase):
     def test_chart_table_names_every_chart(self):
