@@ -277,14 +277,18 @@ def handoff(thread_ns=None, levels=(2, 16, 256, 4096), rounds=1):
             "series": series, "runs": runs}
 
 
-def fiberio(cpu=1.0, tput=1.0, sysc=2.05, cpu_1k=None, tput_1k=None):
-    """The read-policy experiment: the default fiber server's ratios to the epoll server."""
+def fiberio(cpu=1.0, tput=1.0, sysc=2.05, cpu_1k=None, tput_1k=None, touch8_1k=None,
+            stream_sysc=None, stream_cpu=1.0):
+    """The read-policy experiment: the default fiber server's ratios to the epoll server;
+    touch8_1k: the default's CPU ratio to epoll-touch8 at 1000 connections (left out when
+    None, as older runs); stream_sysc: the default's system calls per request in the stream
+    (sysc when None)."""
     default = "fiber/adaptive/merged"
     cpu_1k = cpu if cpu_1k is None else cpu_1k
     tput_1k = tput if tput_1k is None else tput_1k
     summary, ratios = {}, {}
     for load, c, t in (("pingpong", cpu, tput), ("pingpong-1k", cpu_1k, tput_1k),
-                       ("stream", 1.0, 1.0)):
+                       ("stream", stream_cpu, 1.0)):
         summary[load] = {
             "fiber/eager/merged": {"syscalls_per_request": 3.05, "epoll_ctl_per_request": 0.01,
                                    "eagain_per_request": 1.0, "server_cpu_us_per_request": 4.0,
@@ -296,6 +300,12 @@ def fiberio(cpu=1.0, tput=1.0, sysc=2.05, cpu_1k=None, tput_1k=None):
                       "server_cpu_us_per_request": 3.0, "requests_per_sec": 50000.0},
             "thread": {"syscalls_per_request": 2.05, "server_cpu_us_per_request": 9.0,
                        "requests_per_sec": 20000.0}}
+        if load == "stream" and stream_sysc is not None:
+            summary[load][default]["syscalls_per_request"] = stream_sysc
+        if load == "pingpong-1k" and touch8_1k is not None:
+            summary[load]["epoll-touch8"] = {"syscalls_per_request": 2.02,
+                                             "server_cpu_us_per_request": 3.0 * c / touch8_1k,
+                                             "requests_per_sec": 50000.0 * t}
         ratios[f"{load} cpu {default}/epoll"] = {"per_round": [c], "median": c}
         ratios[f"{load} tput {default}/epoll"] = {"per_round": [t], "median": t}
     rows = [dict(load=ld, variant=v, **st) for ld, vs in summary.items() for v, st in vs.items()]

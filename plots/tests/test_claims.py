@@ -274,6 +274,23 @@ class Rules(unittest.TestCase):
         self.assertIn("the linear fit describes it better", self.text(r))
         self.assertIn("linear fit", self.text(r))
 
+    def test_c13_memory_matched_yardstick_and_the_stream(self):
+        # 15% more CPU than epoll at 1000 connections, as much as epoll-touch8: that is
+        # memory per connection, and against the matched yardstick it holds.
+        r = self.result("C13", fiberio=S.fiberio(cpu_1k=1.15, touch8_1k=1.0))
+        self.assertEqual(r["verdict"], V.HOLDS)
+        self.assertIn("pingpong-1k: CPU per request fiber/epoll-touch8",
+                      [f["name"] for f in r["figures"] if f.get("decides")])
+        r = self.result("C13", fiberio=S.fiberio(cpu_1k=1.15))  # an older run
+        self.assertEqual(r["verdict"], V.PARTLY)
+        self.assertIn("no `epoll-touch8` at 1000 connections", self.text(r))
+        # The stream, matched calls: judged (1.4x the CPU does not hold); unmatched: shown.
+        r = self.result("C13", fiberio=S.fiberio(stream_cpu=1.4))
+        self.assertEqual(r["verdict"], V.NOT)
+        r = self.result("C13", fiberio=S.fiberio(stream_cpu=1.4, stream_sysc=5.0))
+        self.assertEqual(r["verdict"], V.HOLDS)
+        self.assertIn("stream: shown, not judged", self.text(r))
+
 
 class Readme(unittest.TestCase):
     def test_chart_table_names_every_chart(self):
