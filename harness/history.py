@@ -307,7 +307,7 @@ def main(argv=None):
     ap.add_argument("--out", default=str(ROOT / "results" / "history"))
     ap.add_argument("--runs-root", default=str(ROOT / "results" / "runs"))
     ap.add_argument("--no-charts", action="store_true")
-    a = ap.parse_args(argv)
+    a = ap.parse_intermixed_args(argv)  # figures, folders and options in any order
     dirs = [i for i in a.items if Path(i).is_dir()]
     wanted = [i for i in a.items if not Path(i).is_dir()] or list(DEFAULT_FIGURES)
     try:
