@@ -241,6 +241,11 @@ class Rules(unittest.TestCase):
         r = self.result("C11", threads=S.threads(ratio=1.12, rounds=3, aa=[0.99, 1.0, 1.01]))
         self.assertEqual(r["verdict"], V.PARTLY)
         self.assertIn("apart from it", self.text(r))
+        # The same for engines.json's pairs (C2): 1.3x merged/naive against a wide A/A.
+        eng = S.engines(ratio=1.3, rounds=5, jitter=0.02)
+        eng["aa"] = {"tput naive/naive": {"per_round": [0.7, 1.0, 1.3, 1.0, 1.35]}}
+        r = self.result("C2", engines=eng)
+        self.assertEqual(r["verdict"], V.INCONCLUSIVE)
         # No A/A pairs (older runs): nothing said, nothing changed.
         r = self.result("C11", threads=S.threads(ratio=1.12, rounds=3))
         self.assertEqual((r["verdict"], r["noise_floor"]), (V.PARTLY, []))
