@@ -140,6 +140,12 @@ struct srv_model {
      * fork's children do; false: each worker stops in order through its own signal thread.
      */
     bool term_kills_worker;
+    /*
+     * A connection keeps one of a fixed number of workers for as long as it is open (a process
+     * of the pool): as many clients that never read (or never send) as workers take the whole
+     * server, and the others wait in the backlog. The slow-reader test shows it.
+     */
+    bool conn_holds_worker;
     /* Values when --threads or --procs is not given (0: 1). */
     int default_threads, default_procs;
     /* Options the model takes besides the common ones: --threads other than 1, --stack-size,

@@ -407,6 +407,7 @@ static int list_models(int argc, char **argv)
                              m->default_threads ? m->default_threads : 1);
         json_print_int_field(stdout, ", ", "default_procs",
                              m->default_procs ? m->default_procs : 1);
+        json_print_bool_field(stdout, ", ", "conn_holds_worker", m->conn_holds_worker);
         json_print_bool_field(stdout, ", ", "takes_threads", m->takes_threads);
         json_print_bool_field(stdout, ", ", "takes_stack_size", m->takes_stack_size);
         json_print_bool_field(stdout, ", ", "takes_fiber_flags", m->takes_fiber_flags);

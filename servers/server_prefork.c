@@ -57,5 +57,6 @@ const struct srv_model srv_model_prefork = {
     .concurrency = SRV_PROCESS_POOL,
     .procs_kind = SRV_PROCS_SHARED,
     .term_kills_worker = true,
+    .conn_holds_worker = true,
     .default_procs = DEFAULT_PROCS,
     .run = prefork_run};

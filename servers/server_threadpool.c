@@ -18,23 +18,34 @@
 #define ACCEPT_BURST    64
 #define READ_BUDGET     16 /* reads per hand-off, so one fast stream cannot keep a worker */
 #define CONN_EVENTS     (EPOLLIN | EPOLLRDHUP | EPOLLONESHOT)
+/* A reply waits for room: only output is watched (EPOLLERR and EPOLLHUP always are); input,
+ * and a half-close (level-triggered EPOLLRDHUP would report it on every wait), once it went. */
+#define PEND_EVENTS (EPOLLOUT | EPOLLONESHOT)
 
 /*
  * Seed 001's "push the handling to a thread pool": one dispatcher thread waits in epoll for
  * the listener and every connection; a connection that turns readable is queued for one of
- * --threads workers, which reads and writes it with ordinary blocking calls (the sockets are
- * blocking) and then re-arms it. EPOLLONESHOT makes the hand-off safe: a reported connection
- * is disarmed until its worker re-arms it with EPOLL_CTL_MOD, so it is never queued twice
- * and only one thread touches it at a time. After that MOD the worker must not touch it
- * again: the next event may already have given it to another worker.
+ * --threads workers, which reads and writes what the socket takes without waiting and then
+ * re-arms it. EPOLLONESHOT makes the hand-off safe: a reported connection is disarmed until its
+ * worker re-arms it with EPOLL_CTL_MOD, so it is never queued twice and only one thread touches
+ * it at a time. After that MOD the worker must not touch it again: the next event may already
+ * have given it to another worker.
+ *
+ * A client that sends and never reads must not hold a worker: a blocking write would wait for
+ * it for ever, and as many such clients as workers would starve every other client. So a reply
+ * that does not fit the socket is kept with its connection (at most one buffer), which goes back
+ * to the dispatcher armed for EPOLLOUT alone; the worker that takes it when writable sends the
+ * rest first, and reads again only once nothing is pending.
  *
  * Cost of the model: one epoll_ctl (MOD) per request, a queue hand-off between threads per
- * request, and a worker tied up for as long as a client is slow to take its echo.
+ * request, and one more of each for every reply the socket could not take at once.
  */
 struct conn {
     struct conn *prev, *next; /* every open connection, under pool.lock, for shutdown */
     struct conn *qnext;       /* in the ready queue */
     int fd;
+    char *pend; /* the part of a reply not yet sent (SRV_ECHO_BUF, kept once made) */
+    size_t pend_off, pend_len;
 };
 
 struct pool {
@@ -66,40 +77,75 @@ static void conn_close(struct pool *p, struct conn *c)
     c->next->prev = c->prev;
     pthread_mutex_unlock(&p->lock);
     close(c->fd); /* also leaves the epoll set: it was disarmed, and no other fd refers to it */
+    free(c->pend);
     free(c);
     srv_conn_done(p->srv);
 }
 
-static int write_all(struct pool *p, int fd, const char *buf, size_t len)
+enum send_rc { SENT, PENDING, FAILED };
+
+/* Send what the socket takes now; 0 < *len left over when it is full. */
+static enum send_rc send_now(struct pool *p, int fd, const char **buf, size_t *len)
 {
-    while (len > 0) {
-        ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+    while (*len > 0) {
+        ssize_t n = send(fd, *buf, *len, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return -1;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return PENDING;
+        if (n <= 0) return FAILED;
         srv_add(&p->srv->stats->bytes, (uint64_t)n);
-        buf += n;
-        len -= (size_t)n;
+        *buf += n;
+        *len -= (size_t)n;
     }
-    return 0;
+    return SENT;
 }
 
-/* Echo what the connection has, then re-arm it; EOF, a reset or a failed write closes it. */
+/* Send a reply; what does not fit is kept with the connection (FAILED: out of memory too). */
+static enum send_rc reply(struct pool *p, struct conn *c, const char *buf, size_t len)
+{
+    enum send_rc rc = send_now(p, c->fd, &buf, &len);
+    if (rc != PENDING) return rc;
+    if (!c->pend && !(c->pend = malloc(SRV_ECHO_BUF))) return FAILED;
+    memcpy(c->pend, buf, len); /* len <= the read buffer's SRV_ECHO_BUF */
+    c->pend_off = 0;
+    c->pend_len = len;
+    return PENDING;
+}
+
+/* Send what an earlier reply left, now that the socket reported room (or an error). */
+static enum send_rc flush(struct pool *p, struct conn *c)
+{
+    const char *buf = c->pend + c->pend_off;
+    size_t len = c->pend_len;
+    enum send_rc rc = send_now(p, c->fd, &buf, &len);
+    c->pend_off = (size_t)(buf - c->pend);
+    c->pend_len = len;
+    return rc;
+}
+
+/* Give the connection back to the dispatcher, waiting for input or, with a reply pending,
+ * for room to send it. */
+static void rearm(struct pool *p, struct conn *c)
+{
+    struct epoll_event ev = {.events = c->pend_len ? PEND_EVENTS : CONN_EVENTS, .data.ptr = c};
+    srv_add(&p->srv->stats->epoll_mod, 1);
+    if (epoll_ctl(p->epfd, EPOLL_CTL_MOD, c->fd, &ev) < 0) conn_close(p, c);
+}
+
+/* Send what is pending, then echo what the connection has, never waiting for the client;
+ * EOF, a reset or a failed write closes it. */
 static void serve(struct pool *p, struct conn *c, char *buf, size_t cap)
 {
-    for (int round = 0; round < READ_BUDGET; round++) {
-        /* The first read finds the data epoll reported; later ones only take what is there. */
-        ssize_t n = recv(c->fd, buf, cap, round ? MSG_DONTWAIT : 0);
+    enum send_rc rc = c->pend_len ? flush(p, c) : SENT;
+    for (int round = 0; rc == SENT && round < READ_BUDGET; round++) {
+        ssize_t n = recv(c->fd, buf, cap, MSG_DONTWAIT);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-        if (n <= 0 || write_all(p, c->fd, buf, (size_t)n) < 0) {
-            conn_close(p, c);
-            return;
-        }
+        rc = n <= 0 ? FAILED : reply(p, c, buf, (size_t)n);
     }
-    struct epoll_event ev = {.events = CONN_EVENTS, .data.ptr = c};
-    int fd = c->fd;
-    srv_add(&p->srv->stats->epoll_mod, 1);
-    if (epoll_ctl(p->epfd, EPOLL_CTL_MOD, fd, &ev) < 0) conn_close(p, c);
+    if (rc == FAILED)
+        conn_close(p, c);
+    else
+        rearm(p, c);
 }
 
 static void *worker_main(void *arg)

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -637,6 +638,101 @@ static void t_badflags(void)
     ASSERT_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0 && strstr(out, "usage:"), "--help: %#x", st);
 }
 
+/* Does the model under test declare the boolean property key in `--list --json`? */
+static bool model_declares(const char *model, const char *key)
+{
+    static char out[65536], err[4096];
+    char *args[] = {server_argv[0], "--list", "--json", NULL};
+    int st = run_cli(args, out, err, sizeof out);
+    ASSERT_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0 && tc_json_valid(out), "--list --json: %#x",
+               st);
+    for (int i = 0;; i++) {
+        char path[64];
+        snprintf(path, sizeof path, "members.%d.name", i);
+        const char *name = tc_json_find(out, path);
+        ASSERT_MSG(name, "model %s is not listed", model);
+        if (strncmp(name + 1, model, strlen(model)) != 0 || name[1 + strlen(model)] != '"')
+            continue;
+        snprintf(path, sizeof path, "members.%d.props.%s", i, key);
+        const char *v = tc_json_find(out, path);
+        ASSERT_MSG(v, "model %s does not declare %s", model, key);
+        return strncmp(v, "true", 4) == 0;
+    }
+}
+
+#define SLOW_READERS 20 /* more than the thread pool's 16 workers by default */
+
+/* A client that sends and never reads: a small receive buffer, filled with as much as the
+ * server takes (until nothing moves for 200 ms, at most 2 s). */
+static int slow_reader(struct tc_server *s)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), small = 4096;
+    ASSERT_MSG(fd >= 0, "socket: %s", strerror(errno));
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)s->port)};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_MSG(connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0 || errno == EINPROGRESS,
+               "connect: %s", strerror(errno));
+    static char junk[1 << 16];
+    long long end = tc_now_ms() + 2000, idle_since = tc_now_ms();
+    while (tc_now_ms() < end && tc_now_ms() - idle_since < 200) {
+        struct pollfd p = {fd, POLLOUT, 0};
+        if (poll(&p, 1, 50) == 1 && send(fd, junk, sizeof junk, MSG_NOSIGNAL) > 0)
+            idle_since = tc_now_ms();
+    }
+    return fd;
+}
+
+/*
+ * Clients that send a lot and never read must not starve the others: a model that waits in a
+ * write for such a client keeps a thread or process per connection for it (thread, fork, a
+ * fiber), never one of a fixed set. A model that declares conn_holds_worker (a connection
+ * keeps one of a fixed number of workers while it is open) shows that weakness instead once
+ * the slow readers hold every worker: a normal client then waits until one of them goes.
+ */
+static void t_slowreader(void)
+{
+    struct tc_server s;
+    int fds[SLOW_READERS];
+    start(&s);
+    bool held = model_declares(s.model, "conn_holds_worker");
+    for (int i = 0; i < SLOW_READERS; i++)
+        fds[i] = slow_reader(&s);
+    tc_note("%d clients sent until the server stopped taking their bytes", SLOW_READERS);
+    if (held && s.kids0 <= SLOW_READERS) {
+        int fd = tc_connect(s.port);
+        uint64_t off = 0;
+        ASSERT_MSG(fd >= 0, "connect");
+        ASSERT_EQ(tc_echo(fd, 1, &off, 100, 1000), TC_TIMEOUT);
+        tc_note("declared conn_holds_worker: %d workers, all held; a normal client waits", s.kids0);
+        for (int i = 0; i < SLOW_READERS; i++) { /* those in the backlog would hold it too */
+            tc_reset_close(fds[i]);
+            fds[i] = -1;
+        }
+        ASSERT_EQ(tc_echo(fd, 1, &off, 100, 10000), TC_OK);
+        tc_note("the slow readers gone: the waiting client is served");
+        close(fd);
+    } else {
+        struct tc_load cfg = {10, 100, 20, false, 10000};
+        char why[256];
+        ASSERT_MSG(tc_echo_many(s.port, &cfg, why, sizeof why) == TC_OK,
+                   "normal clients beside %d slow readers: %s", SLOW_READERS, why);
+        tc_note("10 normal clients x 20 messages served beside them");
+        close(fresh(&s, 7, 65536));
+        check_cpu_idle(&s, "slow readers");
+    }
+    /* Half go away with a reset; the others are still there when the server stops. */
+    for (int i = 0; i < SLOW_READERS / 2; i++)
+        if (fds[i] >= 0) tc_reset_close(fds[i]);
+    close(fresh(&s, 8, 100));
+    tc_server_stop(&s, SIGTERM);
+    for (int i = SLOW_READERS / 2; i < SLOW_READERS && fds[i] >= 0; i++) {
+        int rc = tc_wait_closed(fds[i], 5000);
+        ASSERT_MSG(rc == TC_CLOSED || rc == TC_RESET, "slow reader %d: %s", i, tc_rc_name(rc));
+        close(fds[i]);
+    }
+}
+
 /* A second server on a port the first already serves must refuse it, as one listener's bind
  * does, whether it listens once or in a SO_REUSEPORT group; the first keeps every client. */
 static void t_porttaken(void)
@@ -668,11 +764,14 @@ static const struct {
     const char *name;
     void (*fn)(void);
 } scenarios[] = {
-    {"echo", t_echo},         {"halfclose", t_halfclose}, {"reset", t_reset},
-    {"emfile", t_emfile},     {"maxconns", t_maxconns},   {"fdleak", t_fdleak},
-    {"idle", t_idle},         {"sigterm", t_sigterm},     {"zombies", t_zombies},
-    {"respawn", t_respawn},   {"spawnfail", t_spawnfail}, {"smoke", t_smoke},
-    {"badflags", t_badflags}, {"porttaken", t_porttaken}, {"groupstop", t_groupstop},
+    {"echo", t_echo},           {"halfclose", t_halfclose},
+    {"reset", t_reset},         {"emfile", t_emfile},
+    {"maxconns", t_maxconns},   {"fdleak", t_fdleak},
+    {"idle", t_idle},           {"sigterm", t_sigterm},
+    {"zombies", t_zombies},     {"respawn", t_respawn},
+    {"spawnfail", t_spawnfail}, {"smoke", t_smoke},
+    {"badflags", t_badflags},   {"porttaken", t_porttaken},
+    {"groupstop", t_groupstop}, {"slow-reader", t_slowreader},
 };
 
 int main(int argc, char **argv)

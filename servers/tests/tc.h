@@ -57,7 +57,7 @@ int tc_proc_children(pid_t pid, pid_t *out, int max, int *zombies);
  * children than it kept once listening (fork's sessions ended); false on time. */
 bool tc_wait_quiet(const struct tc_server *s, int fds, int timeout_ms);
 
-/* ---- JSON: validate, and read a value by a dotted path ("epoll_ctl.add") ----------------- */
+/* ---- JSON: validate, and read a value by a dotted path ("epoll_ctl.add", "members.2.name") */
 bool tc_json_valid(const char *s);
 const char *tc_json_find(const char *s, const char *path);
 bool tc_json_u64(const char *s, const char *path, uint64_t *out);

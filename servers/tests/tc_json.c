@@ -106,12 +106,23 @@ bool tc_json_valid(const char *s)
     return end && *ws(end) == '\0' && *ws(s) == '{';
 }
 
-/* Find the member named by the first segment of path in the object at p. */
+/* Find the member named by the first segment of path in the object at p, or the element it
+ * numbers (from 0) in the array at p. */
 const char *tc_json_find(const char *p, const char *path)
 {
     const char *dot = strchr(path, '.');
     size_t seg = dot ? (size_t)(dot - path) : strlen(path);
     p = ws(p);
+    if (*p == '[' && seg > 0 && strspn(path, "0123456789") == seg) {
+        p = ws(p + 1);
+        for (long i = strtol(path, NULL, 10); i > 0 && p && *p != ']'; i--) {
+            p = value(p, 0);
+            if (!p || *(p = ws(p)) != ',') return NULL;
+            p = ws(p + 1);
+        }
+        if (!p || *p == ']') return NULL;
+        return dot ? tc_json_find(p, dot + 1) : p;
+    }
     if (*p != '{') return NULL;
     p = ws(p + 1);
     while (*p == '"') {
