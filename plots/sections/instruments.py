@@ -136,7 +136,7 @@ def reading(theirs, ours):
 def clock_note(run, what, theirs):
     """For a figure of ours read on a CPU clock: the same measurement on the wall clock, and
     whether the instrument agrees with that, i.e. whether the clock explains the gap."""
-    if what not in CPU_CLOCK or not name_is_perf(theirs):
+    if what not in CPU_CLOCK:
         return ""
     wall = handoff_wall_fig(run) if what == "handoff" else row_wall_fig(run, what)
     if wall is None:
@@ -146,10 +146,6 @@ def clock_note(run, what, theirs):
                 "is still apart from perf's: the clock does not explain the whole gap.")
     return (f" The same measurement of ours on the wall clock, {F.fmt_with_interval(wall)}, "
             "overlaps perf's: the two clocks can account for the gap.")
-
-
-def name_is_perf(fig):
-    return fig["name"].startswith("perf_")
 
 
 def instruments_section(run):
