@@ -106,7 +106,10 @@ static double parse_double(const char *opt, const char *v, double lo, double hi)
     char *end;
     errno = 0;
     double d = strtod(v, &end);
-    if (errno || end == v || *end || !isfinite(d) || d < lo || d > hi) {
+    /* Decimal only, as the integer options: strtod also takes hex ("0x10" is 16), "inf" and
+     * leading blanks, none of which a duration or rate is written as. */
+    bool decimal = v[strspn(v, "0123456789.eE+-")] == '\0';
+    if (!decimal || errno || end == v || *end || !isfinite(d) || d < lo || d > hi) {
         char range[96];
         snprintf(range, sizeof(range), "a number from %g to %g", lo, hi);
         bad("%s must be %s", opt, range);

@@ -74,6 +74,8 @@ struct loop {
     char buf[LOOP_BUF];
 };
 
+static atomic_bool logged_spawn;
+
 static long long now_ms(void)
 {
     struct timespec ts;
@@ -237,11 +239,14 @@ static void conn_new(struct loop *l, int fd)
     }
     /* Registered once for both directions; never modified; closing removes it. */
     if (!c || epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+        int err = c ? errno : ENOMEM;
         if (c) touch_free(c->touch);
         free(c);
         close(fd);
         srv_add(&l->srv->stats->spawn_failed, 1);
         srv_conn_done(l->srv);
+        srv_log_once(&logged_spawn, "cannot register a connection: %s; connection closed",
+                     strerror(err));
         return;
     }
     l->adds++;

@@ -37,6 +37,7 @@ struct lev {
 };
 
 static char engine_name[48];
+static atomic_bool logged_spawn;
 
 /* Bytes still queued were never echoed: take them back out of the count. */
 static void lconn_free(struct lconn *c)
@@ -94,6 +95,8 @@ static void conn_new(struct lev *lv, int fd)
         free(c);
         srv_add(&lv->srv->stats->spawn_failed, 1);
         srv_conn_done(lv->srv);
+        srv_log_once(&logged_spawn, "cannot make a bufferevent for a connection; connection "
+                                    "closed");
         return;
     }
     *c = (struct lconn){.lv = lv, .bev = bev, .next = lv->conns.next, .prev = &lv->conns};

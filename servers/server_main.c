@@ -437,6 +437,12 @@ int main(int argc, char **argv)
     char why[256];
     parse(argc, argv, &opt);
     const struct srv_model *model = choose_model(&opt);
+    struct in_addr any = {0};
+    if (inet_pton(AF_INET, opt.bind, &any) == 1 && any.s_addr == htonl(INADDR_ANY))
+        fprintf(stderr,
+                "echo-server: --bind %s listens on every interface, not only "
+                "loopback\n",
+                opt.bind);
 
     /* Before any thread exists, so every thread (and child) inherits it. */
     signal(SIGPIPE, SIG_IGN);

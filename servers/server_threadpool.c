@@ -200,7 +200,8 @@ static void conn_new(struct pool *p, int fd)
         srv_conn_done(p->srv);
     }
     srv_add(&p->srv->stats->spawn_failed, 1);
-    srv_log_once(&logged_spawn, "cannot register a connection: %s; closed", strerror(errno));
+    srv_log_once(&logged_spawn, "cannot register a connection: %s; connection closed",
+                 strerror(errno));
 }
 
 /* Out of fds and shedding failed: stop watching the listener for a while (level-triggered,

@@ -65,6 +65,8 @@ struct loop {
     pthread_t th;
 };
 
+static atomic_bool logged_spawn;
+
 static long long now_ms(void)
 {
     struct timespec ts;
@@ -177,6 +179,8 @@ static void conn_new(struct loop *l, int fd)
     close(fd);
     srv_add(&l->srv->stats->spawn_failed, 1);
     srv_conn_done(l->srv);
+    srv_log_once(&logged_spawn, "cannot allocate a connection: %s; connection closed",
+                 strerror(ENOMEM));
 }
 
 static void on_listener(struct loop *l)

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -733,6 +734,84 @@ static void t_slowreader(void)
     }
 }
 
+/*
+ * Out of memory for a new connection (the address space capped at what the server maps once
+ * listening): each such connection is closed at once and counted, the first is logged and
+ * the rest are not; once the cap is lifted new connections are served again.
+ */
+static void t_nomem(void)
+{
+    struct tc_server s;
+    start(&s);
+    close(fresh(&s, 1, 100));
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)s.pid);
+    long vm_kb = 0;
+    FILE *f = fopen(path, "r");
+    while (f && fgets(line, sizeof line, f))
+        sscanf(line, "VmSize: %ld kB", &vm_kb);
+    if (f) fclose(f);
+    ASSERT_MSG(vm_kb > 0, "no VmSize in %s", path);
+    struct rlimit cap = {(rlim_t)vm_kb * 1024, RLIM_INFINITY},
+                  open_cap = {RLIM_INFINITY, RLIM_INFINITY};
+    ASSERT_MSG(prlimit(s.pid, RLIMIT_AS, &cap, NULL) == 0, "prlimit: %s", strerror(errno));
+    int fds[2000], n = 0, failed = 0;
+    for (; n < 2000 && failed < 20; n++) {
+        fds[n] = tc_connect(s.port);
+        ASSERT_MSG(fds[n] >= 0, "connect %d", n);
+        uint64_t off = 0;
+        failed += tc_echo(fds[n], (uint32_t)n, &off, 16, 2000) != TC_OK;
+    }
+    ASSERT_MSG(prlimit(s.pid, RLIMIT_AS, &open_cap, NULL) == 0, "prlimit: %s", strerror(errno));
+    tc_note("address space capped at %ld KiB: %d of %d connections not served", vm_kb, failed, n);
+    ASSERT_MSG(failed > 0, "%d connections served under the cap: nothing ran out", n);
+    for (int i = 0; i < n; i++)
+        close(fds[i]);
+    close(fresh(&s, 2, 100));
+    tc_note("cap lifted: new connections served again");
+    tc_server_stop(&s, SIGTERM);
+    ASSERT_MSG(tc_stat(&s, "spawn_failed") >= (uint64_t)failed, "spawn_failed %llu < %d",
+               (unsigned long long)tc_stat(&s, "spawn_failed"), failed);
+    ASSERT_EQ(tc_server_log_count(&s, "connection closed"), 1);
+}
+
+/* --bind 0.0.0.0 serves, and says once (not per worker) that it listens on every interface. */
+static void t_bindany(void)
+{
+    struct tc_server s;
+    start_with(&s, NULL, "--bind", "0.0.0.0");
+    close(fresh(&s, 1, 100));
+    tc_server_stop(&s, SIGTERM);
+    ASSERT_EQ(tc_server_log_count(&s, "every interface"), 1);
+}
+
+/*
+ * echo-load (the binary under test here): every floating option takes decimal numbers only,
+ * as the integer options do; hex, inf, nan, blanks and stray characters get one line, exit 2.
+ */
+static void t_loadfloats(void)
+{
+    static const char *const opts[] = {
+        "--duration", "--rate",       "--warmup",       "--timeout",     "--connect-timeout",
+        "--max-time", "--max-failed", "--ramp-timeout", "--chunk-delay", "--think"};
+    static const char *const values[] = {"0x10", "0X1p3", " 1", "inf", "nan", "1_0", "0x0", "1,5"};
+    char out[4096], err[4096];
+    for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) {
+        for (size_t k = 0; k < sizeof values / sizeof values[0]; k++) {
+            char *args[] = {server_argv[0],  "--port",          "1", "--conns", "1", "--size", "1",
+                            (char *)opts[i], (char *)values[k], NULL};
+            int st = run_cli(args, out, err, sizeof out);
+            ASSERT_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 2, "%s '%s': status %#x, stderr '%s'",
+                       opts[i], values[k], st, err);
+            ASSERT_MSG(count_lines(err) == 1 && strstr(err, opts[i]),
+                       "%s '%s': want one line naming it, got '%s'", opts[i], values[k], err);
+        }
+    }
+    err[strcspn(err, "\n")] = '\0';
+    tc_note("%zu options x %zu values: exit 2, one line (last: %s)", sizeof opts / sizeof opts[0],
+            sizeof values / sizeof values[0], err);
+}
+
 /* A second server on a port the first already serves must refuse it, as one listener's bind
  * does, whether it listens once or in a SO_REUSEPORT group; the first keeps every client. */
 static void t_porttaken(void)
@@ -764,14 +843,25 @@ static const struct {
     const char *name;
     void (*fn)(void);
 } scenarios[] = {
-    {"echo", t_echo},           {"halfclose", t_halfclose},
-    {"reset", t_reset},         {"emfile", t_emfile},
-    {"maxconns", t_maxconns},   {"fdleak", t_fdleak},
-    {"idle", t_idle},           {"sigterm", t_sigterm},
-    {"zombies", t_zombies},     {"respawn", t_respawn},
-    {"spawnfail", t_spawnfail}, {"smoke", t_smoke},
-    {"badflags", t_badflags},   {"porttaken", t_porttaken},
-    {"groupstop", t_groupstop}, {"slow-reader", t_slowreader},
+    {"echo", t_echo},
+    {"halfclose", t_halfclose},
+    {"reset", t_reset},
+    {"emfile", t_emfile},
+    {"maxconns", t_maxconns},
+    {"fdleak", t_fdleak},
+    {"idle", t_idle},
+    {"sigterm", t_sigterm},
+    {"zombies", t_zombies},
+    {"respawn", t_respawn},
+    {"spawnfail", t_spawnfail},
+    {"smoke", t_smoke},
+    {"badflags", t_badflags},
+    {"porttaken", t_porttaken},
+    {"groupstop", t_groupstop},
+    {"slow-reader", t_slowreader},
+    {"nomem", t_nomem},
+    {"bindany", t_bindany},
+    {"loadfloats", t_loadfloats},
 };
 
 int main(int argc, char **argv)

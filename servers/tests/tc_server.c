@@ -132,7 +132,7 @@ void tc_server_start(struct tc_server *s, char *const argv[], const struct tc_li
     char line[256];
     ASSERT_MSG(read_line(s->out_fd, line, sizeof line, tc_now_ms() + START_MS) > 0,
                "no 'listening' line from the server");
-    ASSERT_MSG(sscanf(line, "listening 127.0.0.1:%d", &s->port) == 1 && s->port > 0,
+    ASSERT_MSG(sscanf(line, "listening %*[0-9.]:%d", &s->port) == 1 && s->port > 0,
                "unexpected first line '%s'", line);
     pid_t none[1];
     int z;
