@@ -32,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import meta  # noqa: E402  (the harness's shared meta module, beside this file)
-from drive import cli, cpu, load, perf, rounds, server  # noqa: E402
+from drive import cli, cpu, load, perf, rounds, runnable, server, status  # noqa: E402
 
 PROG = "engines_bench"
 CTL_EVENT = "syscalls:sys_enter_epoll_ctl"
@@ -49,6 +49,11 @@ def parse_args(argv):
                     help="connections of the saturated run (0: skip it)")
     ap.add_argument("--switch", default=None, help="switch backend (default: the server's)")
     ap.add_argument("--sched", default="ring", choices=["star", "ring"])
+    ap.add_argument("--count-rounds", type=int, default=None,
+                    help="rounds that also run the count run (exact kernel counts; default: "
+                         "every round)")
+    ap.add_argument("--aa", default="merged",
+                    help="the engine measured twice a round, the A/A pair ('' for none)")
     ap.add_argument("--profile", default="naive,merged",
                     help="engines to profile with perf record ('' for none)")
     a = ap.parse_args(argv)
@@ -113,17 +118,28 @@ def count_run(a, engine, tmpdir):
         # A server preempted between its write and its next read finds the next request
         # already there and does not wait: fewer waits, so fewer epoll_ctl, per request.
         "server_kernel_switches": sj.get("kernel_switches"),
+        # Exact counts: neither a busy load generator nor other tasks change them.
+        "status": "ok", "reasons": [],
     }
 
 
 def tput_run(a, engine, conns, tmpdir, kind):
+    extra = runnable.baseline(3, 0.02)
+    extra = extra - a.runnable_base if None not in (extra, a.runnable_base) else None
     srv = start_server(a, engine)
     # task-clock only: enabling a syscall tracepoint puts every task of the machine on the
     # slow system-call path, which would tax the very calls being compared.
     pf = perf.PerfStat(srv.pid, "task-clock", tmpdir) if a.perf_ok else None
-    ld = run_load(a, srv.port, conns, duration=a.duration)
-    sj = stop_server(srv)
+    ld, rc = load.run_rc(a.load, srv.port, ["--conns", conns, "--size", a.size, "--duration",
+                                            a.duration, "--warmup", a.warmup], a.load_cpu,
+                         check=False)
+    sj = srv.stop(20)
+    st, why = status.of_load(ld, rc, srv.returncode == 0 and sj is not None, 1, extra,
+                             status.RUNNABLE_SLACK)
     counts = pf.result() if pf else {}
+    if sj is None or "error" in ld:
+        return {"engine": engine, "kind": kind, "conns": conns, "status": st, "reasons": why,
+                "requests_per_sec": None, "server_cpu_us_per_request": None, "stalled": False}
     n = served(sj, a.size)
     task_ms = counts.get("task-clock")
     cpu_us, source = cpu.per_request(task_ms, sj, n)
@@ -141,6 +157,7 @@ def tput_run(a, engine, conns, tmpdir, kind):
         "stalled": ld["latency_us"]["max"] >= 100000,
         "server_kernel_switches": sj.get("kernel_switches"),
         "epoll_ctl_engine": sj.get("epoll_ctl"),
+        "status": st, "reasons": why,
     }
 
 
@@ -265,17 +282,28 @@ def main(argv=None):
         f"{a.server_cpu}, load on CPU {a.load_cpu}; {info['cpu_model']}, {info['kernel']}")
 
     runs, profiles = [], {}
+    a.runnable_base = runnable.baseline()
+    aa_item = f"{a.aa} (A/A)" if a.aa in engines else None
+    items = engines + ([aa_item] if aa_item else [])
+    count_rounds = a.rounds if a.count_rounds is None else a.count_rounds
     with tempfile.TemporaryDirectory(prefix="engines-bench-") as tmp:
-        for rnd, e in rounds.interleaved(a.rounds, engines):
-            count = dict(count_run(a, e, tmp), round=rnd)
+        for rnd, e in rounds.interleaved(a.rounds, items):
+            if e == aa_item:
+                # The same engine a second time in this round: the A/A pair.
+                aa = dict(tput_run(a, a.aa, a.conns, tmp, "aa"), round=rnd)
+                runs.append(aa)
+                say(f"  round {rnd + 1}/{a.rounds} {e:9} {fmt(aa['requests_per_sec'], '.0f')} "
+                    "req/s")
+                continue
+            count = dict(count_run(a, e, tmp), round=rnd) if rnd < count_rounds else None
             tput = dict(tput_run(a, e, a.conns, tmp, "tput"), round=rnd)
-            runs += [count, tput]
+            runs += [x for x in (count, tput) if x]
             sat = dict(tput_run(a, e, a.sat_conns, tmp, "sat"), round=rnd) \
                 if a.sat_conns else None
             if sat:
                 runs.append(sat)
             say(f"  round {rnd + 1}/{a.rounds} {e:9} ctl/req "
-                f"{fmt(count['ctl_per_request_engine'])} "
+                f"{fmt(count['ctl_per_request_engine'] if count else None)} "
                 f"{fmt(tput['requests_per_sec'], '.0f')} req/s"
                 + (f", saturated {fmt(sat['requests_per_sec'], '.0f')} req/s" if sat else ""))
         if a.perf_ok and a.profile:
@@ -291,9 +319,20 @@ def main(argv=None):
         if a.sat_conns:
             ratios["sat tput merged/naive"] = paired_ratios(runs, "sat", "requests_per_sec",
                                                             "merged", "naive")
+    aa = {}
+    if aa_item:
+        # {label: pair}: throughput and CPU per request of the A/A engine against itself.
+        for label, key in (("tput", "requests_per_sec"), ("cpu per request",
+                                                         "server_cpu_us_per_request")):
+            first, second = ({r["round"]: r[key] for r in runs
+                              if r["engine"] == a.aa and r["kind"] == k} for k in ("tput", "aa"))
+            aa[f"{label} {a.aa}/{a.aa}"] = dict(rounds.aa(a.aa, first, second), key=key)
+    for name, r in aa.items():
+        say(f"A/A {name}: median {fmt(r['median'])} (rounds: "
+            f"{', '.join(fmt(x) for x in r['per_round'])})")
     result = {"experiment": "engines", "meta": info,
               "config": {k: v for k, v in vars(a).items() if k not in ("perf_ok",)},
-              "perf": a.perf_ok, "summary": summary, "ratios": ratios,
+              "perf": a.perf_ok, "summary": summary, "ratios": ratios, "aa": aa or None,
               "profile": profiles, "runs": runs}
     print_table(say, summary, ratios, profiles)
     cli.emit(result, a, PROG)

@@ -34,7 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import meta  # noqa: E402
-from drive import cli, cpu, load, perf, rounds, server  # noqa: E402
+from drive import cli, cpu, load, perf, rounds, server, status  # noqa: E402
 
 PROG = "engines_scale"
 FD_SETSIZE = 1024
@@ -64,22 +64,29 @@ def parse_args(argv):
     ap = cli.parser("engines_scale.py", __doc__, rounds=5, duration=2.0)
     ap.formatter_class = argparse.RawDescriptionHelpFormatter
     ap.add_argument("--quick", action="store_true",
-                    help="reduced sizes (about 40 s): levels 0,1000,10000, fewer configurations")
+                    help="reduced sizes: levels 0,1000,10000, fewer configurations, 5 rounds "
+                         "of 0.3 s (the completion part once)")
     ap.add_argument("--levels", default="0,10,100,1000,10000,19000",
                     help="idle connections (idle and churn experiments)")
     ap.add_argument("--churn-levels", default="0,1000,10000,19000")
     ap.add_argument("--conc", default="1,10,100,1000", help="connections (completion experiment)")
     ap.add_argument("--configs", default=None, help="comma list of idle configurations")
     ap.add_argument("--parts", default="idle,churn,completion")
+    ap.add_argument("--completion-rounds", type=int, default=None,
+                    help="rounds of the completion part (default: --rounds)")
     ap.add_argument("--conns", type=int, default=10, help="active ping-pong connections (idle)")
     ap.add_argument("--size", type=int, default=64)
     a = ap.parse_args(argv)
     if a.quick:
         a.levels, a.churn_levels, a.conc = "0,1000,10000", "0,10000", "10,1000"
-        a.rounds, a.duration = 1, 0.4
+        # 5 rounds of what C14 (merged's churn) and C16 (poll against the epoll engines at
+        # 0 and 10,000 idle) decide on; the completion part once (its counts are exact).
+        a.rounds, a.duration = 5, 0.3
+        if a.completion_rounds is None:
+            a.completion_rounds = 1
         if not a.configs:
-            a.configs = "select,poll,merged,edge,uring-poll,uring,epoll (model),uring (model)"
-        a.churn_configs = ["merged", "uring-poll", "uring", "epoll (model)"]
+            a.configs = "select,poll,merged,edge"
+        a.churn_configs = ["merged", "uring"]
     a.levels = [int(x) for x in a.levels.split(",")]
     a.churn_levels = [int(x) for x in a.churn_levels.split(",")]
     a.conc = [int(x) for x in a.conc.split(",")]
@@ -181,7 +188,10 @@ def measure(a, srv, conns, mode):
             "server_cpu_us_per_request": cpu / 1e3 / n if n else None,
             "errors": sum(v for v in load.get("errors", {}).values() if isinstance(v, int)),
             "latency_p50_us": load["latency_us"]["p50"],
-            "stalled": load["latency_us"]["max"] >= 100000}
+            "stalled": load["latency_us"]["max"] >= 100000,
+            # What the load generator's own figures say of the run (status.of_load); the
+            # row's status is set from it once the row is complete (classify).
+            "load_status": status.of_load(load, 0, True, 1)}
 
 
 # ---- the three experiments ------------------------------------------------------------------
@@ -275,7 +285,8 @@ def count_syscalls(a, label, conns):
 def part_completion(a, hard):
     configs = COMPLETION_CONFIGS
     runs, counts = [], []
-    for rnd in range(a.rounds):
+    n_rounds = a.rounds if a.completion_rounds is None else a.completion_rounds
+    for rnd in range(n_rounds):
         for conns in a.conc:
             for label in rounds.rotated(configs, rnd):
                 why = limit_reason(label, 0, conns, hard)
@@ -293,7 +304,7 @@ def part_completion(a, hard):
                     r = {"status": f"not run: {e}"}
                 r.update({"config": label, "conns": conns, "round": rnd})
                 runs.append(r)
-        a.say(f"  completion round {rnd + 1}/{a.rounds} done")
+        a.say(f"  completion round {rnd + 1}/{n_rounds} done")
     perf_ok, why = meta.perf_available(SYSCALL_EVENT)
     for conns in a.conc:
         for label in configs:
@@ -310,21 +321,42 @@ def part_completion(a, hard):
             "not_built": NOT_BUILT}
 
 
+def classify(runs):
+    """Every row's status as one of drive.status.STATUSES with its reasons: a row skipped for a
+    limit is "limit", a row that ran takes its load's status."""
+    for r in runs:
+        st = r.get("status", "")
+        if st == "ok":
+            r["status"], r["reasons"] = r.pop("load_status", ("ok", []))
+        elif st.startswith("not run: "):
+            r["status"], r["reasons"] = status.skipped(st[len("not run: "):])
+        elif st.startswith("failed: "):
+            r["status"], r["reasons"] = "failed", [st[len("failed: "):]]
+        r.pop("load_status", None)
+    return runs
+
+
 def summarize(runs, key, field, extra=None):
-    """{config: {level: {median, rounds, [extra median]} or {status}}}."""
+    """{config: {level: {median, rounds, [extra median], status "ok", statuses} or {status,
+    reasons}}}: a level is "ok" when a round measured it (client-bound or contended rounds count:
+    the server's CPU is its own); `statuses` counts the rounds' own statuses."""
     out = {}
+    classify(runs)
     for r in runs:
         out.setdefault(r["config"], {}).setdefault(str(r[key]), []).append(r)
     summary = {}
     for cfg, levels in out.items():
         summary[cfg] = {}
         for lvl, rs in levels.items():
-            ok = [r for r in rs if r["status"] == "ok" and r.get(field) is not None]
+            ok = [r for r in rs if r["status"] in status.MEASURED and r.get(field) is not None]
             if not ok:
-                summary[cfg][lvl] = {"status": rs[0]["status"]}
+                summary[cfg][lvl] = {"status": rs[0]["status"], "reasons": rs[0]["reasons"]}
                 continue
+            counts = {}
+            for r in rs:
+                counts[r["status"]] = counts.get(r["status"], 0) + 1
             s = {"median": statistics.median(r[field] for r in ok),
-                 "rounds": [r[field] for r in ok], "status": "ok"}
+                 "rounds": [r[field] for r in ok], "status": "ok", "statuses": counts}
             if extra:
                 vals = [r[extra] for r in ok if r.get(extra) is not None]
                 s[extra] = statistics.median(vals) if vals else None

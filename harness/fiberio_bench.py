@@ -39,7 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import meta  # noqa: E402  (the harness's shared meta module, beside this file)
-from drive import cli, cpu, load, perf, rounds, server  # noqa: E402
+from drive import cli, cpu, load, perf, rounds, runnable, server, status  # noqa: E402
 
 PROG = "fiberio_bench"
 SYS_EVENT = "raw_syscalls:sys_enter"
@@ -70,6 +70,12 @@ def parse_args(argv):
     ap.add_argument("--pipeline", type=int, default=4)
     ap.add_argument("--count-requests", type=int, default=200000,
                     help="requests of each count run (default 200000)")
+    ap.add_argument("--full-rounds", type=int, default=None,
+                    help="rounds that run every load and server, with the count runs (default: "
+                         "every round); the other rounds run the deciding pair only: the "
+                         "default fiber server and the epoll yardstick on the ping-pong loads")
+    ap.add_argument("--no-aa", dest="aa", action="store_false",
+                    help="skip the A/A pair (the default server a second time each round)")
     ap.add_argument("--sched", default="ring", choices=["star", "ring"])
     ap.add_argument("--switch", default="asm")
     a = ap.parse_args(argv)
@@ -162,20 +168,32 @@ def count_run(a, variant, kind, tmpdir):
         "waited_first_per_request": reads["waited_first"] / n if reads and n else None,
         "server_json": {k: sj.get(k) for k in ("read_policy", "engine", "epoll_ctl",
                                                "fiber_reads", "kernel_switches")},
+        # Kernel counts per request: exact whatever else runs.
+        "status": "ok", "reasons": [],
     }
 
 
-def tput_run(a, variant, kind, tmpdir):
+def tput_run(a, variant, kind, tmpdir, run_kind="tput"):
     la = meta.loadavg()
+    extra = runnable.baseline(3, 0.02)
+    extra = extra - a.runnable_base if None not in (extra, a.runnable_base) else None
     srv = start_server(a, variant)
     pf = perf.PerfStat(srv.pid, "task-clock", tmpdir) if a.perf_ok else None
-    ld = run_load(a, srv.port, kind)
-    sj = stop_server(srv)
+    ld, rc = load.run_rc(a.load, srv.port, load_args(a, kind) + [
+        "--duration", a.duration, "--warmup", a.warmup], a.load_cpu, timeout=900, check=False)
+    sj = srv.stop(30)
+    st, why = status.of_load(ld, rc, srv.returncode == 0 and sj is not None, 1, extra,
+                             status.RUNNABLE_SLACK)
     counts = pf.result() if pf else {}
+    if sj is None or "error" in ld:
+        return {"variant": variant, "load": kind, "kind": run_kind, "loadavg": la,
+                "status": st, "reasons": why, "requests_per_sec": None,
+                "server_cpu_us_per_request": None, "stalled": False, "load_saturated": None}
     n = sj["bytes"] // request_size(a, kind)
     cpu_us, source = cpu.per_request(counts.get("task-clock"), sj, n)
     return {
-        "variant": variant, "load": kind, "kind": "tput", "loadavg": la,
+        "variant": variant, "load": kind, "kind": run_kind, "loadavg": la,
+        "status": st, "reasons": why,
         "conns": load_args(a, kind)[1],
         "requests_per_sec": ld["requests_per_sec"], "requests_served": n,
         "server_cpu_us_per_request": cpu_us,
@@ -207,7 +225,7 @@ def summarise(runs):
                 "server_cpu_us_per_request": med([r["server_cpu_us_per_request"] for r in t]),
                 "requests_per_sec": med([r["requests_per_sec"] for r in t]),
                 "stalled_runs": sum(1 for r in t if r["stalled"]),
-                "load_saturated_runs": sum(1 for r in t if r["load_saturated"]),
+                "load_saturated_runs": sum(1 for r in t if r.get("load_saturated")),
             }
     return out
 
@@ -226,20 +244,33 @@ def ratios(runs, default, policies):
     loads = sorted({r["load"] for r in runs})
     have = {(r["load"], r["variant"]) for r in runs}
     c_key, t_key = "server_cpu_us_per_request", "requests_per_sec"
-    for load in loads:
+    for kind in loads:
         for ys in YARDSTICKS:
-            if (load, default) in have and (load, ys) in have:
-                out[f"{load} cpu {default}/{ys}"] = paired(runs, load, c_key, default, ys)
-                out[f"{load} tput {default}/{ys}"] = paired(runs, load, t_key, default, ys)
+            if (kind, default) in have and (kind, ys) in have:
+                out[f"{kind} cpu {default}/{ys}"] = paired(runs, kind, c_key, default, ys)
+                out[f"{kind} tput {default}/{ys}"] = paired(runs, kind, t_key, default, ys)
         for control in YARDSTICK_FLAGS:
-            if (load, control) in have and (load, "epoll") in have:
-                out[f"{load} cpu {control}/epoll"] = paired(runs, load, c_key, control, "epoll")
+            if (kind, control) in have and (kind, "epoll") in have:
+                out[f"{kind} cpu {control}/epoll"] = paired(runs, kind, c_key, control, "epoll")
         eng = default.split("/")[2]
         for pol in policies:
             v, e = f"fiber/{pol}/{eng}", f"fiber/{policies[0]}/{eng}"
-            if pol != policies[0] and (load, v) in have and (load, e) in have:
-                out[f"{load} cpu {v}/{e}"] = paired(runs, load, c_key, v, e)
-                out[f"{load} tput {v}/{e}"] = paired(runs, load, t_key, v, e)
+            if pol != policies[0] and (kind, v) in have and (kind, e) in have:
+                out[f"{kind} cpu {v}/{e}"] = paired(runs, kind, c_key, v, e)
+                out[f"{kind} tput {v}/{e}"] = paired(runs, kind, t_key, v, e)
+    return out
+
+
+def aa_pair(runs, default):
+    """The A/A pair of every ping-pong load: the default server's second run of each round
+    over its first, for server CPU per request and throughput."""
+    out = {}
+    for kind in sorted({r["load"] for r in runs if r["kind"] == "aa"}):
+        for what, key in (("cpu", "server_cpu_us_per_request"), ("tput", "requests_per_sec")):
+            first, second = ({r["round"]: r[key] for r in runs if r["load"] == kind
+                              and r["variant"] == default and r["kind"] == k}
+                             for k in ("tput", "aa"))
+            out[f"{kind} {what}"] = dict(rounds.aa(default, first, second), load=kind, key=key)
     return out
 
 
@@ -298,15 +329,31 @@ def main(argv=None):
         f"{meta.loadavg()}")
     runs = []
     la_start = meta.loadavg()
+    a.runnable_base = runnable.baseline()
+    full_rounds = a.rounds if a.full_rounds is None else a.full_rounds
+    aa = f"{default} (A/A)"
     with tempfile.TemporaryDirectory(prefix="fiberio-bench-") as tmp:
         for rnd in range(a.rounds):
+            full = rnd < full_rounds
             for kind, variants in plan:
-                for v in rounds.rotated(variants, rnd):
-                    c = dict(count_run(a, v, kind, tmp), round=rnd)
+                if not full:
+                    if kind == "stream":
+                        continue
+                    variants = [v for v in variants if v in (default, "epoll")]
+                # The default server a second time in the round: the A/A pair.
+                items = variants + ([aa] if a.aa and kind == "pingpong" else [])
+                for v in rounds.rotated(items, rnd):
+                    if v == aa:
+                        t = dict(tput_run(a, default, kind, tmp, "aa"), round=rnd)
+                        runs.append(t)
+                        say(f"  round {rnd + 1}/{a.rounds} {kind:11} {v:24} "
+                            f"{fmt(t['requests_per_sec'], '.0f')} req/s")
+                        continue
+                    c = dict(count_run(a, v, kind, tmp), round=rnd) if full else None
                     t = dict(tput_run(a, v, kind, tmp), round=rnd)
-                    runs += [c, t]
+                    runs += [x for x in (c, t) if x]
                     say(f"  round {rnd + 1}/{a.rounds} {kind:11} {v:24} sys/req "
-                        f"{fmt(c['syscalls_per_request'])} cpu "
+                        f"{fmt(c['syscalls_per_request'] if c else None)} cpu "
                         f"{fmt(t['server_cpu_us_per_request'], '.2f')} us/req "
                         f"{fmt(t['requests_per_sec'], '.0f')} req/s (load {t['loadavg']})")
     summary = summarise(runs)
@@ -317,7 +364,7 @@ def main(argv=None):
               "perf": a.perf_ok, "loadavg_start": la_start, "loadavg_end": meta.loadavg(),
               "summary": [dict(load=ld, variant=v, **st) for ld, vs in summary.items()
                           for v, st in vs.items()],
-              "ratios": rat, "runs": runs}
+              "ratios": rat, "aa": aa_pair(runs, default) if a.aa else None, "runs": runs}
     print_table(say, summary, rat)
     cli.emit(result, a, PROG)
     return 0

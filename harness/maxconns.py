@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import meta  # noqa: E402  (the harness's shared meta module, beside this file)
-from drive import cli, cpu, load, server  # noqa: E402
+from drive import cli, cpu, load, server, status  # noqa: E402
 
 FD_MARGIN = 64  # fds the server keeps besides its connections (listener, epoll, reserve, stdio)
 FD_SHARE = 0.8  # of a worker's fd room it is planned to use: SO_REUSEPORT spreads unevenly
@@ -114,7 +114,8 @@ def measure(a, conns, procs, stack):
                                             "--procs", procs, "--stack", stack, "--port", "0",
                                             *a.server_args.split()], a.server_cpu))
     except server.NotStarted as e:
-        return {"status": "failed", "reason": f"server did not start: {e.reason}"}
+        why = f"server did not start: {e.reason}"
+        return {"status": "failed", "reasons": [why], "reason": why}
     pid = srv.pid
     time.sleep(0.3)  # the workers report ready before their last pages settle
     base = sample(pid)
@@ -140,9 +141,11 @@ def measure(a, conns, procs, stack):
     point = {"conns": conns, "stack": stack, "procs": procs, "load_exit": ld.returncode,
              "server": stats, "baseline": base, "peak": peak, "load": load.parse(out)}
     if point["load"] is None:
-        point.update(status="failed",
-                     reason="echo-load gave no JSON: " + (err.strip().splitlines() or ["?"])[-1])
+        why = "echo-load gave no JSON: " + (err.strip().splitlines() or ["?"])[-1]
+        point.update(status="failed", reasons=[why], reason=why)
         return point
+    st, why = status.of_load(point["load"], ld.returncode, srv.returncode == 0 and stats is not None,
+                             1)
     ramp = point["load"].get("ramp_up") or {}
     w0 = started + (ramp.get("seconds") or 0) + 1  # after the ramp-up and the 1 s warm-up
     point["kernel"] = meta.kernel_growth(kern_before, [v for t, v in kern
@@ -150,7 +153,7 @@ def measure(a, conns, procs, stack):
     errors = sum(point["load"]["errors"].values()) + point["load"].get("mismatches", 0)
     held = (stats or {}).get("max_concurrent")
     point.update(
-        status="ok", errors=errors, held=held,
+        status=st, reasons=why, errors=errors, held=held,
         all_held=bool(held is not None and held >= conns and errors == 0),
         rss_per_conn_kb=round((peak["rss_kb"] - base["rss_kb"]) / conns, 2),
         pss_per_conn_kb=round((peak["pss_kb"] - base["pss_kb"]) / conns, 2),
@@ -158,6 +161,8 @@ def measure(a, conns, procs, stack):
         fds_per_conn=round((peak["fds"] - base["fds"]) / conns, 3),
         server_cpu_s=round(cpu.rusage_s(stats), 3) if stats else None,
         server_cpus=a.server_cpu)
+    if st != "ok":
+        point["reason"] = "; ".join(why)
     return point
 
 
@@ -197,21 +202,23 @@ def main(argv=None):
     for i, (conns, stack) in enumerate(runs, 1):
         procs = server_procs(a, conns, limits["nofile_hard"])
         if procs > MAX_LISTENERS:
-            p = {"conns": conns, "stack": stack, "procs": procs, "status": "not run",
+            p = {"conns": conns, "stack": stack, "procs": procs, "status": "limit",
                  "reason": f"listener limit: {procs} worker processes of "
                            f"{int((limits['nofile_hard'] - FD_MARGIN) * FD_SHARE)} connections "
                            f"each exceed echo-server's {MAX_LISTENERS} listeners"}
         elif a.procs and -(-conns // procs) + FD_MARGIN > limits["nofile_hard"]:
-            p = {"conns": conns, "stack": stack, "procs": procs, "status": "not run",
+            p = {"conns": conns, "stack": stack, "procs": procs, "status": "limit",
                  "reason": f"fd limit: {-(-conns // procs)} connections per worker + "
                            f"{FD_MARGIN} exceed RLIMIT_NOFILE hard ({limits['nofile_hard']})"}
         elif limits.get("pid_max") and 2 * procs + 64 > limits["pid_max"]:
-            p = {"conns": conns, "stack": stack, "procs": procs, "status": "not run",
+            p = {"conns": conns, "stack": stack, "procs": procs, "status": "limit",
                  "reason": f"pid limit: {procs} server workers (pid_max {limits['pid_max']})"}
         else:
             p = measure(a, conns, procs, stack)
+        if "reasons" not in p:
+            p["reasons"] = [p["reason"]]
         points.append(p)
-        if p["status"] == "ok":
+        if p["status"] in status.MEASURED:
             kern = (p.get("kernel") or {}).get("per_conn_total_kb")
             line = (f"held {p['held']} (errors {p['errors']}), pss/conn {p['pss_per_conn_kb']} "
                     f"KiB, rss/conn {p['rss_per_conn_kb']} KiB, kernel/conn "
@@ -222,14 +229,15 @@ def main(argv=None):
         say(f"[maxconns {i}/{len(runs)}] conns={conns:<7} {stack:8s} procs={procs:<3} {line}")
     by_stack = {}
     for stack in a.stacks:
-        ok = [p for p in points if p["stack"] == stack and p["status"] == "ok" and p["all_held"]]
+        ok = [p for p in points if p["stack"] == stack and p["status"] in status.MEASURED
+              and p["all_held"]]
         best = max(ok, key=lambda p: p["conns"]) if ok else None
         by_stack[stack] = {
             "max_held": best["conns"] if best else None,
             "per_conn_at_max": ({k: best[k] for k in ("rss_per_conn_kb", "pss_per_conn_kb",
                                                       "maps_per_conn", "fds_per_conn")}
                                 if best else None)}
-    held = [p for p in points if p["status"] == "ok" and p["all_held"]]
+    held = [p for p in points if p["status"] in status.MEASURED and p["all_held"]]
     best = max(held, key=lambda p: (p["conns"], -p["pss_per_conn_kb"])) if held else None
     result = {
         "experiment": "maxconns", "meta": info,

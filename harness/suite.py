@@ -27,6 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import experiments  # noqa: E402
+from drive import runnable  # noqa: E402
 import meta  # noqa: E402  (the harness's shared meta module, beside this file)
 from experiments._step import PY, ROOT, Ctx, fail, run, say, write_json  # noqa: E402
 
@@ -35,6 +36,10 @@ PRESET_NAMES = ("quick", "full")
 # The report is the last step, not an experiment: it reads what the experiments wrote.
 REPORT = "report"
 REPORT_ESTIMATE_S = {"quick": 20, "full": 30}
+# Before a step, the runnable-task count must come back to within this of the suite's
+# starting baseline (an earlier step's threads and processes winding down), or this many
+# seconds pass.
+SETTLE_SLACK, SETTLE_TIMEOUT_S = 1, 60
 STEPS = [e.name for e in EXPERIMENTS] + [REPORT]
 # Every size knob per preset, as the experiments declare them, so the report can quote what
 # was run.
@@ -152,7 +157,9 @@ def main(argv=None):
               # What the full preset would run, so a reduced run's report can say per claim
               # what a full run changes.
               "full_presets": PRESETS["full"],
-              "loadavg_start": meta.loadavg(), "steps": {}}
+              "loadavg_start": meta.loadavg(), "steps": {},
+              # procs_running at the start, nothing of the suite measuring yet.
+              "runnable_baseline": runnable.baseline(20, 0.05)}
     started = time.monotonic()
     sampler = LoadSampler()
     sampler.start()
@@ -168,13 +175,25 @@ def main(argv=None):
             left = sum(estimate(x, a.preset) for x in steps[i - 1:])
             say(f"step {i}/{len(steps)}: {s} (elapsed {fmt(time.monotonic() - started)}, "
                 f"about {fmt(left)} left)")
+            # Step isolation: wait until what an earlier step started has wound down.
+            waited, before, settled = runnable.wait_settled(
+                record["runnable_baseline"], SETTLE_SLACK, SETTLE_TIMEOUT_S)
+            if not settled:
+                say(f"step {s}: {before} tasks still runnable after {waited:.0f} s "
+                    f"(baseline {record['runnable_baseline']}); measuring anyway")
             t0 = time.monotonic()
+            sampler_r = runnable.Sampler()
+            sampler_r.start()
             try:
                 status = run_step(ctx, s)
             except (OSError, subprocess.SubprocessError, ValueError) as e:
                 status = fail(ctx, s, f"{type(e).__name__}: {e}")
+            during = sampler_r.stop()
             record["steps"][s] = {"status": status, "seconds": round(time.monotonic() - t0, 1),
-                                  "loadavg_after": meta.loadavg()}
+                                  "loadavg_after": meta.loadavg(),
+                                  "runnable_before": before, "waited_s": waited,
+                                  "settled": settled, "runnable_max": during["max"],
+                                  "runnable_mean": during["mean"]}
             say(f"step {s}: {status} in {fmt(time.monotonic() - t0)}")
             if s != REPORT:
                 record["loadavg_end"] = meta.loadavg()

@@ -21,13 +21,13 @@ import resource
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import meta  # noqa: E402  (the harness's shared meta module, beside this file)
-from drive import cli, cpu, load, perf, server  # noqa: E402
+from drive import cli, cpu, load, memory, perf, runnable, server, status  # noqa: E402
+from drive.limits import FD_MARGIN, RSS_GUESS_KB, limit_verdict  # noqa: E402
 
 MODES = ["pingpong", "churn", "slow"]
 DEFAULT_MODES = ["pingpong", "churn"]  # slow clients are their own experiment (--modes slow)
@@ -35,25 +35,10 @@ LEVELS = [1, 2, 4, 10, 50, 100, 200, 500, 1000, 2000, 5000, 10000]
 QUICK_LEVELS = [1, 10, 100, 1000]
 PERF_EVENTS = "syscalls:sys_enter_epoll_ctl,context-switches,cpu-migrations,task-clock"
 
-FD_MARGIN = 64        # fds a server keeps besides its connections (listener, epoll, stdio ...)
-TASK_MARGIN = 512     # pids left free for the rest of the machine
-MAP_MARGIN = 1000     # memory maps a process has besides per-connection stacks
-MEM_FRACTION = 0.8    # share of MemAvailable a point may expect to use
-# Resident memory per connection assumed before a model has been measured (KiB), by the
-# model's declared concurrency. Deliberately generous; after the first point the measured
-# figure is used instead.
-RSS_GUESS_KB = {"thread-per-connection": 128, "process-per-connection": 1024,
-                "process-pool": 1024, "thread-pool": 16, "fiber-per-connection": 128,
-                "event-loop": 16}
-# Kernel tasks per connection, by declared concurrency: these models meet the pid limits.
-TASK_PER_CONN = {"thread-per-connection": "threads", "process-per-connection": "processes",
-                 "process-pool": "processes"}
 # Flags that size a model for a level: a process pool serves one connection per process, so
 # it gets --procs N (a pool smaller than the level would only measure its backlog).
 LEVEL_ARGS = {"process-pool": lambda conns: ["--procs", str(conns)]}
 IDLE_SAMPLES = 5  # /proc/meminfo reads, 0.1 s apart, before the server starts and once idle
-# A guarded stack (two memory maps) per connection.
-STACK_PER_CONN = ("thread-per-connection", "fiber-per-connection")
 
 
 def declared_models(server):
@@ -84,6 +69,20 @@ def csv_list(kind, valid=None):
     return parse
 
 
+def parse_plan(text):
+    """'MODELS/MODES/LEVELS;...' -> [(models, modes, levels)]."""
+    groups = []
+    for g in [x for x in text.split(";") if x.strip()]:
+        parts = g.strip().split("/")
+        if len(parts) != 3:
+            raise argparse.ArgumentTypeError(f"want MODELS/MODES/LEVELS, got {g!r}")
+        groups.append((csv_list("model", valid=True)(parts[0]), csv_list("mode", MODES)(parts[1]),
+                       csv_list("levels")(parts[2])))
+    if not groups:
+        raise argparse.ArgumentTypeError("empty plan")
+    return groups
+
+
 def positive(text):
     try:
         v = float(text)
@@ -108,6 +107,14 @@ def parse_args(argv):
                          f"(default: {','.join(DEFAULT_MODES)})")
     ap.add_argument("--levels", type=csv_list("levels"), default=None,
                     help=f"concurrency levels (default: {','.join(map(str, LEVELS))})")
+    ap.add_argument("--plan", type=parse_plan, default=None,
+                    help="instead of --models x --modes x --levels: groups 'MODELS/MODES/LEVELS' "
+                         "separated by ';', each a cross product, e.g. "
+                         "'thread,fork/pingpong,churn/1,100;epoll/pingpong/100'")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="echo-load runs per point, back to back against the same server, each "
+                         "with its own ramp-up, warm-up and window; the point's `load` is the "
+                         "median run's, every run is in its `rounds` (default 1)")
     ap.add_argument("--size", type=int, default=64, help="bytes per request (default 64)")
     ap.add_argument("--duration", type=positive, default=None,
                     help="measured seconds per point (default 5; --quick: 1)")
@@ -135,6 +142,12 @@ def parse_args(argv):
     ap.add_argument("--dry-run", action="store_true",
                     help="print the plan and the limit verdict of every point; start nothing")
     a = ap.parse_args(argv)
+    if a.repeat < 1:
+        ap.error("--repeat must be at least 1")
+    if a.plan:
+        a.models = list(dict.fromkeys(m for ms, _, _ in a.plan for m in ms))
+        a.modes = list(dict.fromkeys(m for _, ms, _ in a.plan for m in ms))
+        a.levels = sorted({n for _, _, ns in a.plan for n in ns})
     a.modes = a.modes or DEFAULT_MODES
     a.levels = a.levels or (QUICK_LEVELS if a.quick else LEVELS)
     a.duration = a.duration or (1.0 if a.quick else 5.0)
@@ -164,34 +177,6 @@ def parse_args(argv):
     return a
 
 
-# ---- limits ------------------------------------------------------------------------------
-
-def limit_verdict(concurrency, conns, limits, rss_per_conn_kb):
-    """None if the point fits this machine, else the reason it is not run."""
-    if conns + FD_MARGIN > limits["nofile_hard"]:
-        return (f"fds: {conns} connections + {FD_MARGIN} exceed the server's RLIMIT_NOFILE "
-                f"({limits['nofile_hard']})")
-    if concurrency in TASK_PER_CONN:
-        cap = min(x for x in (limits["pid_max"], limits["threads_max"], limits["nproc"]) if x)
-        used = meta.tasks_in_use() or 0
-        if conns + used + TASK_MARGIN > cap:
-            return (f"pids: {conns} {TASK_PER_CONN[concurrency]} + "
-                    f"{used} tasks alive + {TASK_MARGIN} spare exceed pid_max/threads-max "
-                    f"({cap})")
-    if concurrency in STACK_PER_CONN:
-        # Each guarded stack is two mappings (stack and guard page).
-        maps = 2 * conns + MAP_MARGIN
-        if limits["max_map_count"] and maps > limits["max_map_count"]:
-            return (f"memory maps: {conns} guarded stacks need ~{maps} maps, "
-                    f"vm.max_map_count is {limits['max_map_count']}")
-    avail = meta.meminfo_kb("MemAvailable")
-    need = conns * rss_per_conn_kb
-    if avail and need > MEM_FRACTION * avail:
-        return (f"memory: ~{need // 1024} MiB expected ({rss_per_conn_kb} KiB per connection) "
-                f"exceeds {int(MEM_FRACTION * 100)}% of MemAvailable ({avail // 1024} MiB)")
-    return None
-
-
 # ---- one point ---------------------------------------------------------------------------
 
 def where(a, role):
@@ -218,46 +203,39 @@ def perf_point(pf):
             "note": "counted over the whole point, warm-up included, for the server process"}
 
 
+def load_args(a, mode, conns):
+    return ["--conns", conns, "--size", a.size, "--duration", a.duration, "--warmup", a.warmup,
+            "--mode", mode, "--threads", a.load_threads, "--ramp-timeout", a.ramp_timeout,
+            *(a.load_args.split() if mode == "slow" else [])]
+
+
 def run_load(a, port, mode, conns):
-    return load.start(a.load, port, [
-        "--conns", conns, "--size", a.size, "--duration", a.duration, "--warmup", a.warmup,
-        "--mode", mode, "--threads", a.load_threads, "--ramp-timeout", a.ramp_timeout,
-        *(a.load_args.split() if mode == "slow" else [])], where(a, "load"))
+    return load.start(a.load, port, load_args(a, mode, conns), where(a, "load"))
 
 
-def sample_memory(proc, server_pid, deadline):
-    """While the load runs: the peak resident memory of the server and its children, PSS now
-    and then (a walk over thousands of children is slow), and /proc/meminfo's kernel fields at
-    every turn, each with its time, so the measured window can be picked out afterwards (its
-    start depends on how long the ramp-up took). The interval grows with one walk's time."""
-    peak, procs, pss, kern = 0, 1, [], []
-    next_pss = 0.0
-    # /proc/meminfo is read on its own thread, four times a second: a walk over ten thousand
-    # processes takes seconds and must not leave the window without a kernel sample.
-    done = threading.Event()
+def round_record(i, doc, rc, server_ok, a):
+    """One repetition of a point: its figures and its own status."""
+    st, why = status.of_load(doc, rc, server_ok, a.load_threads,
+                             getattr(a, "extra_runnable", None), status.RUNNABLE_SLACK)
+    rec = {"round": i, "status": st, "reasons": why, "exit": rc}
+    if doc and "error" not in doc:
+        rec.update(requests=doc.get("requests"), requests_per_sec=doc.get("requests_per_sec"),
+                   p99_us=(doc.get("latency_us") or {}).get("p99"),
+                   errors=sum((doc.get("errors") or {}).values()) + (doc.get("mismatches") or 0),
+                   unfinished=doc.get("unfinished") or 0,
+                   cores_used=(doc.get("cpu") or {}).get("cores_used"),
+                   ramp_s=(doc.get("ramp_up") or {}).get("seconds"))
+    return rec
 
-    def read_kernel():
-        while not done.is_set():
-            kern.append((time.monotonic(), meta.kernel_kb()))
-            done.wait(0.25)
-    reader = threading.Thread(target=read_kernel, daemon=True)
-    reader.start()
-    while proc.poll() is None and time.monotonic() < deadline:
-        t = time.monotonic()
-        rss, n = meta.tree_rss_kb(server_pid, True)
-        if rss > peak:
-            peak, procs = rss, n
-        if t >= next_pss:
-            pss.append((t, meta.tree_pss_kb(server_pid, True)))
-            next_pss = t + max(1.0, 3 * (time.monotonic() - t))
-        # Wait on the load itself, so that its end ends the sampling at once.
-        try:
-            proc.wait(timeout=max(0.25, 2 * (time.monotonic() - t)))
-        except subprocess.TimeoutExpired:
-            pass
-    done.set()
-    reader.join()
-    return peak, procs, pss, kern
+
+def median_load(runs):
+    """The echo-load JSON of the repetition whose throughput is the median (the lower middle
+    of an even count), with its index as `round`; None when none printed JSON."""
+    docs = [dict(doc, round=i) for i, (doc, _) in enumerate(runs) if doc and "error" not in doc]
+    if not docs:
+        return None
+    docs.sort(key=lambda d: d.get("requests_per_sec") or 0)
+    return docs[(len(docs) - 1) // 2]
 
 
 def window_of(load_json, started, a):
@@ -268,58 +246,70 @@ def window_of(load_json, started, a):
     return begin, begin + a.duration
 
 
-def idle_kernel(n):
-    samples = []
-    for i in range(max(1, n)):
-        if i:
-            time.sleep(0.1)
-        samples.append(meta.kernel_kb())
-    return samples
-
-
 def measure_point(a, model, mode, conns, tmpdir):
     # The kernel's memory before the server exists: a model that sets up per-connection
     # capacity at start (prefork's workers) owes that to its connections too.
-    kern_before = idle_kernel(a.idle_samples)
+    kern_before = memory.idle_kernel(a.idle_samples)
     log_path = a.logs / f"{model}-{mode}-{conns}.server.stderr"
     try:
         with open(log_path, "w") as log:
             srv = start_server(a, model, log, conns)
     except server.NotStarted as e:
         why = log_path.read_text().strip().splitlines()
-        return {"status": "not run" if e.returncode == 2 else "failed",
-                "reason": "server did not start: " + (why[-1] if why else
-                                                      f"exit {e.returncode}")}
+        reason = "server did not start: " + (why[-1] if why else f"exit {e.returncode}")
+        st = status.skipped(reason)[0] if e.returncode == 2 else "failed"
+        return {"status": st, "reasons": [reason], "reason": reason}
     pid = srv.pid
     limit = meta.nofile_soft(pid)
     if limit is not None and conns + FD_MARGIN > limit:
         srv.stop(5)
-        return {"status": "not run",
-                "reason": f"fds: {conns} connections + {FD_MARGIN} exceed the server's "
-                          f"RLIMIT_NOFILE soft limit ({limit})"}
+        reason = (f"fds: {conns} connections + {FD_MARGIN} exceed the server's RLIMIT_NOFILE "
+                  f"soft limit ({limit})")
+        return {"status": "limit", "reasons": [reason], "reason": reason}
     # Baselines of the server process alone, for the same reason: prefork's workers exist
     # before the first connection, one per connection it can serve.
     base_rss = meta.rss_kb(pid) or 0
     pf = perf.PerfStat(pid, PERF_EVENTS, tmpdir) if a.perf_ok else None
     base_pss = meta.pss_kb(pid) or 0
-    kern_idle = idle_kernel(a.idle_samples)
+    kern_idle = memory.idle_kernel(a.idle_samples)
     ld = run_load(a, srv.port, mode, conns)
     started = time.monotonic()
     deadline = started + a.ramp_timeout + a.warmup + a.duration + 40
-    peak, procs, pss_samples, kern = sample_memory(ld, pid, deadline)
+    peak, procs, pss_samples, kern = memory.sample_while(ld, pid, deadline)
     try:
         out, err = ld.communicate(timeout=max(1, deadline - time.monotonic()))
     except subprocess.TimeoutExpired:
         ld.kill()
         out, err = ld.communicate()
+    first = load.parse(out) or {"error": (err.strip().splitlines() or ["no JSON"])[-1]}
+    runs = [(first, ld.returncode)]
+    # The repetitions: separate short echo-load runs against the same server, back to back,
+    # each with its own ramp-up, warm-up and window (the memory was sampled in the first).
+    for _ in range(1, a.repeat):
+        if srv.proc.poll() is not None:
+            break
+        runs.append(load.run_rc(a.load, srv.port, load_args(a, mode, conns), where(a, "load"),
+                                timeout=a.ramp_timeout + a.warmup + a.duration + 60,
+                                check=False))
     perf_result = perf_point(pf)
     stats = srv.stop(15)
+    server_ok = srv.returncode == 0 and stats is not None and srv.ended == "exited"
     point = {"status": "ok", "load_exit": ld.returncode, "server_ended": srv.ended,
-             "perf": perf_result, "load": load.parse(out), "server": stats}
+             "perf": perf_result, "server": stats,
+             "rounds": [round_record(i, doc, rc, server_ok or i < len(runs) - 1, a)
+                        for i, (doc, rc) in enumerate(runs)]}
+    point["load"] = median_load(runs)
+    if len(runs) < a.repeat:
+        point["rounds"].append({"round": len(runs), "status": "failed",
+                                "reasons": ["the server had exited: repetition not run"]})
+    point["status"], point["reasons"] = status.of_rounds(point["rounds"])
+    point["load_round"] = point["load"].get("round") if point["load"] else None
+    if point["status"] != "ok":
+        point["reason"] = "; ".join(point["reasons"])
     if point["load"] is None:
-        point.update(status="failed",
-                     reason="echo-load gave no JSON: " + (err.strip().splitlines() or ["?"])[-1])
-    w0, w1 = window_of(point.get("load"), started, a)
+        point["reason"] = "echo-load gave no JSON: " + first.get("error", "?")
+    first = first if "error" not in first else None
+    w0, w1 = window_of(first, started, a)
     in_window = [v for t, v in kern if w0 <= t <= w1]
     mid = (w0 + w1) / 2
     pss = min(pss_samples, key=lambda tv: abs(tv[0] - mid))[1] if pss_samples else None
@@ -355,9 +345,10 @@ def add_per_request(point, size):
 # ---- the sweep ---------------------------------------------------------------------------
 
 def summary(point):
-    if point["status"] != "ok":
+    r = point.get("load")
+    if point["status"] not in status.MEASURED or not r:
         return f"{point['status']}: {point.get('reason', '')}"
-    r = point["load"]
+    rounds = [x["requests_per_sec"] for x in point.get("rounds", []) if "requests_per_sec" in x]
     errs = sum(r["errors"].values())
     ramp = r.get("ramp_up") or {}
     kern = (point.get("kernel") or {}).get("per_conn_total_kb")
@@ -365,7 +356,9 @@ def summary(point):
             f"errors {errs}  rss/conn {point['rss']['per_conn_kb']} KiB  kernel/conn "
             f"{kern if kern is not None else 'n/a'} KiB"
             + (f"  ramp {ramp['seconds']:.2f} s ({ramp.get('errors_total', 0)} errors)"
-               if ramp else ""))
+               if ramp else "")
+            + (f"  rounds {min(rounds):.0f}-{max(rounds):.0f}" if len(rounds) > 1 else "")
+            + ("" if point["status"] == "ok" else f"  [{point['status']}]"))
 
 
 def fmt_secs(s):
@@ -383,6 +376,9 @@ def write_json(path, data):
 
 
 def plan(a):
+    if a.plan:
+        return [(model, mode, conns) for models, modes, levels in a.plan for model in models
+                for mode in modes for conns in levels]
     return [(model, mode, conns) for model in a.models for mode in a.modes for conns in a.levels]
 
 
@@ -421,13 +417,17 @@ def main(argv=None):
                          "size": a.size, "duration": a.duration, "warmup": a.warmup,
                          "load_threads": a.load_threads, "server_args": a.server_args,
                          "load_args": a.load_args, "ramp_timeout": a.ramp_timeout,
-                         "idle_samples": a.idle_samples,
+                         "idle_samples": a.idle_samples, "repeat": a.repeat,
+                         "plan": ["/".join(",".join(map(str, x)) for x in g) for g in a.plan]
+                         if a.plan else None,
                          "level_args": {c: " ".join(LEVEL_ARGS[c]("N")) for c in LEVEL_ARGS},
                          "server": a.server, "load": a.load, "perf_events": PERF_EVENTS,
                          "perf": a.perf_ok},
               "points": []}
     say(f"sweep: {len(points)} points -> {out_path or 'standard output'}")
     rss_seen = {}
+    base_runnable = runnable.baseline()
+    result["config"]["runnable_baseline"] = base_runnable
     started, overhead = time.monotonic(), []
     with tempfile.TemporaryDirectory(prefix="sweep-") as tmpdir:
         # The servers' error output: beside the JSON, or thrown away with it on stdout.
@@ -438,11 +438,18 @@ def main(argv=None):
             c = a.declared[model]["concurrency"]
             why = limit_verdict(c, conns, limits, rss_seen.get(model, RSS_GUESS_KB.get(c, 128)))
             if why:
-                point = {"status": "not run", "reason": why}
+                st, reasons = status.skipped(why)
+                point = {"status": st, "reasons": reasons, "reason": why}
             else:
+                # Other tasks runnable just before the point, beyond the sweep's baseline:
+                # what the point will compete with besides itself.
+                before = runnable.baseline(5, 0.02)
+                a.extra_runnable = (before - base_runnable) if None not in (
+                    before, base_runnable) else None
                 point = measure_point(a, model, mode, conns, tmpdir)
-                if point["status"] == "ok":
-                    overhead.append(time.monotonic() - t0 - a.duration - a.warmup)
+                point["runnable"] = {"baseline": base_runnable, "before": before}
+                if point["status"] in status.MEASURED:
+                    overhead.append(time.monotonic() - t0 - a.repeat * (a.duration + a.warmup))
                     # PSS counts pages shared by fork children once, so it predicts memory
                     # use better than summed VmRSS; both were sampled at this point.
                     mem = point["rss"]
@@ -457,7 +464,7 @@ def main(argv=None):
                        if not limit_verdict(a.declared[m]["concurrency"], n, limits,
                                             rss_seen.get(m, RSS_GUESS_KB.get(
                                                 a.declared[m]["concurrency"], 128))))
-            per_point = a.warmup + a.duration + (sum(overhead) / len(overhead) if overhead else 2)
+            per_point = a.repeat * (a.warmup + a.duration) + (sum(overhead) / len(overhead) if overhead else 2)
             say(f"[sweep {i}/{len(points)}] {model:8} {mode:8} conns={conns:<6} "
                 f"{summary(point)}  (elapsed {fmt_secs(time.monotonic() - started)}, "
                 f"ETA {fmt_secs(left * per_point)})")

@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import meta  # noqa: E402  (the harness's shared meta module, beside this file)
-from drive import cli, cpu, load, rounds, server  # noqa: E402
+from drive import cli, cpu, load, rounds, runnable, server, status  # noqa: E402
 
 VARIANTS = [
     {"name": "t1-pinned", "threads": 1, "server_cpus": "0", "load_cpus": "1"},
@@ -39,6 +39,9 @@ def parse_args(argv):
     ap.add_argument("--size", type=int, default=64)
     ap.add_argument("--load-threads", type=int, default=2)
     ap.add_argument("--server-args", default="", help="extra echo-server arguments")
+    ap.add_argument("--warmup", type=float, default=0.5, help="warm-up seconds per run")
+    ap.add_argument("--aa", default="t1-shared",
+                    help="the variant measured twice a round, the A/A pair ('' for none)")
     a = ap.parse_args(argv)
     if a.rounds < 1 or a.duration <= 0 or a.conns < 1:
         ap.error("--rounds, --duration and --conns must be positive")
@@ -47,6 +50,8 @@ def parse_args(argv):
 
 def one_run(a, v):
     pin = {0, 1} <= os.sched_getaffinity(0)
+    extra = runnable.baseline(3, 0.02)
+    extra = extra - a.runnable_base if None not in (extra, a.runnable_base) else None
     try:
         srv = server.EchoServer(cpu.pinned([a.server, "--model", "fiber", "--threads",
                                             v["threads"], "--port", "0",
@@ -54,15 +59,19 @@ def one_run(a, v):
                                            v["server_cpus"] if pin else None),
                                 ready_timeout=10)
     except server.NotStarted as e:
-        return {"variant": v["name"], "status": "failed",
-                "reason": f"server did not start: {e.reason}"}
-    ld = load.run(a.load, srv.port, ["--conns", a.conns, "--size", a.size, "--duration",
-                                     a.duration, "--warmup", "0.5", "--threads",
-                                     a.load_threads], v["load_cpus"] if pin else None,
-                  timeout=a.duration + 60, check=False)
+        why = f"server did not start: {e.reason}"
+        return {"variant": v["name"], "status": "failed", "reasons": [why], "reason": why}
+    ld, rc = load.run_rc(a.load, srv.port, ["--conns", a.conns, "--size", a.size, "--duration",
+                                            a.duration, "--warmup", a.warmup, "--threads",
+                                            a.load_threads], v["load_cpus"] if pin else None,
+                         timeout=a.duration + 60, check=False)
     stats = srv.stop(30)
+    # echo-load's workers share the variant's CPUs: one core pinned, up to two shared.
+    st, why = status.of_load(ld, rc, srv.returncode == 0 and stats is not None,
+                             min(a.load_threads, 2 if v["load_cpus"] != "1" else 1), extra,
+                             status.RUNNABLE_SLACK)
     if "error" in ld:
-        return {"variant": v["name"], "status": "failed",
+        return {"variant": v["name"], "status": "failed", "reasons": why,
                 "reason": "no JSON from echo-load or the server: " + ld["error"][-200:]}
     served = (stats or {}).get("bytes", 0) / a.size
     cpu_s = cpu.rusage_s(stats) or 0
@@ -76,7 +85,21 @@ def one_run(a, v):
             "server_cores_used": cpu_s / (a.duration + 0.5),
             "server_cpu_us_per_request": cpu_s * 1e6 / served if served else None,
             "load_cores_used": ld["cpu"]["cores_used"],
-            "load_saturated": ld["cpu"]["saturated"]}
+            "load_saturated": ld["cpu"]["saturated"],
+            # Its own classification (status.of_load); "ok" above says it was measured.
+            "point_status": st, "reasons": why}
+
+
+def aa_pair(name, runs, aa_runs):
+    """{label: pair}: the variant's second run of each round over its first, for throughput
+    and server CPU per request."""
+    out = {}
+    for key in ("requests_per_sec", "server_cpu_us_per_request"):
+        first, second = ({r["round"]: r.get(key) for r in rs
+                          if r["status"] == "ok" and r["variant"].startswith(name)}
+                         for rs in (runs, aa_runs))
+        out[f"{key} {name}/{name}"] = dict(rounds.aa(name, first, second), key=key)
+    return out
 
 
 def main(argv=None):
@@ -87,10 +110,13 @@ def main(argv=None):
                         pinning={v["name"]: f"server {v['server_cpus']}, load {v['load_cpus']}"
                                  for v in VARIANTS})
     say = cli.reporter(a)
-    runs = []
-    for rnd, v in rounds.interleaved(a.rounds, VARIANTS):
+    runs, aa_runs = [], []
+    a.runnable_base = runnable.baseline()
+    twin = next((dict(v, name=v["name"] + " (A/A)") for v in VARIANTS if v["name"] == a.aa),
+                None)
+    for rnd, v in rounds.interleaved(a.rounds, VARIANTS + ([twin] if twin else [])):
         r = dict(one_run(a, v), round=rnd)
-        runs.append(r)
+        (aa_runs if v is twin else runs).append(r)
         what = (f"{r['requests_per_sec']:.0f} req/s, server {r['server_cores_used']:.2f} "
                 f"cores, load {r['load_cores_used']:.2f} cores" if r["status"] == "ok"
                 else f"{r['status']}: {r['reason']}")
@@ -116,7 +142,8 @@ def main(argv=None):
                          "cores": os.cpu_count()},
               "summary": summary,
               "ratio_t2_over_t1_shared": (t2 / t1) if t1 and t2 else None,
-              "runs": runs}
+              "runs": runs, "aa": aa_pair(a.aa, runs, aa_runs) if twin else None,
+              "aa_runs": aa_runs}
     cli.emit(result, a, "threads")
     return 0
 

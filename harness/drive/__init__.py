@@ -7,7 +7,10 @@
     load    run echo-load and read its JSON
     perf    perf stat attached to a process or around a command, and the one reader of its
             CSV output
-    rounds  interleaved rounds (the order rotates each round) and paired per-round ratios
+    rounds  interleaved rounds (the order rotates each round), paired per-round ratios and
+            the A/A pair (one configuration twice a round: the noise floor)
+    status  a measured point's status and reasons, from echo-load's own figures
+    runnable  the runnable-task count (/proc/stat procs_running), sampled
     cli     the common flags (--build-dir, --out-file, --rounds, --duration, --warmup,
             --server-cpu, --load-cpu) and the JSON output
 

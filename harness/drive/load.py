@@ -25,12 +25,17 @@ def parse(out):
 def run(exe, port, args, cpus=None, timeout=600, check=True):
     """One echo-load run to its end; its JSON. check: LoadFailed unless it exited 0 with JSON;
     otherwise a failed run gives {"error": its last words} when it printed no JSON."""
+    return run_rc(exe, port, args, cpus, timeout, check)[0]
+
+
+def run_rc(exe, port, args, cpus=None, timeout=600, check=True):
+    """run(), and echo-load's exit status beside its JSON (4: too many requests failed)."""
     p = subprocess.run(command(exe, port, args, cpus), capture_output=True, text=True,
                        timeout=timeout)
     doc = parse(p.stdout)
     if check and (p.returncode != 0 or doc is None):
         raise LoadFailed(f"echo-load failed ({p.returncode}): {p.stderr.strip()[-400:]}")
-    return doc if doc is not None else {"error": p.stderr.strip()}
+    return (doc if doc is not None else {"error": p.stderr.strip()}), p.returncode
 
 
 def start(exe, port, args, cpus=None):

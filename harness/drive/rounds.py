@@ -29,3 +29,14 @@ def paired(num, den):
     and their median: the two ran back to back, so the machine's drift mostly cancels."""
     ratios = [num[r] / den[r] for r in sorted(num) if r in den and num[r] and den[r]]
     return {"per_round": ratios, "median": median(ratios)}
+
+
+def aa(config, first, second):
+    """The A/A pair: one configuration measured twice in every round (`first` and `second`,
+    each {round: value}), second/first per round. Its spread is the experiment's own noise
+    floor, the least a paired ratio of two different configurations must exceed to mean
+    anything."""
+    p = paired(second, first)
+    rs = p["per_round"]
+    return {"config": config, "per_round": rs, "median": p["median"],
+            "spread": [min(rs), max(rs)] if rs else None}

@@ -8,8 +8,9 @@ EXPERIMENT = Experiment(
     binaries=("echo-server", "echo-load", "engine-info"),
     output="engines.json",
     presets={
-        "quick": ["--rounds", "1", "--duration", "1", "--warmup", "0.3"],
-        "full": ["--rounds", "5", "--duration", "3", "--sat-conns", "300"],
+        # 5 rounds of 0.4 s, merged twice a round (the A/A pair); the exact counts in 2.
+        "quick": ["--rounds", "5", "--duration", "0.4", "--warmup", "0.2", "--count-rounds", "2"],
+        "full": ["--rounds", "5", "--duration", "2", "--sat-conns", "300", "--count-rounds", "3"],
     },
     estimate_s={"quick": 25, "full": 240},
     run=driver("engines_bench.py"),

@@ -10,7 +10,9 @@ EXPERIMENT = Experiment(
     binaries=("echo-server", "echo-load", "engine-info"),
     output="fiberio.json",
     presets={
-        "quick": ["--rounds", "1", "--duration", "0.4", "--warmup", "0.2",
+        # 5 rounds of the deciding pair (default fiber server and epoll yardstick, ping-pong)
+        # and the A/A pair; every server, the stream and the exact counts in the first round.
+        "quick": ["--rounds", "5", "--full-rounds", "1", "--duration", "0.4", "--warmup", "0.2",
                   "--count-requests", "20000", "--conns-large", "0"],
         "full": ["--engines", "all", "--rounds", "5", "--duration", "1",
                  "--count-requests", "30000"],

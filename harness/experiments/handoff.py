@@ -8,7 +8,7 @@ EXPERIMENT = Experiment(
     binaries=("handoff-scale",),
     output="handoff.json",
     presets={
-        "quick": ["--levels", "2,16,256,2048", "--rounds", "1", "--seconds", "0.3"],
+        "quick": ["--levels", "2,16,256,2048", "--rounds", "5", "--seconds", "0.15"],
         "full": ["--levels", "2,4,16,64,256,1024,4096,10000", "--rounds", "5",
                   "--seconds", "1"],
     },

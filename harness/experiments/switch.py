@@ -42,7 +42,7 @@ EXPERIMENT = Experiment(
     presets={
         "quick": {"filter": r"^(call|syscall|switch|create|kernel|copystack)/|"
                             r"^sched/.*/fibers:(2|16|256)$|^sched/(star|ring)/asm/fibers:100000$",
-                  "min_time": 0.05, "repetitions": 3},
+                  "min_time": 0.03, "repetitions": 5},
         "full": {"filter": "", "min_time": 0.1, "repetitions": 5},
     },
     estimate_s={"quick": 30, "full": 120},

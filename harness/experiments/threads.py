@@ -9,8 +9,9 @@ EXPERIMENT = Experiment(
     binaries=("echo-server", "echo-load"),
     output="threads.json",
     presets={
-        "quick": ["--rounds", "1", "--duration", "2"],
-        "full": ["--rounds", "3", "--duration", "4"],
+        # Every round also runs t1-shared a second time: the A/A pair.
+        "quick": ["--rounds", "5", "--duration", "0.4", "--warmup", "0.2"],
+        "full": ["--rounds", "5", "--duration", "2"],
     },
     estimate_s={"quick": 10, "full": 45},
     run=driver("threads_scale.py"),

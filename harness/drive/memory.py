@@ -1,0 +1,52 @@
+"""A server's memory while a load runs: its resident memory summed over its child processes,
+PSS now and then, and the kernel's own fields of /proc/meminfo (KernelStack, SUnreclaim,
+PageTables), each sample with its time so the measured window can be picked out afterwards."""
+import subprocess
+import threading
+import time
+
+import meta
+
+
+def sample_while(proc, server_pid, deadline):
+    """While the load `proc` runs: (peak resident KiB of the server and its children, processes
+    at the peak, [(time, PSS KiB)], [(time, kernel fields)]). The interval grows with one walk's
+    time (a walk over ten thousand processes takes seconds)."""
+    peak, procs, pss, kern = 0, 1, [], []
+    next_pss = 0.0
+    # /proc/meminfo is read on its own thread, four times a second, so a long walk never
+    # leaves the window without a kernel sample.
+    done = threading.Event()
+
+    def read_kernel():
+        while not done.is_set():
+            kern.append((time.monotonic(), meta.kernel_kb()))
+            done.wait(0.25)
+    reader = threading.Thread(target=read_kernel, daemon=True)
+    reader.start()
+    while proc.poll() is None and time.monotonic() < deadline:
+        t = time.monotonic()
+        rss, n = meta.tree_rss_kb(server_pid, True)
+        if rss > peak:
+            peak, procs = rss, n
+        if t >= next_pss:
+            pss.append((t, meta.tree_pss_kb(server_pid, True)))
+            next_pss = t + max(1.0, 3 * (time.monotonic() - t))
+        # Wait on the load itself, so that its end ends the sampling at once.
+        try:
+            proc.wait(timeout=max(0.25, 2 * (time.monotonic() - t)))
+        except subprocess.TimeoutExpired:
+            pass
+    done.set()
+    reader.join()
+    return peak, procs, pss, kern
+
+
+def idle_kernel(n):
+    """n readings of the kernel's fields, 0.1 s apart."""
+    samples = []
+    for i in range(max(1, n)):
+        if i:
+            time.sleep(0.1)
+        samples.append(meta.kernel_kb())
+    return samples
