@@ -322,6 +322,8 @@ def parse(argv):
     pos, out, fail, charts = [], None, False, True
     it = iter(argv)
     for a in it:
+        if a in ("--help", "-h"):
+            return None
         if a == "--out":
             out = next(it, None)
             if out is None:
@@ -341,13 +343,25 @@ def parse(argv):
 
 def main(argv):
     try:
-        (a, b), out, fail, charts = parse(argv)
+        parsed = parse(argv)
+        if parsed is None:
+            print(__doc__.strip())
+            return 0
+        (a, b), out, fail, charts = parsed
         ra, rb = load(a), load(b)
     except BadFolder as e:
         print(f"compare: {e}", file=sys.stderr)
         return 2
     out = Path(out) if out else ROOT / "results" / "compare" / f"{label(ra)}-vs-{label(rb)}"
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        return write(ra, rb, out, fail, charts)
+    except OSError as e:  # --out an existing file, under /proc, read-only: one line
+        print(f"compare: cannot write into --out {out}: {e.strerror or e}", file=sys.stderr)
+        return 2
+
+
+def write(ra, rb, out, fail, charts):
     lines, verdicts, counts = build(ra, rb)
     n = write_pairs(ra, rb, out / "compare.csv")
     lines += ["## Every measurement", "",

@@ -11,6 +11,10 @@ never edited by hand: every verdict comes from the rule of its claim (plots/clai
 applied to the JSON files of the run, so a run on other hardware can reach another verdict
 honestly. Verdicts: holds, holds partly, does not hold, inconclusive, not run; the same
 verdicts with their deciding figures and intervals go to RUN_FOLDER/verdicts.json.
+
+Exit status: 0; 2 for usage errors, a missing folder, an experiment's JSON file that is not
+one JSON object (empty, malformed, a top level of null, a list or a string) and an output that
+cannot be written, each said in one line on stderr.
 """
 import json
 import sys
@@ -27,11 +31,32 @@ from reference import REFERENCE, reference_for  # noqa: E402
 USAGE = "usage: report.py RUN_FOLDER [--no-charts] [--reference-dir DIR | --no-reference]"
 
 
+def bad_file(folder):
+    """One line saying why an experiment's JSON file of the folder cannot be read, or None.
+    The loader (data.Run) takes a file whose top level is an object; anything else stops here,
+    as compare.py stops, instead of tracing back in the report's layers."""
+    for name in D.EXPERIMENTS:
+        path = folder / f"{name}.json"
+        if not path.exists():
+            continue
+        try:
+            doc = json.loads(path.read_text())
+        except (OSError, ValueError) as e:
+            return f"{path}: not valid JSON ({e})"
+        if not isinstance(doc, dict):
+            kind = "null" if doc is None else f"a {type(doc).__name__}"
+            return f"{path}: malformed (the top level is {kind}, not an object)"
+    return None
+
+
 def parse(argv):
     """(folder, options, reference dir), or None after printing the usage."""
     args, opts, ref_dir = [], set(), REFERENCE
     it = iter(argv)
     for a in it:
+        if a in ("--help", "-h"):
+            print(__doc__.strip())
+            return "help"
         if a == "--reference-dir":
             ref_dir = next(it, None)
             if ref_dir is None:
@@ -44,17 +69,32 @@ def parse(argv):
             return None
         else:
             args.append(a)
-    if len(args) != 1 or not Path(args[0]).is_dir():
+    if len(args) != 1:
         print(USAGE, file=sys.stderr)
+        return None
+    if not Path(args[0]).is_dir():
+        print(f"report.py: {args[0]}: no such run folder; {USAGE}", file=sys.stderr)
         return None
     return Path(args[0]), opts, ref_dir
 
 
 def main(argv):
     parsed = parse(argv)
-    if parsed is None:
-        return 2
+    if parsed in (None, "help"):
+        return 2 if parsed is None else 0
     folder, opts, ref_dir = parsed
+    why = bad_file(folder)
+    if why:
+        print(f"report.py: {why}", file=sys.stderr)
+        return 2
+    try:
+        return write(folder, opts, ref_dir)
+    except OSError as e:  # a folder that cannot be written: one line, not a traceback
+        print(f"report.py: cannot write into {folder}: {e}", file=sys.stderr)
+        return 2
+
+
+def write(folder, opts, ref_dir):
     if "--no-charts" not in opts:
         import charts  # matplotlib only when drawing
         for stem, st in charts.draw_all(folder).items():
