@@ -52,17 +52,17 @@ class Sampler(threading.Thread):
 
     def __init__(self, every=0.2):
         super().__init__(daemon=True)
-        self.every, self.samples, self._stop = every, [], threading.Event()
+        self.every, self.samples, self._halt = every, [], threading.Event()
 
     def run(self):
-        while not self._stop.is_set():
+        while not self._halt.is_set():
             v = now()
             if v is not None:
                 self.samples.append(v)
-            self._stop.wait(self.every)
+            self._halt.wait(self.every)
 
     def stop(self):
-        self._stop.set()
+        self._halt.set()
         self.join(timeout=2)
         return self.summary()
 
