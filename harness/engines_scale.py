@@ -85,7 +85,7 @@ def parse_args(argv):
         if a.completion_rounds is None:
             a.completion_rounds = 1
         if not a.configs:
-            a.configs = "select,poll,merged,edge"
+            a.configs = "select,poll,merged"
         a.churn_configs = ["merged", "uring"]
     a.levels = [int(x) for x in a.levels.split(",")]
     a.churn_levels = [int(x) for x in a.churn_levels.split(",")]

@@ -12,6 +12,6 @@ EXPERIMENT = Experiment(
         "quick": ["--rounds", "5", "--duration", "0.4", "--warmup", "0.2", "--count-rounds", "2"],
         "full": ["--rounds", "5", "--duration", "2", "--sat-conns", "300", "--count-rounds", "3"],
     },
-    estimate_s={"quick": 25, "full": 240},
+    estimate_s={"quick": 50, "full": 240},
     run=driver("engines_bench.py"),
 )

@@ -17,6 +17,6 @@ EXPERIMENT = Experiment(
         "full": ["--engines", "all", "--rounds", "5", "--duration", "1",
                  "--count-requests", "30000"],
     },
-    estimate_s={"quick": 30, "full": 980},
+    estimate_s={"quick": 50, "full": 1050},
     run=driver("fiberio_bench.py"),
 )

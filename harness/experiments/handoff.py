@@ -12,6 +12,6 @@ EXPERIMENT = Experiment(
         "full": ["--levels", "2,4,16,64,256,1024,4096,10000", "--rounds", "5",
                   "--seconds", "1"],
     },
-    estimate_s={"quick": 5, "full": 100},
+    estimate_s={"quick": 15, "full": 100},
     run=driver("handoff.py"),
 )

@@ -13,6 +13,6 @@ EXPERIMENT = Experiment(
         "quick": ["--quick"],
         "full": ["--rounds", "3", "--duration", "1.5"],
     },
-    estimate_s={"quick": 40, "full": 600},
+    estimate_s={"quick": 55, "full": 600},
     run=driver("engines_scale.py"),
 )
