@@ -20,6 +20,13 @@ MARKER_CYCLE = ["o", "s", "^", "D", "v", "P", "X", "<", ">", "*"]
 # a switch can do, each beside the backend it bounds. Never counted as a backend.
 FLOOR_OF = {"asm-nofpu": "floor", "asm": "floor-fp"}
 
+# Every measured point's status: what it can be used for. Throughput verdicts use "ok" points
+# only; CPU per request stays valid on a client-bound point (the server's CPU is still its own).
+POINT_STATUSES = ("ok", "client-bound", "contended", "limit", "failed", "not run")
+# The statuses of a point that measured something (a figure the load generator's speed does
+# not set may still use it).
+MEASURED = ("ok", "client-bound", "contended")
+
 
 class Run:
     """One run folder. `get(name)` is the experiment's JSON, or None when the file is missing
@@ -184,7 +191,7 @@ def runs_of(doc, value, **match):
     samples behind a driver's medians), skipping entries that failed."""
     return [value(r) for r in (doc or {}).get("runs", [])
             if all(r.get(k) == v for k, v in match.items())
-            and r.get("status", "ok") == "ok" and value(r) is not None]
+            and r.get("status", "ok") in MEASURED and value(r) is not None]
 
 
 def backends(run):
@@ -214,11 +221,12 @@ def icounts(doc):
 
 # ---- sweep -------------------------------------------------------------------------------
 
-def sweep_series(doc, mode, value):
-    """{model: [(conns, value), ...]} for measured points; value(point) may return None."""
+def sweep_series(doc, mode, value, allow=MEASURED):
+    """{model: [(conns, value), ...]} for measured points whose status (point_status) is in
+    `allow`; value(point) may return None."""
     out = {}
     for p in (doc or {}).get("points", []):
-        if p.get("mode") != mode or p.get("status") != "ok" or not p.get("load"):
+        if p.get("mode") != mode or not p.get("load") or point_status(p)[0] not in allow:
             continue
         v = value(p)
         if v is not None:
@@ -227,8 +235,26 @@ def sweep_series(doc, mode, value):
 
 
 def sweep_not_run(doc, mode):
+    """The points of a mode without a measured figure (failed, limit, not run)."""
     return [p for p in (doc or {}).get("points", [])
-            if p.get("mode") == mode and p.get("status") != "ok"]
+            if p.get("mode") == mode and (point_status(p)[0] not in MEASURED
+                                          or not p.get("load"))]
+
+
+def sweep_flagged(doc, mode):
+    """A mode's points measured but not ok (client-bound, contended)."""
+    return [p for p in (doc or {}).get("points", []) if p.get("mode") == mode and p.get("load")
+            and point_status(p)[0] in MEASURED and point_status(p)[0] != "ok"]
+
+
+def rps_rounds(p):
+    """A sweep point's requests/s per repetition (`rounds`; older runs: its one figure)."""
+    reps = [r.get("requests_per_sec") for r in p.get("rounds") or []
+            if r.get("requests_per_sec") is not None]
+    if reps:
+        return reps
+    v = (p.get("load") or {}).get("requests_per_sec")
+    return [v] if v is not None else []
 
 
 def point_errors(p):
@@ -273,8 +299,13 @@ def scale_at(part, cfg, level, field="median"):
 
 
 def scale_status(part, cfg, level):
+    """A level's status as "ok" or "STATUS: reason" (older runs wrote the reason into it)."""
     v = (((part or {}).get("summary") or {}).get(cfg) or {}).get(str(level))
-    return v.get("status") if v else "not run: not in this run"
+    if not v:
+        return "not run: not in this run"
+    if v.get("reasons") and v.get("status") != "ok":
+        return f"{v['status']}: {'; '.join(v['reasons'])}"
+    return v.get("status")
 
 
 def epoll_ctl_rows(rows):
@@ -349,9 +380,6 @@ def sweep_points(run, model, mode):
                   key=lambda p: p["conns"])
 
 
-# Every measured point's status: what it can be used for. Throughput verdicts use "ok" points
-# only; CPU per request stays valid on a client-bound point (the server's CPU is still its own).
-POINT_STATUSES = ("ok", "client-bound", "contended", "limit", "failed", "not run")
 # The load generator's share of the measured requests that may fail before the point is failed
 # (echo-load's own --max-failed default).
 FAILED_SHARE = 0.01

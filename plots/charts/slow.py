@@ -1,6 +1,7 @@
 """slow.json: slow clients against every server model."""
 import data as D
-from charts.style import grid, not_run, register
+from charts.style import (flagged_legend, grid, mark_unmeasured, not_run, plot_series,
+                          register)
 
 CHARTS = []
 
@@ -22,10 +23,13 @@ def slow_clients(run, fig):
         if not series:
             not_run(ax, run.why("slow") if not slow else "no slow-client points")
             continue
+        points = [p for p in slow.get("points", []) if p.get("mode") == "slow"]
+        hollow = False
         for m in run.order("models", series):
-            pts = series[m]
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=run.marker("models", m),
-                    color=run.color("models", m), label=m, ms=4)
+            hollow |= plot_series(ax, run, m, [p for p in points if p.get("model") == m], value)
+        if hollow:
+            flagged_legend(ax)
+        mark_unmeasured(ax, points)
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("slow connections (log scale)", fontsize=8)

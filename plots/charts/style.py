@@ -53,3 +53,51 @@ def finish(fig, run, note=""):
 def grid(ax):
     ax.grid(True, which="major", alpha=0.35)
     ax.grid(True, which="minor", alpha=0.12)
+
+
+# How a point that is not ok is drawn: measured but flagged (client-bound, contended) hollow on
+# its series' line; without a figure (failed, limit, not run) a marker on the x axis, so it is
+# never simply missing.
+FLAGGED_LABEL = "hollow: client-bound or contended (measured; not used for throughput)"
+NO_FIGURE_MARK = {"failed": ("v", "tab:red"), "limit": ("v", "0.4"), "not run": ("v", "0.7")}
+
+
+def plot_series(ax, run, model, points, value, ms=4):
+    """One model's line through its measured points, a filled marker where the point is ok and
+    a hollow one where it is flagged; returns whether any was hollow."""
+    pts = sorted((p["conns"], value(p), D.point_status(p)[0]) for p in points
+                 if p.get("load") and value(p) is not None)
+    if not pts:
+        return False
+    color, marker = run.color("models", model), run.marker("models", model)
+    ax.plot([p[0] for p in pts], [p[1] for p in pts], color=color, marker=None, label=None)
+    ok = [p for p in pts if p[2] == "ok"]
+    hollow = [p for p in pts if p[2] != "ok"]
+    ax.plot([p[0] for p in ok], [p[1] for p in ok], ls="none", marker=marker, color=color,
+            ms=ms, label=model)
+    if hollow:
+        ax.plot([p[0] for p in hollow], [p[1] for p in hollow], ls="none", marker=marker,
+                color=color, mfc="none", ms=ms + 2, label=None if ok else model)
+    return bool(hollow)
+
+
+def mark_unmeasured(ax, points):
+    """Failed, limit and not-run points as markers on the x axis (below the lowest figure),
+    one legend entry per status present; returns the statuses drawn."""
+    drawn = []
+    for p in points:
+        st = D.point_status(p)[0]
+        if st in NO_FIGURE_MARK and not (st in D.MEASURED and p.get("load")):
+            marker, color = NO_FIGURE_MARK[st]
+            ax.plot(p["conns"], 0, marker=marker, color=color, ms=8, ls="none",
+                    transform=ax.get_xaxis_transform(), clip_on=False)
+            drawn.append(st)
+    for st in dict.fromkeys(drawn):
+        marker, color = NO_FIGURE_MARK[st]
+        ax.plot([], [], marker=marker, color=color, ls="none", ms=8,
+                label=f"{st} (no figure; on the axis)")
+    return drawn
+
+
+def flagged_legend(ax):
+    ax.plot([], [], "o", mfc="none", color="0.3", ls="none", label=FLAGGED_LABEL)

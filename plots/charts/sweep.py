@@ -1,7 +1,8 @@
 """sweep.json: throughput, p99 and ramp-up time against concurrency, per server model."""
 import data as D
 from claims import c06_thread_collapse as C6
-from charts.style import grid, not_run, register
+from charts.style import (flagged_legend, grid, mark_unmeasured, not_run, plot_series,
+                          register)
 
 CHARTS = []
 
@@ -19,20 +20,21 @@ def sweep_panels(run, fig, value, ylabel, pycon):
         if not series:
             not_run(ax, run.why("sweep") if not sweep else f"no {mode} points measured")
             continue
+        points = [p for p in (sweep or {}).get("points", []) if p.get("mode") == mode]
+        hollow = False
         for m in run.order("models", series):
-            pts = series[m]
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=run.marker("models", m),
-                    color=run.color("models", m), label=m, ms=4)
-            errs = [p for p in (sweep or {}).get("points", [])
-                    if p.get("model") == m and p.get("mode") == mode and p.get("status") == "ok"
-                    and D.point_errors(p)]
+            mine = [p for p in points if p.get("model") == m]
+            hollow |= plot_series(ax, run, m, mine, value)
+            errs = [p for p in mine if p.get("load") and D.point_errors(p)]
             for p in errs:
                 v = value(p)
                 if v is not None:
                     ax.plot(p["conns"], v, "x", color="k", ms=8)
-        if any(D.point_errors(p) for p in (sweep or {}).get("points", [])
-               if p.get("mode") == mode and p.get("status") == "ok"):
+        if any(D.point_errors(p) for p in points if p.get("load")):
             ax.plot([], [], "x", color="k", ms=8, label="point with errors")
+        if hollow:
+            flagged_legend(ax)
+        mark_unmeasured(ax, points)
         skipped = D.sweep_not_run(sweep, mode)
         if skipped:
             notes.append(f"{mode}: not run: " + ", ".join(

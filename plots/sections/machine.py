@@ -28,8 +28,11 @@ def machine_section(run):
         f"- run: preset `{suite.get('preset', '?')}`, started {m.get('date')}, "
         f"{fmt((suite.get('seconds') or 0) / 60, '.1f')} min; load average (1/5/15 min) "
         f"at start {suite.get('loadavg_start')}, at end {suite.get('loadavg_end')} "
-        f"(a server and its load keep about 2 runnable; figures well above that mean other "
-        f"jobs competed for the {m.get('cores')} CPUs)",
+        + ("(the load average counts the suite's own servers and load generators: a "
+           "thousand-thread server alone lifts it; what ran beside each step is below)"
+           if steps_isolated(suite) else
+           "(a server and its load keep about 2 runnable; figures well above that mean "
+           f"other jobs competed for the {m.get('cores')} CPUs)"),
         "- pinning: servers on CPU 0 and echo-load on CPU 1 for the engine comparison, sweep "
         "and max-connections runs; switch-bench unpinned except its kernel rows",
     ]
@@ -46,7 +49,31 @@ def machine_section(run):
     if steps:
         out.append("- steps: " + ", ".join(f"{k} {v['status']} ({v['seconds']:.0f} s)"
                                            for k, v in steps.items()))
+    if steps_isolated(suite):
+        out.append(isolation_line(suite))
     missing = [f"{k}: {v}" for k, v in run.missing.items() if k != "suite"]
     if missing:
         out.append("- missing experiments: " + "; ".join(missing))
     return out + [""]
+
+
+def steps_isolated(suite):
+    """Whether the suite waited for each step's predecessors to wind down (newer runs)."""
+    return any("runnable_before" in v for v in (suite.get("steps") or {}).values())
+
+
+def isolation_line(suite):
+    """What the suite itself caused: the runnable tasks (procs_running) at its start, the wait
+    before each step for an earlier step's tasks to end, and the most runnable during it."""
+    steps = suite.get("steps") or {}
+    base = suite.get("runnable_baseline")
+    waits = [f"{k} {v['waited_s']:.0f} s" for k, v in steps.items() if v.get("waited_s", 0) >= 1]
+    unsettled = [k for k, v in steps.items() if v.get("settled") is False]
+    return (f"- step isolation: {base} tasks runnable (procs_running) at the start; before each "
+            "step the suite waited until that count was back within 1 of it (at most 60 s)"
+            + (": waited " + ", ".join(waits) if waits else ", never more than a second")
+            + (f"; still above it when {', '.join(unsettled)} began (other jobs)"
+               if unsettled else "")
+            + ". Most runnable during each step (the step's own servers and load included): "
+            + ", ".join(f"{k} {v.get('runnable_max')}" for k, v in steps.items()
+                        if v.get("runnable_max") is not None))
