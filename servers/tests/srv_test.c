@@ -186,7 +186,7 @@ int st_count_lines(const char *s)
 }
 
 /* Does the model under test declare the boolean property key in `--list --json`? */
-bool st_model_declares(const char *model, const char *key)
+const char *st_model_prop(const char *model, const char *key)
 {
     static char out[65536], err[4096];
     char *args[] = {st_server_argv[0], "--list", "--json", NULL};
@@ -203,8 +203,13 @@ bool st_model_declares(const char *model, const char *key)
         snprintf(path, sizeof path, "members.%d.props.%s", i, key);
         const char *v = tc_json_find(out, path);
         ASSERT_MSG(v, "model %s does not declare %s", model, key);
-        return strncmp(v, "true", 4) == 0;
+        return v;
     }
+}
+
+bool st_model_declares(const char *model, const char *key)
+{
+    return strncmp(st_model_prop(model, key), "true", 4) == 0;
 }
 
 /* A client that sends and never reads: a small receive buffer, filled with as much as the

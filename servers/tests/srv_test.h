@@ -60,6 +60,10 @@ int st_run_cli(char *const args[], char *out, char *err, size_t cap);
 
 int st_count_lines(const char *s);
 
+/* Where a model's declared property `key` starts in its `--list --json` (a JSON value, not
+ * terminated; a test failure when it is not declared). */
+const char *st_model_prop(const char *model, const char *key);
+
 /* Does the model under test declare the boolean property key in `--list --json`? */
 bool st_model_declares(const char *model, const char *key);
 

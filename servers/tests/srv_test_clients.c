@@ -314,6 +314,16 @@ void t_nomem(void)
 {
     struct tc_server s;
     st_start(&s);
+    /* A process per connection, forked then or up front, allocates nothing more in the
+     * accepting process: there is nothing to run out of. */
+    const char *kind = st_model_prop(s.model, "concurrency"); /* points into the JSON */
+    if (strncmp(kind, "\"process-", 9) == 0) {
+        printf("not run: %s's connections get a process of their own (concurrency %.*s): its "
+               "accepting process allocates nothing per connection\n",
+               s.model, (int)(strchr(kind + 1, '"') - kind + 1), kind);
+        tc_server_stop(&s, SIGTERM);
+        exit(77);
+    }
     close(st_fresh(&s, 1, 100));
     char path[64], line[256];
     snprintf(path, sizeof path, "/proc/%d/status", (int)s.pid);
