@@ -7,6 +7,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "harness"))
 from experiments import ORDER  # noqa: E402  (the experiment registry: the one list of names)
+# The measured points' statuses and the sweep's readers live in pointdata.py; every reader of a
+# run imports them from here.
+from pointdata import (  # noqa: E402,F401
+    FAILED_SHARE, LIMIT_WORDS, MEASURED, POINT_STATUSES, kernel_per_conn, memory_points,
+    ok_points, point_errors, point_status, ramp, rps, rps_rounds, server_cpu_us_per_request,
+    status_text, sweep_flagged, sweep_not_run, sweep_points, sweep_series, user_kb)
 
 # The files a run folder may hold: the suite's own record, then one per experiment.
 EXPERIMENTS = ["suite", *ORDER]
@@ -19,13 +25,6 @@ MARKER_CYCLE = ["o", "s", "^", "D", "v", "P", "X", "<", ">", "*"]
 # switch/<name> rows that are references, not backends (harness/bench/floor_*.S): the least
 # a switch can do, each beside the backend it bounds. Never counted as a backend.
 FLOOR_OF = {"asm-nofpu": "floor", "asm": "floor-fp"}
-
-# Every measured point's status: what it can be used for. Throughput verdicts use "ok" points
-# only; CPU per request stays valid on a client-bound point (the server's CPU is still its own).
-POINT_STATUSES = ("ok", "client-bound", "contended", "limit", "failed", "not run")
-# The statuses of a point that measured something (a figure the load generator's speed does
-# not set may still use it).
-MEASURED = ("ok", "client-bound", "contended")
 
 
 class Run:
@@ -219,49 +218,6 @@ def icounts(doc):
             for b in (doc or {}).get("benchmarks", []) if "instructions_per_unit" in b}
 
 
-# ---- sweep -------------------------------------------------------------------------------
-
-def sweep_series(doc, mode, value, allow=MEASURED):
-    """{model: [(conns, value), ...]} for measured points whose status (point_status) is in
-    `allow`; value(point) may return None."""
-    out = {}
-    for p in (doc or {}).get("points", []):
-        if p.get("mode") != mode or not p.get("load") or point_status(p)[0] not in allow:
-            continue
-        v = value(p)
-        if v is not None:
-            out.setdefault(p["model"], []).append((p["conns"], v))
-    return {m: sorted(v) for m, v in out.items()}
-
-
-def sweep_not_run(doc, mode):
-    """The points of a mode without a measured figure (failed, limit, not run)."""
-    return [p for p in (doc or {}).get("points", [])
-            if p.get("mode") == mode and (point_status(p)[0] not in MEASURED
-                                          or not p.get("load"))]
-
-
-def sweep_flagged(doc, mode):
-    """A mode's points measured but not ok (client-bound, contended)."""
-    return [p for p in (doc or {}).get("points", []) if p.get("mode") == mode and p.get("load")
-            and point_status(p)[0] in MEASURED and point_status(p)[0] != "ok"]
-
-
-def rps_rounds(p):
-    """A sweep point's requests/s per repetition (`rounds`; older runs: its one figure)."""
-    reps = [r.get("requests_per_sec") for r in p.get("rounds") or []
-            if r.get("requests_per_sec") is not None]
-    if reps:
-        return reps
-    v = (p.get("load") or {}).get("requests_per_sec")
-    return [v] if v is not None else []
-
-
-def point_errors(p):
-    load = p.get("load") or {}
-    return sum((load.get("errors") or {}).values()) + (load.get("mismatches") or 0)
-
-
 # ---- scale.json (harness/engines_scale.py): idle scaling, churn, readiness vs completion ---
 
 def epoll_family(part):
@@ -318,26 +274,6 @@ def epoll_ctl_rows(rows):
             pts.append((int(parts[2].split(":")[1]), ns(e)))
     return sorted(pts)
 
-def ramp(p):
-    """A sweep point's ramp-up block ({} when the run had none)."""
-    return (p.get("load") or {}).get("ramp_up") or {}
-
-
-def kernel_per_conn(p):
-    """(total, {field: KiB}) of the kernel memory per connection a sweep point measured, or
-    (None, {}) when it has no kernel figure."""
-    k = p.get("kernel") or {}
-    return k.get("per_conn_total_kb"), k.get("per_conn_kb") or {}
-
-
-def server_cpu_us_per_request(p, size):
-    """The server's CPU time (its getrusage, children included) per request it echoed in its
-    whole life (bytes / size), ramp-up and idle time included; None without the figures."""
-    srv = p.get("server") or {}
-    cpu = (srv.get("cpu_user_s") or 0) + (srv.get("cpu_sys_s") or 0)
-    served = (srv.get("bytes") or 0) / size if size else 0
-    return 1e6 * cpu / served if served and cpu else None
-
 
 FIBERIO_LOADS = ["pingpong", "pingpong-1k", "stream"]
 
@@ -371,86 +307,6 @@ def fiberio_variants(doc):
             return (0, eng, pol, seen.index(v))
         return (1, 0, 0, seen.index(v))
     return sorted(seen, key=key)
-
-
-def sweep_points(run, model, mode):
-    """A model's sweep points of one mode, by connections, whatever their status."""
-    return sorted((p for p in (run.get("sweep") or {}).get("points", [])
-                   if p.get("model") == model and p.get("mode") == mode),
-                  key=lambda p: p["conns"])
-
-
-# The load generator's share of the measured requests that may fail before the point is failed
-# (echo-load's own --max-failed default).
-FAILED_SHARE = 0.01
-
-
-def point_status(p):
-    """(status, [reasons]) of one measured point (sweep, slow, maxconns). A driver that
-    classified the point itself (`status` one of POINT_STATUSES, `reasons`) is taken at its
-    word; older runs are classified here from what they recorded."""
-    status = p.get("status")
-    if status in POINT_STATUSES and "reasons" in p:
-        return status, list(p["reasons"])
-    if status and status != "ok":
-        reason = p.get("reason") or status
-        limit = status == "not run" or any(k in reason for k in LIMIT_WORDS)
-        return ("limit" if limit else "failed"), [reason]
-    load = p.get("load") or {}
-    if not load:
-        return "failed", ["no load generator result"]
-    if not load.get("requests"):
-        return "failed", ["no request completed in the measured window"]
-    failed = point_errors(p) + (load.get("unfinished") or 0)
-    if failed > FAILED_SHARE * (load["requests"] + failed):
-        errors = load.get("errors") or {}
-        kinds = ", ".join(f"{k} {v}" for k, v in errors.items() if v)
-        if errors.get("fd_exhausted") or errors.get("addr_unavailable"):
-            return "limit", [f"ran out of fds or ports: {kinds}"]
-        return "failed", [f"{failed} of {load['requests'] + failed} measured requests failed "
-                          f"or never completed ({kinds or 'unfinished'})"]
-    reasons = [w for w in load.get("warnings") or [] if "saturated its CPU" in w]
-    if (load.get("cpu") or {}).get("saturated") or reasons:
-        return "client-bound", reasons or ["echo-load used its whole core"]
-    return "ok", []
-
-
-LIMIT_WORDS = ("limit", "RLIMIT", "pid_max", "max_map_count", "FD_SETSIZE", "Too many open files")
-
-
-def ok_points(run, model, mode, allow=("ok",)):
-    """A model's points whose status is in `allow`: "ok" alone for throughput; a figure the
-    load generator's speed does not set (memory, CPU per request) may add "client-bound"."""
-    return [p for p in sweep_points(run, model, mode) if point_status(p)[0] in allow]
-
-
-def rps(p):
-    return p["load"].get("requests_per_sec") or 0.0
-
-
-def memory_points(run):
-    """{model: (conns, user KiB, PSS KiB, kernel KiB, {kernel field: KiB})} per connection at
-    each model's largest persistent level >= 100, error-free when it has one (the point claim
-    C8 reads and the memory chart stacks)."""
-    per = {}
-    for model in run.members("models"):
-        pts = [p for p in ok_points(run, model, "pingpong", ("ok", "client-bound"))
-               if p["conns"] >= 100
-               and (p.get("rss") or {}).get("per_conn_kb") is not None]
-        # A point with errors may not have held every connection at once: prefer clean ones.
-        pts = [p for p in pts if not point_errors(p)] or pts
-        if pts:
-            top = pts[-1]
-            kern, parts = kernel_per_conn(top)
-            per[model] = (top["conns"], top["rss"]["per_conn_kb"],
-                          top["rss"].get("pss_per_conn_kb"), kern, parts)
-    return per
-
-
-def user_kb(rss_kb, pss_kb):
-    """User memory per connection: PSS (fork's children share most of their pages, which a sum
-    of VmRSS counts once per child) or VmRSS where there is no PSS."""
-    return pss_kb if pss_kb is not None else rss_kb
 
 
 # ---- copy stacks, hand-offs ----------------------------------------------------------------
