@@ -10,6 +10,10 @@ A verdict function returns its figures as a list of dicts made by the constructo
                                                                    claim itself
     exact(name, value, unit, source)                               a deterministic count
     once(name, value, unit, source)                                measured once
+    repeated(name, samples, unit, source)                          a point's repeated runs
+                                                                   (once when there is one)
+    ratio(name, num, den, unit, source)                            two points' repeated runs,
+                                                                   resampled independently
 
 Every figure carries `value`, a 95% interval `low`-`high` (the percentile bootstrap, over its
 samples, of their median: harness/stats.py), `n` (how many samples) and `exact`. An exact
@@ -108,6 +112,36 @@ def exact(name, value, unit, source):
 def once(name, value, unit, source):
     """A figure measured once per run (no repeated samples, so its noise is unknown)."""
     return _fig(ONCE, name, value, unit, source)
+
+
+def repeated(name, samples, unit, source):
+    """A figure from a point's repeated runs (a sweep point's `rounds`): the median with its
+    interval when there are two or more, a figure measured once when there is one (older
+    runs keep only the median run's)."""
+    samples = [s for s in samples or [] if s is not None]
+    if len(samples) >= 2:
+        return timing(name, stats.median(samples), unit, source, samples)
+    return once(name, samples[0] if samples else None, unit, source)
+
+
+def ratio(name, num, den, unit, source):
+    """median(num) / median(den) of two things measured in separate runs (two sweep points'
+    repeated runs: not paired by round). With two or more samples a side, its interval
+    resamples both sides independently (harness/stats.py ratio_ci); else it is measured once.
+    Its samples are num's over den's median, for the run comparison's U test."""
+    num = [x for x in num or [] if x is not None]
+    den = [x for x in den or [] if x is not None]
+    if not num or not den or not stats.median(den):
+        return once(name, None, unit, source)
+    value = stats.median(num) / stats.median(den)
+    if len(num) < 2 or len(den) < 2:
+        return once(name, value, unit, source)
+    key = ("ratio", tuple(num), tuple(den))
+    if key not in _CI:
+        _CI[key] = stats.ratio_ci(num, den, LEVEL)
+    low, high = _CI[key]
+    return _fig(TIMING, name, value, unit, source, [x / stats.median(den) for x in num],
+                low=low, high=high, n=min(len(num), len(den)))
 
 
 def from_numbers(numbers):

@@ -126,6 +126,8 @@ LIMIT_WORDS = ("limit", "RLIMIT", "pid_max", "max_map_count", "FD_SETSIZE", "Too
 def status_text(p):
     """A point's status and its reasons on one line, e.g. "limit: fd limit: ...", "ok"."""
     status, why = point_status(p)
+    if why == [p.get("status")]:
+        return why[0]  # an older record's status already says "STATUS: why"
     return f"{status}: {'; '.join(why)}" if why else status
 
 

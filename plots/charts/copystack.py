@@ -30,9 +30,9 @@ def copystack(run, fig):
     fm = D.fibermem_points(run)
     bars = [(f"{mode}\n{n:.0e}".replace("+0", ""), p["pss_bytes_per_fiber"], mode)
             for mode, pts in sorted(fm.items()) for n, p in sorted(pts.items())
-            if p.get("status") == "ok"]
+            if D.point_status(p)[0] == "ok"]
     skipped = [f"{mode} {n}" for mode, pts in sorted(fm.items()) for n, p in sorted(pts.items())
-               if p.get("status") != "ok"]
+               if D.point_status(p)[0] != "ok"]
     if not bars:
         not_run(right, run.why("fibermem") if not run.get("fibermem") else "no points")
         return ""

@@ -1,10 +1,10 @@
 """sweep.json and maxconns.json: memory per connection, user and kernel, per server model."""
 import data as D
+import figures as F
 from claims import c08_thread_memory as C8
 from charts.style import grid, not_run, register
 
 CHARTS = []
-
 
 
 @register(CHARTS, "rss_per_conn", "Memory per connection, per server model: user and kernel")
@@ -38,7 +38,8 @@ def rss_per_conn(run, fig):
                 ms=4,
                 label="fork (PSS: shared pages counted once)")
     mc = run.get("maxconns")
-    held = [p for p in (mc or {}).get("points", []) if p.get("status") == "ok"
+    # Memory held does not depend on the load generator's speed: client-bound points count.
+    held = [p for p in (mc or {}).get("points", []) if D.point_status(p)[0] in D.MEASURED
             and p.get("rss_per_conn_kb")]
     if held:
         ax.plot([p["conns"] for p in held], [p["rss_per_conn_kb"] for p in held], "*",
@@ -77,14 +78,29 @@ def memory_stack(run, ax):
     ax.bar(x, user, 0.6, color=[run.color("models", m) for m in names],
            label="user (PSS; VmRSS without PSS)")
     bottom = list(user)
+    # The kernel part is what C8 counts (F.kernel_counted): a difference below the resolution
+    # of /proc/meminfo's machine-wide figure adds nothing, its fields are not drawn (a
+    # negative one would lower the bar), and the bar says so with a hatched outline up to the
+    # resolution, the most it can be.
+    counted = [F.kernel_counted(per[m][3], per[m][0]) for m in names]
     for field, color in KERNEL_COLORS.items():
-        vals = [max(0.0, (per[m][4] or {}).get(field) or 0.0) for m in names]
+        vals = [max(0.0, (per[m][4] or {}).get(field) or 0.0) if counted[i] else 0.0
+                for i, m in enumerate(names)]
         ax.bar(x, vals, 0.6, bottom=bottom, color=color, alpha=0.8, label=f"kernel: {field}")
         bottom = [b + v for b, v in zip(bottom, vals)]
+    below = [i for i, m in enumerate(names) if per[m][3] is not None and not counted[i]]
+    for i in below:
+        ax.bar(i, F.kernel_resolution(per[names[i]][0]), 0.6, bottom=bottom[i], fill=False,
+               hatch="///", edgecolor="0.4", lw=0.6,
+               label="kernel below resolution (outline: at most)" if i == below[0] else None)
     for i, m in enumerate(names):
-        ax.text(i, bottom[i], f"{bottom[i]:.0f}\n@{per[m][0]}", ha="center", va="bottom",
-                fontsize=6)
-    ax.set_ylim(0, max(bottom) * 1.15)  # the totals written above the bars stay inside
+        ax.text(i, bottom[i] + (F.kernel_resolution(per[m][0]) if i in below else 0),
+                f"{bottom[i]:.0f}" + (f" + kernel {F.kernel_kib(per[m][3], per[m][0])}"
+                                      .replace(" (below resolution)", "") if i in below else "")
+                + f"\n@{per[m][0]}", ha="center", va="bottom", fontsize=6)
+    tops = [b + (F.kernel_resolution(per[names[i]][0]) if i in below else 0)
+            for i, b in enumerate(bottom)]
+    ax.set_ylim(0, max(tops) * 1.15)  # the totals written above the bars stay inside
     ax.set_xticks(x)
     ax.set_xticklabels(names, fontsize=8, rotation=20)
     ax.set_ylabel("memory per connection (KiB)")

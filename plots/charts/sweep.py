@@ -84,7 +84,7 @@ def ramp_time(run, fig):
         ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=run.marker("models", m),
                 color=run.color("models", m), label=m, ms=4)
     bad = [p for p in sweep.get("points", []) if p.get("mode") == "pingpong"
-           and p.get("status") == "ok" and D.ramp(p).get("errors_total")]
+           and D.point_status(p)[0] in D.MEASURED and D.ramp(p).get("errors_total")]
     for p in bad:
         ax.plot(p["conns"], D.ramp(p)["seconds"], "x", color="k", ms=8)
     if bad:

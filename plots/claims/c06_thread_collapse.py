@@ -56,26 +56,29 @@ def error_rate(p):
 
 def shape_figures(mode, th, fk, later):
     """The figures the rule reads for one mode: thread's peak over its first level, its
-    lowest level after the peak over the peak, fork's peak over thread's (single samples),
-    and the highest error rate of a level after the peak (`later`: thread's points of every
+    lowest level after the peak over the peak, fork's peak over thread's (ratios over the
+    points' repeated runs, `rounds`, with their interval; measured once in older runs), and
+    the highest error rate of a level after the peak (`later`: thread's points of every
     status the error rate allows)."""
     k = max(range(len(th)), key=lambda i: D.rps(th[i]))
     peak = D.rps(th[k])
     after = th[k + 1:]
-    fk_peak = max((D.rps(p) for p in fk), default=None)
+    low = min(after, key=D.rps, default=None)
+    fk_top = max(fk, key=D.rps, default=None)
     rates = [(error_rate(p), p["conns"]) for p in later
              if p["conns"] > th[k]["conns"] and error_rate(p) is not None]
     worst = max(rates, default=(None, None))
-    return {"rise": F.once(f"thread {mode} peak over its first level", peak / max(
-                D.rps(th[0]), 1e-9) if k > 0 else None, "x", "sweep"),
-            "fall": F.once(f"thread {mode} lowest level after the peak over the peak",
-                           min(D.rps(p) for p in after) / peak if after and peak else None,
-                           "x", "sweep"),
+    rounds = D.rps_rounds
+    return {"rise": F.ratio(f"thread {mode} peak over its first level", rounds(th[k]),
+                            rounds(th[0]), "x", "sweep") if k > 0 else
+            F.once(f"thread {mode} peak over its first level", None, "x", "sweep"),
+            "fall": F.ratio(f"thread {mode} lowest level after the peak over the peak",
+                            rounds(low) if low and peak else [], rounds(th[k]), "x", "sweep"),
             "errors": F.exact(f"thread {mode} highest error rate after the peak", worst[0], "",
                               "sweep") if worst[0] is not None else None,
             "errors_at": worst[1],
-            "fork": F.once(f"fork {mode} peak over thread's", fk_peak / peak
-                           if fk_peak is not None and peak else None, "x", "sweep")}
+            "fork": F.ratio(f"fork {mode} peak over thread's", rounds(fk_top) if fk_top and
+                            peak else [], rounds(th[k]), "x", "sweep")}
 
 
 def rises_collapses(f, t):
@@ -116,14 +119,15 @@ def measure(run):
         if not th:
             continue
         later = D.ok_points(run, "thread", mode, allow=ERROR_STATUSES)
-        figures += [F.once(f"thread {mode} req/s at {th[0]['conns']} connection(s)",
-                           D.rps(th[0]), "req/s", "sweep"),
-                    F.once(f"thread {mode} peak req/s", max(D.rps(p) for p in th), "req/s",
-                           "sweep"),
-                    F.once(f"thread {mode} req/s at the highest level",
-                           D.rps(th[-1]), "req/s", "sweep"),
-                    F.once(f"fork {mode} peak req/s", max((D.rps(p) for p in fk), default=None),
-                           "req/s", "sweep")]
+        fk_top = max(fk, key=D.rps, default=None)
+        figures += [F.repeated(f"thread {mode} req/s at {th[0]['conns']} connection(s)",
+                               D.rps_rounds(th[0]), "req/s", "sweep"),
+                    F.repeated(f"thread {mode} peak req/s", D.rps_rounds(max(th, key=D.rps)),
+                               "req/s", "sweep"),
+                    F.repeated(f"thread {mode} req/s at the highest level",
+                               D.rps_rounds(th[-1]), "req/s", "sweep"),
+                    F.repeated(f"fork {mode} peak req/s",
+                               D.rps_rounds(fk_top) if fk_top else [], "req/s", "sweep")]
         modes[mode] = f = shape_figures(mode, th, fk, later)
         rises, collapses = (V.settled_text(*V.settle(lambda t, i=i: rises_collapses(f, t)[i]),
                                            "yes", "no") for i in (0, 1))

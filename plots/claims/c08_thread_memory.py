@@ -55,6 +55,8 @@ def measure(run):
     elif not F.kernel_counted(kern, n):
         lines.append("- thread's kernel figure is below the resolution at that level: the "
                      "verdict counts its user memory only")
+    # Memory is sampled in a point's first run only (its `rounds` carry throughput, not
+    # memory), so these stay figures measured once.
     figures = [F.once(f"{m} resident memory per connection", k, "KiB", "sweep")
                for m, (_, k, _, _, _) in per.items()]
     # A kernel difference below the resolution is no figure: it is printed as "< R" above.

@@ -62,7 +62,7 @@ def memory_trade(fm, lines, nums):
     for mode, pts in sorted(fm.items()):
         cells = []
         for n, p in sorted(pts.items()):
-            if p.get("status") == "ok":
+            if D.point_status(p)[0] == "ok":
                 cells.append(f"{n}: {p['pss_bytes_per_fiber']:.0f} B PSS, "
                              f"{p['rss_bytes_per_fiber']:.0f} B RSS, "
                              f"{p['maps_per_fiber']:.3g} maps")
@@ -71,7 +71,7 @@ def memory_trade(fm, lines, nums):
                 elif copy_best is None or n >= copy_best[0]:
                     copy_best = (n, p["pss_bytes_per_fiber"])
             else:
-                cells.append(f"{n}: {p.get('status')}")
+                cells.append(f"{n}: {D.status_text(p)}")
         lines.append(f"- memory per idle fiber, {mode}: " + "; ".join(cells))
     if guarded_ok and copy_best:
         g = guarded_ok[max(guarded_ok)]
@@ -116,7 +116,7 @@ def measure(run):
             figures.append(V.switch_fig(run, f"copystack/resume/bytes:{n}/fibers:{f}"))
     for mode, pts in sorted(fm.items()):
         for n, p in sorted(pts.items()):
-            if p.get("status") == "ok":
+            if D.point_status(p)[0] == "ok":
                 figures.append(F.once(f"PSS per idle fiber, {mode}, {n} fibers",
                                       p["pss_bytes_per_fiber"], "B", "fibermem"))
     if all(passed) and not (t_ok is False or m_ok is False) and not (t_ok and m_ok) \

@@ -1,5 +1,6 @@
 """The slow-clients section: every model against clients that send in chunks and think."""
 import data as D
+import figures as F
 from verdict import fmt
 
 
@@ -22,15 +23,27 @@ def slow_section(run):
     pts = slow.get("points", [])
     for m in run.order("models", {p["model"] for p in pts}):
         for p in sorted((q for q in pts if q["model"] == m), key=lambda q: q["conns"]):
-            if p.get("status") != "ok" or not p.get("load"):
-                out.append(f"| {m} | {p['conns']} | {p.get('status')}: "
-                           f"{p.get('reason', '')} | | | | | |")
+            status = D.point_status(p)[0]
+            if status not in D.MEASURED or not p.get("load"):
+                out.append(f"| {m} | {p['conns']} | {D.status_text(p)} | | | | | |")
                 continue
             kern, _ = D.kernel_per_conn(p)
-            out.append(f"| {m} | {p['conns']} | {D.rps(p):.0f} | "
-                       f"{p['load']['latency_us']['p99'] / 1000:.1f} | {D.point_errors(p)} | "
+            # A client-bound or contended point's req/s and p99 are the load generator's or
+            # the busy machine's: shown in brackets with the status, not as the server's.
+            tput = f"{D.rps(p):.0f}" if status == "ok" else f"({D.rps(p):.0f}, {status})"
+            p99 = p['load']['latency_us']['p99'] / 1000
+            out.append(f"| {m} | {p['conns']} | {tput} | "
+                       + (f"{p99:.1f}" if status == "ok" else f"({p99:.1f})")
+                       + f" | {D.point_errors(p)} | "
                        f"{fmt(D.server_cpu_us_per_request(p, size), '.1f')} | "
-                       f"{p['rss']['per_conn_kb']:.1f} | {fmt(kern, '.1f')} |")
+                       f"{p['rss']['per_conn_kb']:.1f} | {F.kernel_kib(kern, p['conns'])} |")
+    out += ["", "Server CPU per request and memory per connection are read on client-bound and "
+            "contended points too: the load generator's speed does not set them (the server's "
+            "CPU and memory are its own). Kernel memory per connection below the resolution of "
+            f"/proc/meminfo's machine-wide difference (the larger of {F.KERNEL_RESOLUTION_KIB:g} "
+            f"KiB and {F.MEMINFO_DRIFT_KIB / 1024:g} MiB over the connections) reads "
+            "\"< R (below resolution)\": a negative difference is noise, never memory given "
+            "back."]
     out.append("")
     if (run.dir / "slow_clients.png").exists():
         out += ["![slow_clients](slow_clients.png)", ""]
