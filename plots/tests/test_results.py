@@ -86,15 +86,23 @@ class Documented(unittest.TestCase):
     def test_verdicts_json_is_named(self):
         """verdicts.json, written by the report: its fields and those of its nested records
         (figures, comparisons, margin) are on the page."""
+        # threads.json with A/A pairs: C11's entry gets a `noise_floor`.
         with tempfile.TemporaryDirectory(prefix="results-doc-") as tmp:
             folder = S.full(Path(tmp) / "run", engines=S.engines(ratio=1.15, rounds=5,
-                                                                  jitter=0.03))
+                                                                  jitter=0.03),
+                            threads=S.threads(ratio=1.5, rounds=5,
+                                              aa=[0.99, 1.0, 1.01, 1.0, 0.995]))
             self.assertEqual(R.main([str(folder), "--no-charts", "--no-reference"]), 0)
             doc = json.loads((folder / "verdicts.json").read_text())
         self.assertIn("verdicts.json", self.sections)
         self.assertEqual(undocumented(self.page, "verdicts.json", doc), [])
-        nested = {k for c in doc["claims"] for part in ("figures", "comparisons", "straddled")
-                  for x in c[part] for k in x}
+        floors = [e for c in doc["claims"] for e in c.get("noise_floor", [])]
+        self.assertTrue(floors)
+        nested = {k for c in doc["claims"] for part in ("figures", "comparisons", "straddled",
+                                                        "noise_floor")
+                  for x in c.get(part, []) for k in x}
+        nested |= {"noise_floor"} if floors else set()
+        nested |= {k for e in floors for k in e["aa"]}
         nested |= {k for c in doc["claims"] if c["margin"] for k in c["margin"]}
         text = self.sections["verdicts.json"]
         self.assertEqual(sorted(k for k in nested if f"`{k}`" not in text), [])
