@@ -4,20 +4,16 @@ beyond the memory-map limit as `not run`; bad arguments exit 2.
 
 usage: fibermem_cases.py CASE --build-dir DIR --out FILE
 """
-import argparse
 import json
 import subprocess
 import sys
 from pathlib import Path
+from cases import check, run  # noqa: E402  (harness/tests/cases.py)
 
 DRIVER = Path(__file__).resolve().parent.parent / "fibermem.py"
 PY = "/usr/bin/python3"
 
 
-def check(cond, what):
-    if not cond:
-        print(f"FAIL: {what}", file=sys.stderr)
-        sys.exit(1)
 
 
 def case_grid(a):
@@ -50,10 +46,4 @@ def case_bad_args(a):
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser()
-    ap.add_argument("case", choices=["grid", "bad-args"])
-    ap.add_argument("--build-dir", required=True)
-    ap.add_argument("--out", required=True)
-    a = ap.parse_args()
-    {"grid": case_grid, "bad-args": case_bad_args}[a.case](a)
-    print(f"ok {a.case}")
+    sys.exit(run(globals(), __doc__, ("--build-dir", {"required": True}), ("--out", {"required": True})))

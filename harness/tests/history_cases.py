@@ -4,7 +4,6 @@ of them a deliberately slowed run, made from the committed regression baselines.
 
 usage: history_cases.py CASE --work DIR
 """
-import argparse
 import copy
 import csv
 import json
@@ -12,16 +11,13 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from cases import check, run  # noqa: E402  (harness/tests/cases.py)
 
 HARNESS = Path(__file__).resolve().parent.parent
 BASELINES = HARNESS.parent / "results" / "baseline"
 PY = "/usr/bin/python3"
 
 
-def check(cond, what):
-    if not cond:
-        print(f"FAIL: {what}", file=sys.stderr)
-        sys.exit(1)
 
 
 def measurement(model, date, sha):
@@ -144,14 +140,5 @@ def case_bad_input(a):
     check(p.returncode == 2 and "not valid JSON" in p.stderr, "malformed JSON: one line")
 
 
-CASES = {name[5:].replace("_", "-"): fn for name, fn in globals().items()
-         if name.startswith("case_")}
-
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser()
-    ap.add_argument("case", choices=sorted(CASES))
-    ap.add_argument("--work", required=True)
-    a = ap.parse_args()
-    Path(a.work).mkdir(parents=True, exist_ok=True)
-    CASES[a.case](a)
-    print(f"ok {a.case}")
+    sys.exit(run(globals(), __doc__, ("--work", {"required": True})))

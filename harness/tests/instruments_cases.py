@@ -5,11 +5,11 @@ instruments say `not run` with the reason while the minimal loop still measures.
 
 usage: instruments_cases.py CASE --build-dir DIR --work DIR
 """
-import argparse
 import json
 import subprocess
 import sys
 from pathlib import Path
+from cases import check, run  # noqa: E402  (harness/tests/cases.py)
 
 DRIVER = Path(__file__).resolve().parent.parent / "instruments.py"
 PY = "/usr/bin/python3"
@@ -18,10 +18,6 @@ TINY = ["--rounds", "5", "--pipe-loops", "2000", "--syscall-loops", "20000",
 PERF = ("perf_sched_pipe", "perf_syscall_basic")
 
 
-def check(cond, what):
-    if not cond:
-        print(f"FAIL: {what}", file=sys.stderr)
-        sys.exit(1)
 
 
 def problems(doc, rounds=5):
@@ -107,15 +103,5 @@ def case_bad_args(a):
         check(p.returncode == 2 and p.stderr.strip(), f"{args}: exit 2 with a message")
 
 
-CASES = {"tiny": case_tiny, "no-perf": case_no_perf, "no-subcommand": case_no_subcommand,
-         "bad-args": case_bad_args}
-
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser()
-    ap.add_argument("case", choices=sorted(CASES))
-    ap.add_argument("--build-dir", required=True)
-    ap.add_argument("--work", required=True)
-    args = ap.parse_args()
-    Path(args.work).mkdir(parents=True, exist_ok=True)
-    CASES[args.case](args)
-    print(f"ok {args.case}")
+    sys.exit(run(globals(), __doc__, ("--build-dir", {"required": True}), ("--work", {"required": True})))

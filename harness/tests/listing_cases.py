@@ -5,7 +5,6 @@ server does.
 
 usage: listing_cases.py CASE --bin DIR
 """
-import argparse
 import json
 import subprocess
 import sys
@@ -13,15 +12,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from drive import server  # noqa: E402
+from cases import check, run  # noqa: E402  (harness/tests/cases.py)
 
 
-class Failed(Exception):
-    pass
 
 
-def check(cond, what, detail=""):
-    if not cond:
-        raise Failed(what + (f": {detail}" if detail else ""))
 
 
 def listing(exe):
@@ -64,23 +59,5 @@ def case_fiber_model(a):
           "only models that take the fiber flags list read policies", others)
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("case")
-    ap.add_argument("--bin", required=True)
-    a = ap.parse_args()
-    fn = globals().get("case_" + a.case.replace("-", "_"))
-    if fn is None:
-        print(f"unknown case {a.case!r}", file=sys.stderr)
-        return 2
-    try:
-        fn(a)
-    except Failed as e:
-        print(f"FAIL {a.case}: {e}")
-        return 1
-    print(f"ok {a.case}")
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run(globals(), __doc__, ("--bin", {"required": True})))

@@ -4,7 +4,6 @@ port, runs echo-load against it, and checks the exit status and the JSON report.
 
 usage: load_cases.py CASE --load PATH/echo-load --server PATH/harness-test-server
 """
-import argparse
 import json
 import os
 import resource
@@ -13,17 +12,13 @@ import socket
 import subprocess
 import sys
 import time
+from cases import check, run  # noqa: E402  (harness/tests/cases.py)
 
 SIZE = 100  # bytes per request in the fault cases: the fault offset 5050 falls mid-request
 
 
-class Failed(Exception):
-    pass
 
 
-def check(cond, what, detail=""):
-    if not cond:
-        raise Failed(f"{what}" + (f": {detail}" if detail else ""))
 
 
 class Server:
@@ -600,25 +595,5 @@ def case_bad_cli_remote_host6(a):
             [*BASE, "--host", "::ffff:10.0.0.1"], needle="loopback")
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("case")
-    ap.add_argument("--load", required=True)
-    ap.add_argument("--server", required=True)
-    a = ap.parse_args()
-    fn = globals().get("case_" + a.case.replace("-", "_"))
-    if fn is None:
-        names = sorted(k[5:].replace("_", "-") for k in globals() if k.startswith("case_"))
-        print(f"unknown case {a.case!r} (valid: {', '.join(names)})", file=sys.stderr)
-        return 2
-    try:
-        fn(a)
-    except Failed as e:
-        print(f"FAIL {a.case}: {e}", file=sys.stderr)
-        return 1
-    print(f"ok {a.case}")
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run(globals(), __doc__, ("--load", {"required": True}), ("--server", {"required": True})))

@@ -5,7 +5,6 @@ gates a stored measurement made from the committed baselines, doctored where the
 
 usage: regress_cases.py CASE --work DIR
 """
-import argparse
 import copy
 import json
 import shutil
@@ -17,6 +16,7 @@ HARNESS = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(HARNESS))
 import regress  # noqa: E402
 import regress_gate as G  # noqa: E402
+from cases import check, run  # noqa: E402  (harness/tests/cases.py)
 
 PY = "/usr/bin/python3"
 BASELINES = HARNESS.parent / "results" / "baseline"
@@ -24,10 +24,6 @@ OTHER_CPU = {"model": "Example CPU 9000", "family": "99", "model_number": "1",
              "arch": "x86_64", "key": "example-cpu-9000-99-1"}
 
 
-def check(cond, what):
-    if not cond:
-        print(f"FAIL: {what}", file=sys.stderr)
-        sys.exit(1)
 
 
 def committed_measurement():
@@ -115,26 +111,25 @@ def case_other_cpu_baseline_unused(a):
           "the same baseline gates the model it was recorded on")
 
 
-def case_icount_fails_everywhere(a):
+def fails_on_every_model(a, doctor, check_name, what):
+    """A count doctored by `doctor` fails the gate on exactly `check_name`, on the committed
+    baseline's CPU model and on one with no baseline alike."""
     for cpu in (None, OTHER_CPU):
         doc = committed_measurement()
         if cpu:
             doc["cpu"] = dict(cpu)
-        p = gate(a.work, doc, "--doctor", "icount/switch/asm=1.10", "--expect-failure",
-                 "icount/switch/asm")
-        check(p.returncode == 0, "an instruction count 10%% higher fails on %s"
-              % doc["cpu"]["model"])
+        p = gate(a.work, doc, "--doctor", doctor, "--expect-failure", check_name)
+        check(p.returncode == 0, "%s fails on %s" % (what, doc["cpu"]["model"]))
+
+
+def case_icount_fails_everywhere(a):
+    fails_on_every_model(a, "icount/switch/asm=1.10", "icount/switch/asm",
+                         "an instruction count 10% higher")
 
 
 def case_syscalls_fail_everywhere(a):
-    for cpu in (None, OTHER_CPU):
-        doc = committed_measurement()
-        if cpu:
-            doc["cpu"] = dict(cpu)
-        p = gate(a.work, doc, "--doctor", "syscalls/switch/asm=1", "--expect-failure",
-                 "syscalls/switch/asm")
-        check(p.returncode == 0, "a system call added to every switch fails on %s"
-              % doc["cpu"]["model"])
+    fails_on_every_model(a, "syscalls/switch/asm=1", "syscalls/switch/asm",
+                         "a system call added to every switch")
 
 
 def case_switches_per_hop_fails(a):
@@ -176,14 +171,5 @@ def case_tolerance_from_spread(a):
           f"({G.tolerance(wide):.3f})")
 
 
-CASES = {name[5:].replace("_", "-"): fn for name, fn in globals().items()
-         if name.startswith("case_")}
-
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser()
-    ap.add_argument("case", choices=sorted(CASES))
-    ap.add_argument("--work", required=True)
-    a = ap.parse_args()
-    Path(a.work).mkdir(parents=True, exist_ok=True)
-    CASES[a.case](a)
-    print(f"ok {a.case}")
+    sys.exit(run(globals(), __doc__, ("--work", {"required": True})))

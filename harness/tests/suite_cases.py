@@ -5,7 +5,6 @@ complete; `suite.py --list` and `--only` follow the list.
 
 usage: suite_cases.py CASE
 """
-import argparse
 import subprocess
 import sys
 from pathlib import Path
@@ -13,18 +12,14 @@ from pathlib import Path
 HARNESS = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(HARNESS))
 import experiments  # noqa: E402
+from cases import check, run  # noqa: E402  (harness/tests/cases.py)
 
 PY = "/usr/bin/python3"
 PRESETS = ("quick", "full")
 
 
-class Failed(Exception):
-    pass
 
 
-def check(cond, what, detail=""):
-    if not cond:
-        raise Failed(what + (f": {detail}" if detail else ""))
 
 
 def case_registry(a):
@@ -57,22 +52,5 @@ def case_cli(a):
           "registry lacks", p.stderr)
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("case")
-    a = ap.parse_args()
-    fn = globals().get("case_" + a.case.replace("-", "_"))
-    if fn is None:
-        print(f"unknown case {a.case!r}", file=sys.stderr)
-        return 2
-    try:
-        fn(a)
-    except Failed as e:
-        print(f"FAIL {a.case}: {e}")
-        return 1
-    print(f"ok {a.case}")
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run(globals(), __doc__))

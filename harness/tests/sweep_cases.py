@@ -6,25 +6,20 @@ usage: sweep_cases.py CASE --load PATH/echo-load --server PATH/harness-test-serv
 
 Each case writes under DIR.
 """
-import argparse
 import json
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from cases import check, run  # noqa: E402  (harness/tests/cases.py)
 
 SWEEP = Path(__file__).resolve().parent.parent / "sweep.py"
 PY = "/usr/bin/python3"
 
 
-class Failed(Exception):
-    pass
 
 
-def check(cond, what, detail=""):
-    if not cond:
-        raise Failed(what + (f": {detail}" if detail else ""))
 
 
 def sweep(*args, timeout=60):
@@ -191,25 +186,5 @@ def case_ceiling_stand_in(a):
     check("meta" in data and "sustained_rule" in data["config"], "meta and rule recorded")
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("case")
-    ap.add_argument("--load", required=True)
-    ap.add_argument("--server", required=True)
-    ap.add_argument("--out", required=True)
-    a = ap.parse_args()
-    fn = globals().get("case_" + a.case.replace("-", "_"))
-    if fn is None:
-        print(f"unknown case {a.case!r}", file=sys.stderr)
-        return 2
-    try:
-        fn(a)
-    except Failed as e:
-        print(f"FAIL {a.case}: {e}", file=sys.stderr)
-        return 1
-    print(f"ok {a.case}")
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run(globals(), __doc__, ("--load", {"required": True}), ("--server", {"required": True}), ("--out", {"required": True})))
