@@ -69,17 +69,11 @@ def start_server(a, engine):
     cmd = [a.server, "--model", "fiber", "--engine", engine, "--sched", a.sched]
     if a.switch:
         cmd += ["--switch", a.switch]
-    try:
-        return server.EchoServer(cpu.pinned(cmd, a.server_cpu))
-    except RuntimeError as e:
-        sys.exit(f"{PROG}: {engine}: {e}")
+    return server.start_or_exit(PROG, engine, cpu.pinned(cmd, a.server_cpu))
 
 
 def stop_server(srv):
-    try:
-        return srv.stats(timeout=20)
-    except RuntimeError as e:
-        sys.exit(f"{PROG}: {e}")
+    return server.stats_or_exit(PROG, srv, timeout=20)
 
 
 def run_load(a, port, conns, requests=None, duration=None):

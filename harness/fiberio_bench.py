@@ -110,17 +110,11 @@ def server_cmd(a, variant):
 
 def start_server(a, variant):
     """One server variant of the comparison; a failure ends the run."""
-    try:
-        return server.EchoServer(cpu.pinned(server_cmd(a, variant), a.server_cpu))
-    except RuntimeError as e:
-        sys.exit(f"{PROG}: {variant}: {e}")
+    return server.start_or_exit(PROG, variant, cpu.pinned(server_cmd(a, variant), a.server_cpu))
 
 
 def stop_server(srv):
-    try:
-        return srv.stats(timeout=30)
-    except RuntimeError as e:
-        sys.exit(f"{PROG}: {e}")
+    return server.stats_or_exit(PROG, srv)
 
 
 def load_args(a, kind):

@@ -5,6 +5,7 @@ import re
 import select
 import signal
 import subprocess
+import sys
 
 LISTENING = re.compile(r"listening \S+:(\d+)\s*$")
 
@@ -79,3 +80,20 @@ class EchoServer:
             raise RuntimeError(f"echo-server failed ({self.returncode}): "
                                f"{self.stderr.strip()[-400:]}")
         return stats
+
+
+def start_or_exit(prog, what, cmd):
+    """An EchoServer for a driver that cannot go on without it: a failure ends the driver
+    with one line, `PROG: WHAT: why`."""
+    try:
+        return EchoServer(cmd)
+    except RuntimeError as e:
+        sys.exit(f"{prog}: {what}: {e}")
+
+
+def stats_or_exit(prog, srv, timeout=30):
+    """srv.stats() for a driver that cannot go on without them; a failure ends it likewise."""
+    try:
+        return srv.stats(timeout=timeout)
+    except RuntimeError as e:
+        sys.exit(f"{prog}: {e}")
