@@ -134,22 +134,25 @@ def inline_svg(text, prefix):
 
 
 class Figures:
-    """Draws each chart of the run inline; the first drawing of a chart carries its anchor
-    (fig-<stem>) for the summary table's links."""
+    """Draws each chart of the run inline once, where it is first shown, with its anchor
+    (fig-<stem>) for the summary table's links; a later section that shows the same chart
+    links back to it rather than carrying another copy of the SVG."""
 
     def __init__(self, run):
-        self.run, self.shown = run, []
+        self.run, self.shown = run, set()
         self.titles = {stem: charts.title(stem, text) for stem, text, _ in charts.CHARTS}
 
     def __call__(self, stem):
-        n = self.shown.count(stem)
-        self.shown.append(stem)
+        title = ESC(self.titles.get(stem, stem))
+        if stem in self.shown:
+            return (f'<p class="chart-ref" data-chart="{ESC(stem)}">Chart: '
+                    f'<a href="#fig-{ESC(stem)}">{title}</a> (shown above)</p>')
+        self.shown.add(stem)
         path = self.run.dir / f"{stem}.svg"
-        body = (inline_svg(path.read_text(), f"{stem}-{n}-") if path.exists()
+        body = (inline_svg(path.read_text(), f"{stem}-") if path.exists()
                 else f"<p>not run: {ESC(stem)}.svg is not in this run folder</p>")
-        anchor = f' id="fig-{ESC(stem)}"' if n == 0 else ""
-        return (f'<figure{anchor} data-chart="{ESC(stem)}">{body}<figcaption>'
-                f'{ESC(self.titles.get(stem, stem))}: <a href="{ESC(stem)}.png">PNG</a>, '
+        return (f'<figure id="fig-{ESC(stem)}" data-chart="{ESC(stem)}">{body}<figcaption>'
+                f'{title}: <a href="{ESC(stem)}.png">PNG</a>, '
                 f'<a href="{ESC(stem)}.svg">SVG</a></figcaption></figure>')
 
 

@@ -5,6 +5,9 @@ import textwrap
 import matplotlib
 
 matplotlib.use("Agg")  # no display; must be chosen before pyplot is imported anywhere
+# SVG text stays text (each glyph drawn as a path made every chart several times larger, and
+# REPORT.html inlines them all).
+matplotlib.rcParams["svg.fonttype"] = "none"
 
 import data as D  # noqa: E402
 
