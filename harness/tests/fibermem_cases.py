@@ -14,8 +14,6 @@ DRIVER = Path(__file__).resolve().parent.parent / "fibermem.py"
 PY = "/usr/bin/python3"
 
 
-
-
 def case_grid(a):
     # 40000 guarded stacks need 80000 maps: beyond vm.max_map_count's default 65530.
     limit = int(Path("/proc/sys/vm/max_map_count").read_text())

@@ -18,8 +18,6 @@ BASELINES = HARNESS.parent / "results" / "baseline"
 PY = "/usr/bin/python3"
 
 
-
-
 def measurement(model, date, sha):
     t = json.loads(sorted((BASELINES / "timing").glob("*.json"))[0].read_text())
     c = json.loads((BASELINES / "counts.json").read_text())

@@ -18,8 +18,6 @@ TINY = ["--rounds", "5", "--pipe-loops", "2000", "--syscall-loops", "20000",
 PERF = ("perf_sched_pipe", "perf_syscall_basic")
 
 
-
-
 def problems(doc, rounds=5):
     """What is wrong with a driver's JSON: an instrument with neither its samples nor a
     not-run reason, a median outside its samples, an interval that misses the median."""

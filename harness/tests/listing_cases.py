@@ -15,10 +15,6 @@ from drive import server  # noqa: E402
 from cases import check, run  # noqa: E402  (harness/tests/cases.py)
 
 
-
-
-
-
 def listing(exe):
     p = subprocess.run([str(exe), "--list", "--json"], capture_output=True, text=True,
                        timeout=10)

@@ -14,37 +14,31 @@ import sys
 import time
 from cases import check, run  # noqa: E402  (harness/tests/cases.py)
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from drive import server  # noqa: E402  (harness/drive: the driver library)
+
 SIZE = 100  # bytes per request in the fault cases: the fault offset 5050 falls mid-request
 
 
-
-
-
-
 class Server:
-    """The test server as a context manager: started on port 0, stopped with SIGTERM."""
+    """The test server as a context manager: started on port 0 through the driver library's
+    EchoServer (the one reader of a `listening` line), stopped with SIGTERM; `stats` is its
+    statistics line once stopped."""
 
     def __init__(self, path, *args):
         self.cmd = [path, "--port", "0", *map(str, args)]
         self.stats = None
 
     def __enter__(self):
-        self.proc = subprocess.Popen(self.cmd, stdout=subprocess.PIPE, text=True)
-        line = self.proc.stdout.readline().strip()
-        check(line.startswith("listening "), "server did not report listening", line)
-        self.port = int(line.rsplit(":", 1)[1])
+        try:
+            self.srv = server.EchoServer(self.cmd, ready_timeout=10)
+        except server.NotStarted as e:
+            check(False, "the test server did not report listening", e.reason)
+        self.proc, self.port = self.srv.proc, self.srv.port
         return self
 
     def __exit__(self, *exc):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        try:
-            out, _ = self.proc.communicate(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            out, _ = self.proc.communicate()
-        lines = [l for l in out.splitlines() if l.startswith("{")]
-        self.stats = json.loads(lines[-1]) if lines else None
+        self.stats = self.srv.stop(timeout=5)
         return False
 
 

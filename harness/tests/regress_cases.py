@@ -24,8 +24,6 @@ OTHER_CPU = {"model": "Example CPU 9000", "family": "99", "model_number": "1",
              "arch": "x86_64", "key": "example-cpu-9000-99-1"}
 
 
-
-
 def committed_measurement():
     """A measurement as regress.py writes one, from the committed counts and the first
     committed timing baseline (whichever CPU model it is: the cases name no machine)."""

@@ -18,10 +18,6 @@ PY = "/usr/bin/python3"
 PRESETS = ("quick", "full")
 
 
-
-
-
-
 def case_registry(a):
     files = sorted(p.stem for p in (HARNESS / "experiments").glob("*.py")
                    if not p.stem.startswith("_"))

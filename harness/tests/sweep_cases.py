@@ -18,10 +18,6 @@ SWEEP = Path(__file__).resolve().parent.parent / "sweep.py"
 PY = "/usr/bin/python3"
 
 
-
-
-
-
 def sweep(*args, timeout=60):
     p = subprocess.run([PY, str(SWEEP), *map(str, args)], capture_output=True, text=True,
                        timeout=timeout)
