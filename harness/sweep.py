@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Sweep driver: echo-server models x load modes x concurrency levels, measured with echo-load.
 
-For every point it starts a fresh echo-server (pinned to one CPU when asked), waits for its
-`listening` line, attaches `perf stat` to it, runs echo-load (pinned to another CPU) and samples
+For every point it starts a fresh echo-server (pinned to one CPU when asked), waits until it
+is ready (drive.server), attaches `perf stat` to it, runs echo-load (pinned to another CPU) and samples
 the server's resident memory (summed over its child processes) and the kernel's memory
 (KernelStack, SUnreclaim, PageTables in /proc/meminfo: before the server started against the
 measured window), then stops the server and keeps its JSON statistics. echo-load first connects

@@ -2,7 +2,7 @@
 
     cpu     the one taskset wrapper; CPU per request from perf's task-clock or the server's
             own rusage
-    server  start echo-server, read its `listening` line, stop it with SIGTERM, read its
+    server  start echo-server, read the port it announces, stop it with SIGTERM, read its
             statistics line
     load    run echo-load and read its JSON
     perf    perf stat attached to a process or around a command, and the one reader of its

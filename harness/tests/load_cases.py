@@ -22,7 +22,7 @@ SIZE = 100  # bytes per request in the fault cases: the fault offset 5050 falls 
 
 class Server:
     """The test server as a context manager: started on port 0 through the driver library's
-    EchoServer (the one reader of a `listening` line), stopped with SIGTERM; `stats` is its
+    EchoServer (which reads the port the server announces), stopped with SIGTERM; `stats` is its
     statistics line once stopped."""
 
     def __init__(self, path, *args):
@@ -33,7 +33,7 @@ class Server:
         try:
             self.srv = server.EchoServer(self.cmd, ready_timeout=10)
         except server.NotStarted as e:
-            check(False, "the test server did not report listening", e.reason)
+            check(False, "the test server did not start", e.reason)
         self.proc, self.port = self.srv.proc, self.srv.port
         return self
 
