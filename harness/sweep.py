@@ -2,10 +2,10 @@
 """Sweep driver: echo-server models x load modes x concurrency levels, measured with echo-load.
 
 For every point it starts a fresh echo-server (pinned to one CPU when asked), waits until it
-is ready (drive.server), attaches `perf stat` to it, runs echo-load (pinned to another CPU) and samples
-the server's resident memory (summed over its child processes) and the kernel's memory
-(KernelStack, SUnreclaim, PageTables in /proc/meminfo: before the server started against the
-measured window), then stops the server and keeps its JSON statistics. echo-load first connects
+is ready (drive.server), attaches `perf stat` to it, runs echo-load (pinned to another CPU)
+and samples the server's resident memory (summed over its child processes) and the kernel's
+memory (KernelStack, SUnreclaim, PageTables in /proc/meminfo: before the server started
+against the measured window), then stops the server and keeps its JSON statistics. echo-load first connects
 every connection and echoes once on each (the ramp-up, reported in its own block), then warms
 up and measures: the window's errors are steady-state errors. A point that would exceed a
 limit of this machine (fds, pids, memory, memory maps) is recorded as "not run" with the
@@ -464,7 +464,8 @@ def main(argv=None):
                        if not limit_verdict(a.declared[m]["concurrency"], n, limits,
                                             rss_seen.get(m, RSS_GUESS_KB.get(
                                                 a.declared[m]["concurrency"], 128))))
-            per_point = a.repeat * (a.warmup + a.duration) + (sum(overhead) / len(overhead) if overhead else 2)
+            setup = sum(overhead) / len(overhead) if overhead else 2
+            per_point = a.repeat * (a.warmup + a.duration) + setup
             say(f"[sweep {i}/{len(points)}] {model:8} {mode:8} conns={conns:<6} "
                 f"{summary(point)}  (elapsed {fmt_secs(time.monotonic() - started)}, "
                 f"ETA {fmt_secs(left * per_point)})")

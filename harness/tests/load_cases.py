@@ -590,4 +590,5 @@ def case_bad_cli_remote_host6(a):
 
 
 if __name__ == "__main__":
-    sys.exit(run(globals(), __doc__, ("--load", {"required": True}), ("--server", {"required": True})))
+    sys.exit(run(globals(), __doc__, ("--load", {"required": True}),
+                 ("--server", {"required": True})))
