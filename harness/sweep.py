@@ -1,15 +1,15 @@
 #!/usr/bin/python3
 """Sweep driver: echo-server models x load modes x concurrency levels, measured with echo-load.
 
-For every point it starts a fresh echo-server (pinned to one CPU when asked), waits until it
-is ready (drive.server), attaches `perf stat` to it, runs echo-load (pinned to another CPU)
-and samples the server's resident memory (summed over its child processes) and the kernel's
-memory (KernelStack, SUnreclaim, PageTables in /proc/meminfo: before the server started
-against the measured window), then stops the server and keeps its JSON statistics. echo-load first connects
-every connection and echoes once on each (the ramp-up, reported in its own block), then warms
-up and measures: the window's errors are steady-state errors. A point that would exceed a
-limit of this machine (fds, pids, memory, memory maps) is recorded as "not run" with the
-reason, never shrunk silently.
+For every point it starts a fresh echo-server (pinned to one CPU when asked), waits until it is
+ready (drive.server), attaches `perf stat` to it, runs echo-load (pinned to another CPU) and
+samples the server's resident memory (summed over its child processes) and the kernel's memory
+(KernelStack, SUnreclaim, PageTables in /proc/meminfo: before the server started against the
+measured window), then stops the server and keeps its JSON statistics. echo-load first connects
+every connection and echoes once on each (the ramp-up, reported in its own block), then warms up
+and measures: the window's errors are steady-state errors. A point that would exceed a limit of
+this machine (fds, pids, memory, memory maps) is recorded as "not run" with the reason, never
+shrunk silently.
 
 The JSON goes to --out-file (rewritten after every point, so an interrupted sweep keeps what it
 measured; the servers' error output beside it in logs/) or, at the end, to standard output.
