@@ -7,6 +7,7 @@ line that runs one of the script's case_ functions by name.
         sys.exit(run(globals(), __doc__, ("--work", {"required": True})))
 """
 import argparse
+import subprocess
 import sys
 from pathlib import Path
 
@@ -18,6 +19,14 @@ class Failed(Exception):
 def check(cond, what, detail=""):
     if not cond:
         raise Failed(what + (f": {detail}" if detail != "" else ""))
+
+
+def refuses(cmd, *arg_sets):
+    """Each of arg_sets, appended to cmd, is bad usage: exit status 2 and a message."""
+    for args in arg_sets:
+        p = subprocess.run([*map(str, cmd), *args], capture_output=True, text=True, timeout=30)
+        check(p.returncode == 2 and p.stderr.strip(), f"{args}: exit 2 with a message",
+              p.returncode)
 
 
 def run(scope, doc, *options):

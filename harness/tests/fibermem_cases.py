@@ -8,7 +8,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from cases import check, run  # noqa: E402  (harness/tests/cases.py)
+from cases import check, refuses, run  # noqa: E402  (harness/tests/cases.py)
 
 DRIVER = Path(__file__).resolve().parent.parent / "fibermem.py"
 PY = "/usr/bin/python3"
@@ -37,11 +37,9 @@ def case_grid(a):
 
 
 def case_bad_args(a):
-    for args in (["--levels", "0"], ["--levels", "x"]):
-        p = subprocess.run([PY, DRIVER, "--build-dir", a.build_dir, *args],
-                           capture_output=True, text=True, timeout=30)
-        check(p.returncode == 2 and p.stderr.strip(), f"{args}: exit 2 with a message")
+    refuses([PY, DRIVER, "--build-dir", a.build_dir], ["--levels", "0"], ["--levels", "x"])
 
 
 if __name__ == "__main__":
-    sys.exit(run(globals(), __doc__, ("--build-dir", {"required": True}), ("--out", {"required": True})))
+    sys.exit(run(globals(), __doc__, ("--build-dir", {"required": True}),
+                 ("--out", {"required": True})))
