@@ -10,7 +10,7 @@ from experiments import ORDER  # noqa: E402  (the experiment registry: the one l
 # The measured points' statuses and the sweep's readers live in pointdata.py; every reader of a
 # run imports them from here.
 from pointdata import (  # noqa: E402,F401
-    FAILED_SHARE, LIMIT_WORDS, MEASURED, POINT_STATUSES, kernel_per_conn, memory_points,
+    FAILED_SHARE, MEASURED, POINT_STATUSES, kernel_per_conn, memory_points,
     ok_points, point_errors, point_status, ramp, rps, rps_rounds, server_cpu_us_per_request,
     status_text, sweep_flagged, sweep_not_run, sweep_points, sweep_series, user_kb)
 

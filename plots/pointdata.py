@@ -2,13 +2,18 @@
 what each point's status lets a figure use it for, and the sweep's readers. data.py re-exports
 these names, so the claims and sections read them as `D.point_status`, `D.ok_points`, ...
 """
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "harness"))
+from drive import status as S  # noqa: E402  (the drivers' statuses: what each one means)
 
 # Every measured point's status: what it can be used for. Throughput verdicts use "ok" points
 # only; CPU per request stays valid on a client-bound point (the server's CPU is still its own).
-POINT_STATUSES = ("ok", "client-bound", "contended", "limit", "failed", "not run")
+POINT_STATUSES = S.STATUSES
 # The statuses of a point that measured something (a figure the load generator's speed does
 # not set may still use it).
-MEASURED = ("ok", "client-bound", "contended")
+MEASURED = S.MEASURED
 
 
 # ---- sweep points ---------------------------------------------------------------------
@@ -96,7 +101,7 @@ def point_status(p):
         return status, list(p["reasons"] or [])
     if status and status != "ok":
         reason = p.get("reason") or status
-        limit = status.startswith("not run") or any(k in reason for k in LIMIT_WORDS)
+        limit = status.startswith("not run") or S.is_limit(reason)
         return ("limit" if limit else "failed"), [reason]
     if status == "ok" and "load" not in p:
         # A record no load generator fed (fibermem's parked fibers): its driver's ok stands.
@@ -119,8 +124,6 @@ def point_status(p):
         return "client-bound", reasons or ["echo-load used its whole core"]
     return "ok", []
 
-
-LIMIT_WORDS = ("limit", "RLIMIT", "pid_max", "max_map_count", "FD_SETSIZE", "Too many open files")
 
 
 def status_text(p):
