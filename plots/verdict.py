@@ -180,20 +180,13 @@ def settled_text(answer, straddled, yes, no):
 
 def noise_floor(doc, source, prefer=None):
     """The A/A figure of an experiment: the per-round ratios of one configuration measured
-    twice in the same rounds (`doc["aa"]`, written by the drivers), whose interval is what
-    two identical things differ by here. `aa` may be {label: {"per_round": [...]}} or
-    {label: [...]} or a list of ratios; `prefer` picks the first label containing it. None
-    when the run has no A/A pairs (older runs)."""
-    aa = (doc or {}).get("aa")
-    if isinstance(aa, list):
-        aa = {"A/A": aa}
-    if not isinstance(aa, dict):
-        return None
-    labels = sorted(aa, key=lambda k: (prefer is None or prefer not in k, k))
-    for label in labels:
-        v = aa[label]
-        rounds = v.get("per_round") if isinstance(v, dict) else v
-        rounds = [r for r in rounds or [] if isinstance(r, (int, float))]
+    twice in the same rounds (`doc["aa"]`, {label: {"per_round": [...]}} as the drivers'
+    rounds.aa writes it), whose interval is what two identical things differ by here.
+    `prefer` picks the first label containing it. None when the run has no A/A pairs (older
+    runs)."""
+    aa = (doc or {}).get("aa") or {}
+    for label in sorted(aa, key=lambda k: (prefer is None or prefer not in k, k)):
+        rounds = [r for r in aa[label].get("per_round") or [] if isinstance(r, (int, float))]
         if len(rounds) >= 2:
             return F.paired(f"A/A noise floor ({label})", rounds, "x", source)
     return None
