@@ -41,6 +41,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
+import meta as M  # noqa: E402
 import regress_gate as G  # noqa: E402
 import stats  # noqa: E402
 
@@ -61,11 +62,6 @@ class Figure:
         else:
             self.low, self.high = (self.value, self.value) if exact or len(samples) < 2 \
                 else stats.bootstrap_ci(samples)
-
-
-def machine_key(model):
-    words = re.sub(r"\((r|tm)\)", " ", (model or "unknown").lower())
-    return "-".join(re.findall(r"[a-z0-9]+", words)) or "unknown"
 
 
 def from_regress(doc):
@@ -130,7 +126,7 @@ def load_run(folder):
     if meta is None or not figures:
         return None
     return {"dir": folder, "sha": meta.get("git_sha", "unknown"), "date": meta.get("date", ""),
-            "dirty": meta.get("git_dirty"), "machine": machine_key(meta.get("cpu_model")),
+            "dirty": meta.get("git_dirty"), "machine": M.model_words(meta.get("cpu_model")),
             "model": meta.get("cpu_model") or "unknown", "figures": figures}
 
 

@@ -62,6 +62,13 @@ def cpu_model():
     return platform.processor() or "unknown"
 
 
+def model_words(model):
+    """A CPU model string as a file-name word: lower case, trade marks dropped, words joined
+    by '-' ("Intel(R) Xeon(R) Processor" -> "intel-xeon-processor")."""
+    words = re.sub(r"\((r|tm)\)", " ", (model or "unknown").lower())
+    return "-".join(re.findall(r"[a-z0-9]+", words)) or "unknown"
+
+
 def cpu_identity():
     """What a timing baseline is valid for: the model string, and where /proc/cpuinfo has
     them the vendor's family and model numbers (a VM may show one generic string, such as
@@ -79,8 +86,7 @@ def cpu_identity():
                                                fields.get("CPU part", "?"))
         numbers = []
     model = model or platform.processor() or "unknown %s" % platform.machine()
-    words = re.sub(r"\((r|tm)\)", " ", model.lower())
-    key = "-".join(re.findall(r"[a-z0-9]+", words) + numbers)
+    key = "-".join([model_words(model)] + numbers)
     return {"model": model, "family": fields.get("cpu family"), "model_number":
             fields.get("model"), "arch": platform.machine(), "key": key}
 
