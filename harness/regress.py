@@ -42,6 +42,7 @@ sys.path.insert(0, str(HERE))
 import icount  # noqa: E402
 import meta  # noqa: E402
 import regress_gate as G  # noqa: E402
+from drive import perf  # noqa: E402
 
 BASELINE_DIR = ROOT / "results" / "baseline"
 FIBERS = 16
@@ -49,7 +50,6 @@ TIMING_FILTER = r"^(switch/[^/]+|sched/(star|ring)/[^/]+/fibers:%d)$" % FIBERS
 TIMING_CONFIG = {"processes": 4, "repetitions": 5, "min_time": 0.1}
 # A baseline is what every later run is judged by: twice the processes of a check.
 BASELINE_PROCESSES = 8
-SYSCALL_LOOP = 20000
 
 
 def run_timing(bin_dir, processes, log):
@@ -81,30 +81,14 @@ def run_timing(bin_dir, processes, log):
 
 def syscalls_per_switch(bin_dir):
     """({backend: system calls per switch}, None) or ({}, why not run)."""
-    exe = Path(bin_dir) / "switch-tests"
     backends = [m["name"] for m in meta.registry(Path(bin_dir) / "switch-info", "regress")]
     out = {}
     with tempfile.TemporaryDirectory(prefix="regress.") as tmp:
         for backend in backends:
-            counts = []
-            for n in (SYSCALL_LOOP, 2 * SYSCALL_LOOP):
-                stat = Path(tmp) / ("%s-%d.csv" % (backend, n))
-                try:
-                    proc = subprocess.run(["perf", "stat", "-x", ",", "-e",
-                                           "raw_syscalls:sys_enter", "-o", str(stat), "--",
-                                           str(exe), "syscall-loop", backend, str(n)],
-                                          capture_output=True, text=True, timeout=60)
-                except FileNotFoundError:
-                    return {}, "perf is not installed"
-                if "switched %d" % n not in proc.stdout:
-                    text = stat.read_text().strip() if stat.exists() else proc.stderr.strip()
-                    return {}, "perf stat failed: %s" % (text.splitlines() or ["no output"])[-1]
-                value = [ln.split(",")[0] for ln in stat.read_text().splitlines()
-                         if "raw_syscalls:sys_enter" in ln]
-                if not value or not value[0].isdigit():
-                    return {}, "the tracepoint raw_syscalls:sys_enter was not counted"
-                counts.append(int(value[0]))
-            out[backend] = (counts[1] - counts[0]) / SYSCALL_LOOP
+            r = perf.syscalls_per_switch(Path(bin_dir) / "switch-tests", backend, tmp)
+            if r["status"] != "ok":
+                return {}, r["why"]
+            out[backend] = r["per_switch"]
     return out, None
 
 

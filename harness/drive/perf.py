@@ -56,3 +56,30 @@ def count(cmd, events, tmpdir, timeout=120):
                         *[str(c) for c in cmd]], capture_output=True, text=True,
                        timeout=timeout)
     return _read(out), p.returncode
+
+
+SYSCALL_EVENT = "raw_syscalls:sys_enter"
+SWITCH_LOOP = 20000  # switches of the shorter run; the longer makes twice as many
+
+
+def syscalls_per_switch(switch_tests, backend, tmpdir):
+    """System calls per switch as the kernel counts them: perf around `switch-tests
+    syscall-loop BACKEND N` with SWITCH_LOOP and twice as many switches, so that start-up and
+    teardown cancel out. {"per_switch": value or None, "status": "ok" | "not run" | "failed",
+    "counts": [short, long], "why": what went wrong}."""
+    counts = []
+    for n in (SWITCH_LOOP, 2 * SWITCH_LOOP):
+        try:
+            got, rc = count([switch_tests, "syscall-loop", backend, n], SYSCALL_EVENT, tmpdir)
+        except OSError as e:
+            return {"per_switch": None, "status": "not run", "counts": counts,
+                    "why": f"perf cannot run: {e.strerror}"}
+        if got.get(SYSCALL_EVENT) is None:
+            return {"per_switch": None, "status": "not run", "counts": counts,
+                    "why": f"perf did not count {SYSCALL_EVENT}"}
+        if rc != 0:
+            return {"per_switch": None, "status": "failed", "counts": counts,
+                    "why": f"switch-tests syscall-loop {backend} {n} exited {rc}"}
+        counts.append(int(got[SYSCALL_EVENT]))
+    return {"per_switch": (counts[1] - counts[0]) / SWITCH_LOOP, "status": "ok",
+            "counts": counts, "why": None}

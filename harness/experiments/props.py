@@ -7,30 +7,18 @@ from pathlib import Path
 from drive import perf
 from experiments._step import Experiment, write_json
 
-SYSCALL_EVENT = "raw_syscalls:sys_enter"
-LOOP = 20000  # switches of the shorter run; the longer makes twice as many
-
-
 def syscalls_per_switch(ctx, backend):
-    """System calls per switch as the kernel counts them: perf around `switch-tests
-    syscall-loop` with LOOP and 2 x LOOP switches, so start-up and teardown cancel out."""
-    exe = ctx.bin / "switch-tests"
-    counts = []
-    for n in (LOOP, 2 * LOOP):
-        try:
-            got, rc = perf.count([exe, "syscall-loop", backend, n], SYSCALL_EVENT, ctx.tmp)
-        except OSError as e:
-            got, rc = {}, e.strerror
-        if got.get(SYSCALL_EVENT) is None:
-            return {"syscalls_per_switch": None, "syscalls_status": "not run",
-                    "syscalls_output": [f"not run: perf did not count {SYSCALL_EVENT}"]}
-        if rc != 0:
-            return {"syscalls_per_switch": None, "syscalls_status": "failed",
-                    "syscalls_output": [f"switch-tests syscall-loop {backend} {n} exited {rc}"]}
-        counts.append(int(got[SYSCALL_EVENT]))
-    return {"syscalls_per_switch": (counts[1] - counts[0]) / LOOP,
-            "syscalls_output": [f"perf stat -e {SYSCALL_EVENT}: {counts[0]} system calls for "
-                                f"{LOOP} switches, {counts[1]} for {2 * LOOP}"]}
+    """props.json's fields for drive.perf.syscalls_per_switch."""
+    r = perf.syscalls_per_switch(ctx.bin / "switch-tests", backend, ctx.tmp)
+    if r["status"] != "ok":
+        return {"syscalls_per_switch": None, "syscalls_status": r["status"],
+                "syscalls_output": [f"{r['status']}: {r['why']}" if r["status"] == "not run"
+                                    else r["why"]]}
+    short, long = r["counts"]
+    return {"syscalls_per_switch": r["per_switch"],
+            "syscalls_output": [f"perf stat -e {perf.SYSCALL_EVENT}: {short} system calls for "
+                                f"{perf.SWITCH_LOOP} switches, {long} for "
+                                f"{2 * perf.SWITCH_LOOP}"]}
 
 
 def overflow(ctx, backend):
