@@ -2,7 +2,9 @@
 writes, with numbers chosen by each test so a verdict rule can be driven to every outcome."""
 import json
 import math
+import tempfile
 import types
+import unittest
 from pathlib import Path
 
 META = {"host": "synth", "cpu_model": "Synthetic CPU", "cores": 2, "kernel": "Linux 0.0",
@@ -418,3 +420,19 @@ def claim(verdict, cid="CX"):
     """A made-up claim with a claim module's shape, for tests that add one to the list."""
     return types.SimpleNamespace(ID=cid, SOURCE="no seed", CLAIM="a synthetic claim",
                                  QUOTED="n/a", CHARTS=[], verdict=verdict)
+
+
+class SyntheticRuns(unittest.TestCase):
+    """A test case with a temporary folder of its own for the synthetic run folders it makes."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="plots-test-")
+        self.n = 0
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def new_folder(self, **docs):
+        """A full synthetic run folder with some documents replaced (None: left out)."""
+        self.n += 1
+        return full(Path(self.tmp.name) / str(self.n), **docs)

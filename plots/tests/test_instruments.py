@@ -5,7 +5,6 @@ are apart and never when they overlap, "not run: <reason>" for an instrument tha
 run, and REPORT.md carries it; instruments.json's fields are on results/README.md."""
 import json
 import sys
-import tempfile
 import unittest
 from pathlib import Path
 
@@ -69,21 +68,13 @@ def handoff(m2_ns, wall_ns=None):
     return doc
 
 
-class Section(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory(prefix="instruments-test-")
-        self.n = 0
-
-    def tearDown(self):
-        self.tmp.cleanup()
-
+class Section(S.SyntheticRuns):
     def run_of(self, **docs):
-        self.n += 1
         base = {"switch": S.repeated(S.switch(switch_ns=SWITCH_NS, syscall=SYSCALL_NS),
                                      rel=0.01, n=5),
                 "handoff": handoff(PINGPONG_NS)}
         base.update(docs)
-        return S.full(Path(self.tmp.name) / f"run{self.n}", **base)
+        return self.new_folder(**base)
 
     def section(self, **docs):
         return "\n".join(I.instruments_section(D.Run(self.run_of(**docs))))

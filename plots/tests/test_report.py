@@ -21,18 +21,10 @@ sys.path.insert(0, str(HERE.parent.parent / "harness"))
 import suite as SUITE  # noqa: E402
 
 
-class Verdicts(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory(prefix="report-test-")
-        self.n = 0
-
-    def tearDown(self):
-        self.tmp.cleanup()
-
+class Verdicts(S.SyntheticRuns):
     def run_with(self, **docs):
         """A full synthetic run with some documents replaced (None: left out)."""
-        self.n += 1
-        return D.Run(S.full(Path(self.tmp.name) / str(self.n), **docs))
+        return D.Run(self.new_folder(**docs))
 
     def verdict(self, fn, **docs):
         return fn(self.run_with(**docs))["verdict"]

@@ -4,7 +4,6 @@
 a kernel difference below the resolution never reaches REPORT.md or the memory chart as a
 negative figure."""
 import sys
-import tempfile
 import unittest
 from pathlib import Path
 
@@ -39,17 +38,9 @@ def with_rounds(p, rel=0.02, n=5):
                             "p99_us": p["load"]["latency_us"]["p99"]} for i in range(n)])
 
 
-class Base(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory(prefix="statuses-test-")
-        self.n = 0
-
-    def tearDown(self):
-        self.tmp.cleanup()
-
+class Base(S.SyntheticRuns):
     def run_with(self, **docs):
-        self.n += 1
-        return D.Run(S.full(Path(self.tmp.name) / str(self.n), **docs))
+        return D.Run(self.new_folder(**docs))
 
 
 class Statuses(Base):

@@ -73,17 +73,9 @@ class Compare(unittest.TestCase):
         self.assertEqual(F.interval([1.0, 2.0, 3.0, 4.0]), F.interval([1.0, 2.0, 3.0, 4.0]))
 
 
-class Decide(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory(prefix="verdicts-test-")
-        self.n = 0
-
-    def tearDown(self):
-        self.tmp.cleanup()
-
+class Decide(S.SyntheticRuns):
     def c2(self, **engines):
-        self.n += 1
-        run = D.Run(S.full(Path(self.tmp.name) / str(self.n), engines=S.engines(**engines)))
+        run = D.Run(self.new_folder(engines=S.engines(**engines)))
         return claims.by_id("C2").verdict(run)
 
     def test_straddling_run_is_inconclusive(self):
