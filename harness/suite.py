@@ -21,7 +21,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -46,27 +45,19 @@ STEPS = [e.name for e in EXPERIMENTS] + [REPORT]
 PRESETS = {p: {e.name: e.preset(p) for e in EXPERIMENTS if e.presets} for p in PRESET_NAMES}
 
 
-class LoadSampler(threading.Thread):
-    """Samples the 1-minute load average every few seconds while the suite runs, so the
-    report can say how busy the machine was during the measurements, not only between them."""
+def load_sampler():
+    """The 1-minute load average every few seconds while the suite runs, so the report can say
+    how busy the machine was during the measurements, not only between them."""
+    return runnable.Sampler(every=5.0, read=lambda: (meta.loadavg() or [None])[0])
 
-    def __init__(self, every=5.0):
-        super().__init__(daemon=True)
-        self.every, self.samples, self.stop = every, [], threading.Event()
 
-    def run(self):
-        while not self.stop.is_set():
-            la = meta.loadavg()
-            if la:
-                self.samples.append(la[0])
-            self.stop.wait(self.every)
-
-    def summary(self):
-        if not self.samples:
-            return None
-        return {"every_s": self.every, "samples": len(self.samples),
-                "max_1min": max(self.samples),
-                "mean_1min": round(sum(self.samples) / len(self.samples), 2)}
+def loadavg_during(sampler):
+    """suite.json's `loadavg_during` from the load-average sampler (None before a sample)."""
+    s = sampler.summary()
+    if not s["samples"]:
+        return None
+    return {"every_s": s["every_s"], "samples": s["samples"], "max_1min": s["max"],
+            "mean_1min": s["mean"]}
 
 
 def step_report(ctx):
@@ -161,13 +152,13 @@ def main(argv=None):
               # procs_running at the start, nothing of the suite measuring yet.
               "runnable_baseline": runnable.baseline(20, 0.05)}
     started = time.monotonic()
-    sampler = LoadSampler()
+    sampler = load_sampler()
     sampler.start()
     with tempfile.TemporaryDirectory(prefix="suite-") as tmp:
         ctx = Ctx(a.preset, a.build_dir, a.cross_build_dir, run_dir, tmp)
         record["meta"] = ctx.meta()
         for i, s in enumerate(steps, 1):
-            record["loadavg_during"] = sampler.summary()
+            record["loadavg_during"] = loadavg_during(sampler)
             if s == REPORT:  # the report reads suite.json: finish the record first
                 record["loadavg_end"] = meta.loadavg()
                 record["seconds"] = round(time.monotonic() - started, 1)
@@ -199,7 +190,7 @@ def main(argv=None):
                 record["loadavg_end"] = meta.loadavg()
                 record["seconds"] = round(time.monotonic() - started, 1)
                 write_json(run_dir / "suite.json", record)
-    sampler.stop.set()
+    sampler.stop()
     write_json(run_dir / "suite.json", record)
     say(f"done in {fmt(time.monotonic() - started)}; load average at start "
         f"{record['loadavg_start']}, at end {record['loadavg_end']}")

@@ -47,16 +47,16 @@ def wait_settled(base, slack=1, timeout=60.0, every=0.25, quiet=4):
 
 
 class Sampler(threading.Thread):
-    """procs_running every `every` seconds until stop(); summary() gives the max, mean and the
-    samples taken."""
+    """A reading (procs_running unless `read` says otherwise) every `every` seconds until
+    stop(); summary() gives the max, mean and the samples taken."""
 
-    def __init__(self, every=0.2):
+    def __init__(self, every=0.2, read=now):
         super().__init__(daemon=True)
-        self.every, self.samples, self._halt = every, [], threading.Event()
+        self.every, self.read, self.samples, self._halt = every, read, [], threading.Event()
 
     def run(self):
         while not self._halt.is_set():
-            v = now()
+            v = self.read()
             if v is not None:
                 self.samples.append(v)
             self._halt.wait(self.every)
