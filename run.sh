@@ -9,7 +9,7 @@ JOBS=$(nproc 2>/dev/null || echo 2)
 PACKAGES=(cmake gcc g++ make pkg-config libboost-context-dev libevent-dev libbenchmark-dev
     libbenchmark-tools liburing-dev valgrind linux-perf python3 python3-matplotlib python3-numpy
     python3-scipy chromium gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross
-    qemu-user)
+    qemu-user libuv1-dev libev-dev libboost-coroutine-dev libboost-fiber-dev libpth-dev rt-tests)
 # arm64 libraries for the aarch64 cross build (fcontext, switch-bench), installed the multiarch
 # way (dpkg --add-architecture arm64). Optional: without them those two are not built there.
 ARM64_PACKAGES=(libboost-context-dev:arm64 libbenchmark-dev:arm64)
