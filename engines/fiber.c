@@ -80,7 +80,8 @@ struct fb_runtime {
     shared_stack *shared; /* copy mode: `nshared` stacks; NULL when guarded */
     unsigned nshared;
     fb_stack_mode stack_mode;
-    bool tools_watch; /* ASan build or running under Valgrind: copy with sw_stack_copy */
+    bool tools_watch;     /* ASan build or running under Valgrind: copy with sw_stack_copy */
+    const tm_ops *timers; /* for the IO layer: fb_config.timers, or the default */
 };
 
 static __thread fb_runtime *tls_rt;
@@ -594,7 +595,7 @@ fb_runtime *fb_runtime_new(const fb_config *cfg)
     if (!cfg || !cfg->backend || (cfg->policy != FB_STAR && cfg->policy != FB_RING) ||
         (cfg->poller.poll && !cfg->poller.pending) || stack < SW_STACK_MIN ||
         (cfg->stack_mode != FB_STACK_GUARDED && !copy) || k > MAX_SHARED_STACKS ||
-        (!copy && cfg->shared_stacks)) {
+        (!copy && cfg->shared_stacks) || (cfg->timers && !tm_ops_valid(cfg->timers))) {
         errno = EINVAL;
         return NULL;
     }
@@ -621,6 +622,7 @@ fb_runtime *fb_runtime_new(const fb_config *cfg)
     rt->dispatch = copy ? &copy_hook : cfg->backend;
     rt->policy = cfg->policy;
     rt->poller = cfg->poller;
+    rt->timers = cfg->timers ? cfg->timers : tm_default();
     rt->pass_left = cfg->poller.poll ? 1 : INT64_MAX;
     rt->stack_mode = cfg->stack_mode;
 #if defined(SWITCHYARD_ASAN)
@@ -665,6 +667,11 @@ void fb_runtime_free(fb_runtime *rt)
 fb_runtime *fb_current_runtime(void)
 {
     return tls_rt;
+}
+
+const tm_ops *fb_runtime_timers(const fb_runtime *rt)
+{
+    return rt ? rt->timers : tm_default();
 }
 
 void fb_get_stats(const fb_runtime *rt, fb_stats *out)

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "switch.h"
+#include "timer.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -89,6 +90,7 @@ typedef struct fb_config {
     fb_poller poller;  /* poll == NULL: no IO, fb_run returns when no fiber is runnable */
     fb_stack_mode stack_mode;
     unsigned shared_stacks; /* copy mode: K shared stacks, 0 = 1 */
+    const tm_ops *timers;   /* NULL = the default (heap) */
 } fb_config;
 
 typedef struct fb_stats {
@@ -113,6 +115,8 @@ fb_runtime *fb_runtime_new(const fb_config *cfg);
  * finished (parked forever, or never run) are discarded without being resumed. */
 void fb_runtime_free(fb_runtime *rt);
 fb_runtime *fb_current_runtime(void);
+/* The timer structure the IO layer keeps for rt (fb_config.timers; the default when rt is NULL). */
+const tm_ops *fb_runtime_timers(const fb_runtime *rt);
 
 /* Create a fiber that runs fn(arg); it becomes runnable at once. NULL with errno on failure
  * (ENOMEM, or EAGAIN when vm.max_map_count or the stack mapping fails). The fiber's record

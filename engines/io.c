@@ -1,7 +1,7 @@
 /* io.c - fiber IO: waits, read/write/accept/connect/sleep/close, and the scheduler's poller. */
 #define _GNU_SOURCE
 #include "io.h"
-#include "io_timer.h"
+#include "timer.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,7 +16,7 @@
 /*
  * A wait lives in the waiting fiber's record (fb_wait_area), not on its stack, so that it stays
  * put while the fiber is parked in copy-stack mode too. Three things can end it, and whichever
- * comes first removes it from every structure that knows it (engine, fd table, timer heap) before
+ * comes first removes it from every structure that knows it (engine, fd table, timers) before
  * waking the fiber, so nothing can point at it once the fiber runs again:
  *   - the engine delivers its token (fd ready):   err = 0
  *   - its timer expires in the poller:            err = ETIMEDOUT, engine cancel
@@ -28,13 +28,12 @@
  * from the fd table at once, so the fd number can be reused while they drain.
  */
 typedef struct io_wait {
-    io_timer timer; /* first: a fired timer is its wait */
+    tm_node timer; /* first: a fired timer is its wait; kind TM_SLEEP: fb_sleep, no fd */
     fiber *f;
     int fd;
     uint32_t dir;
     int err;
     uint32_t revents;
-    bool sleep;     /* fb_sleep: a timer without an fd */
     eng_op *op;     /* the completion form: the operation this wait is for, else NULL */
     eng_op op_copy; /* where `op` points: the caller's operation, off the fiber's stack */
 } io_wait;
@@ -76,7 +75,8 @@ struct fb_io {
     void *eng;
     io_fd *fds;
     size_t nfds;
-    io_heap timers;
+    const tm_ops *tm; /* the timer structure (fb_config.timers), chosen at the first arm */
+    void *timers;
     size_t waiters, sleepers;
     uint64_t timers_fired;
     uint64_t reads_tried, reads_again, reads_waited_first;
@@ -109,7 +109,6 @@ fb_io *fb_io_new(const char *name)
         errno = e;
         return NULL;
     }
-    io__heap_init(&io->timers);
     tls_io = io;
     return io;
 }
@@ -118,7 +117,7 @@ void fb_io_free(fb_io *io)
 {
     if (!io) return;
     io->ops->free(io->eng);
-    io__heap_fini(&io->timers);
+    if (io->tm) io->tm->free(io->timers);
     free(io->fds);
     if (tls_io == io) tls_io = NULL;
     free(io);
@@ -193,8 +192,8 @@ static io_fd *fd_slot(fb_io *io, int fd)
 
 static void finish(fb_io *io, io_wait *w, int err, uint32_t revents)
 {
-    if (io__timer_armed(&w->timer)) io__heap_remove(&io->timers, &w->timer);
-    if (w->sleep) {
+    if (tm_armed(&w->timer)) io->tm->cancel(io->timers, &w->timer);
+    if (w->timer.kind == TM_SLEEP) {
         io->sleepers--;
     } else {
         io_wait **at = &io->fds[w->fd].w[w->dir == FB_OUT];
@@ -220,19 +219,49 @@ static void give_up(fb_io *io, io_wait *w, int err)
     io->ops->abort(io->eng, w->op);
 }
 
+/* ---- timers ------------------------------------------------------------------------------ */
+
+static inline bool timers_armed(const fb_io *io)
+{
+    return io->tm && io->tm->count(io->timers) != 0;
+}
+
+/*
+ * The structure is the fiber runtime's choice (fb_config.timers), which exists only once the
+ * IO runtime does, so it is taken at the first arm; a later runtime of the thread with another
+ * choice gets its own as soon as no timer of the previous one is armed.
+ */
+static int arm_timer(fb_io *io, tm_node *t, int64_t deadline)
+{
+    const tm_ops *want = fb_runtime_timers(fb_current_runtime());
+    int64_t now = tm_now();
+    if (__builtin_expect(want != io->tm, 0)) {
+        if (io->tm && io->tm->count(io->timers)) {
+            want = io->tm;
+        } else {
+            void *st = want->init(now);
+            if (!st) return -1;
+            if (io->tm) io->tm->free(io->timers);
+            io->tm = want;
+            io->timers = st;
+        }
+    }
+    return io->tm->arm(io->timers, t, deadline, now);
+}
+
 static void expire_timers(fb_io *io, int64_t now)
 {
-    io_timer *t;
-    while ((t = io__heap_top(&io->timers)) && t->deadline <= now) {
+    tm_node *t;
+    while ((t = io->tm->pop(io->timers, now))) {
         io_wait *w = (io_wait *)t;
-        io__heap_remove(&io->timers, t);
         io->timers_fired++;
         if (w->op) {
             give_up(io, w, ETIMEDOUT);
             continue;
         }
-        if (!w->sleep) io->ops->cancel(io->eng, w->fd, w->dir);
-        finish(io, w, w->sleep ? 0 : ETIMEDOUT, 0);
+        bool sleep = w->timer.kind == TM_SLEEP;
+        if (!sleep) io->ops->cancel(io->eng, w->fd, w->dir);
+        finish(io, w, sleep ? 0 : ETIMEDOUT, 0);
     }
 }
 
@@ -242,19 +271,21 @@ static int io_poll(void *state, int64_t timeout_ns)
 {
     fb_io *io = state;
     io->woke = 0;
-    if (io->timers.n) {
-        int64_t now = io__now();
+    if (timers_armed(io)) {
+        int64_t now = tm_now();
         expire_timers(io, now);
         if (io->woke) {
             timeout_ns = 0; /* still look at IO, but do not block: fibers are runnable */
-        } else if (io->timers.n) {
-            int64_t left = io__heap_top(&io->timers)->deadline - now;
+        } else if (timers_armed(io)) {
+            /* A rounded structure's earliest is its rounded time: no wake-up before it. */
+            int64_t left = io->tm->earliest(io->timers) - now;
+            if (left < 0) left = 0;
             if (timeout_ns < 0 || left < timeout_ns) timeout_ns = left;
         }
     }
     if (timeout_ns < 0 && io->waiters == 0) return io->woke; /* nothing could ever wake us */
     if (io->ops->poll(io->eng, timeout_ns, deliver, io) < 0) return -1;
-    if (io->timers.n) expire_timers(io, io__now());
+    if (timers_armed(io)) expire_timers(io, tm_now());
     return io->woke;
 }
 
@@ -273,7 +304,7 @@ fb_poller fb_io_poller(fb_io *io)
 
 static int64_t deadline_after(int64_t timeout_ns)
 {
-    return timeout_ns < 0 ? -1 : io__now() + timeout_ns;
+    return timeout_ns < 0 ? -1 : tm_now() + timeout_ns;
 }
 
 /*
@@ -309,12 +340,12 @@ static inline __attribute__((always_inline)) io_wait *begin_wait(fb_io *io, int 
         errno = EBUSY;
         return NULL;
     }
-    if (deadline >= 0 && deadline <= io__now()) {
+    if (deadline >= 0 && deadline <= tm_now()) {
         errno = ETIMEDOUT;
         return NULL;
     }
     io_wait *w = new_wait(self);
-    *w = (io_wait){.timer.idx = IO__TIMER_IDLE, .f = self, .fd = fd, .dir = dir};
+    *w = (io_wait){.timer.kind = TM_WAIT, .f = self, .fd = fd, .dir = dir};
     return w;
 }
 
@@ -343,7 +374,7 @@ static ssize_t complete_op(fb_io *io, eng_op *op, uint32_t dir, int64_t deadline
         w->op_copy = *op;
         w->op = &w->op_copy;
         if (io->ops->submit(io->eng, w->op, w) < 0) return -1;
-        if (deadline >= 0 && io__heap_push(&io->timers, &w->timer, deadline) < 0)
+        if (deadline >= 0 && arm_timer(io, &w->timer, deadline) < 0)
             give_up(io, w, ENOMEM); /* no timer: cancel at once rather than wait forever */
         park_wait(io, w);
         op->res = w->op_copy.res;
@@ -397,7 +428,7 @@ static int wait_until(fb_io *io, int fd, uint32_t dir, int64_t deadline)
     if (!w) return -1;
     int rc = io->ops->want(io->eng, fd, dir, w);
     if (rc != 0) return rc > 0 ? 0 : -1; /* 1: the engine already knows it is ready */
-    if (deadline >= 0 && io__heap_push(&io->timers, &w->timer, deadline) < 0) {
+    if (deadline >= 0 && arm_timer(io, &w->timer, deadline) < 0) {
         io->ops->cancel(io->eng, fd, dir);
         return -1;
     }
@@ -453,8 +484,8 @@ int fb_sleep_until(int64_t mono_ns)
         return 0;
     }
     io_wait *w = new_wait(self);
-    *w = (io_wait){.timer.idx = IO__TIMER_IDLE, .f = self, .fd = -1, .sleep = true};
-    if (io__heap_push(&io->timers, &w->timer, mono_ns) < 0) return -1;
+    *w = (io_wait){.timer.kind = TM_SLEEP, .f = self, .fd = -1};
+    if (arm_timer(io, &w->timer, mono_ns) < 0) return -1;
     io->sleepers++;
     fb_park();
     return 0;
@@ -462,7 +493,7 @@ int fb_sleep_until(int64_t mono_ns)
 
 int fb_sleep(int64_t ns)
 {
-    return fb_sleep_until(io__now() + (ns > 0 ? ns : 0));
+    return fb_sleep_until(tm_now() + (ns > 0 ? ns : 0));
 }
 
 /* ---- read policies --------------------------------------------------------------------------- */
