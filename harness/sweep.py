@@ -246,6 +246,48 @@ def window_of(load_json, started, a):
     return begin, begin + a.duration
 
 
+def load_round(a, srv, mode, conns):
+    """One echo-load run against the server with the server's memory sampled meanwhile:
+    (echo-load's JSON or {"error": ...}, its exit status, (start time, memory samples))."""
+    ld = run_load(a, srv.port, mode, conns)
+    started = time.monotonic()
+    deadline = started + a.ramp_timeout + a.warmup + a.duration + 40
+    sampled = memory.sample_while(ld, srv.pid, deadline)
+    try:
+        out, err = ld.communicate(timeout=max(1, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        ld.kill()
+        out, err = ld.communicate()
+    doc = load.parse(out) or {"error": (err.strip().splitlines() or ["no JSON"])[-1]}
+    return doc, ld.returncode, (started, sampled)
+
+
+def window_memory(sample, doc, a):
+    """(peak KiB, processes at the peak, the PSS KiB read nearest the window's middle, kernel
+    samples) of one repetition, the readings inside its measured window only: a PSS read
+    during the ramp-up would count connections not yet open. PSS is None when no reading fell
+    inside the window."""
+    started, (peak, procs, pss_samples, kern) = sample
+    w0, w1 = window_of(doc, started, a)
+    mid = (w0 + w1) / 2
+    inside = [tv for tv in pss_samples if w0 <= tv[0] <= w1]
+    pss = min(inside, key=lambda tv: abs(tv[0] - mid))[1] if inside else None
+    return peak, procs, pss, [v for t, v in kern if w0 <= t <= w1]
+
+
+def round_memory(sample, doc, base, conns, a):
+    """One repetition's memory per connection (KiB) against the server's baselines taken before
+    the first load: VmRSS growth, PSS growth and the kernel's growth in its window (None where
+    a figure could not be sampled)."""
+    doc = doc if doc and "error" not in doc else None
+    peak, _, pss, in_window = window_memory(sample, doc, a)
+    kern = meta.kernel_growth(base["kern"], in_window, conns)
+    return {"rss_per_conn_kb": round(max(0, peak - base["rss"]) / conns, 2) if peak else None,
+            "pss_per_conn_kb": (round(max(0, pss - base["pss"]) / conns, 2)
+                                if pss is not None else None),
+            "kernel_per_conn_kb": kern["per_conn_total_kb"] if kern else None}
+
+
 def measure_point(a, model, mode, conns, tmpdir):
     # The kernel's memory before the server exists: a model that sets up per-connection
     # capacity at start (prefork's workers) owes that to its connections too.
@@ -272,31 +314,24 @@ def measure_point(a, model, mode, conns, tmpdir):
     pf = perf.PerfStat(pid, PERF_EVENTS, tmpdir) if a.perf_ok else None
     base_pss = meta.pss_kb(pid) or 0
     kern_idle = memory.idle_kernel(a.idle_samples)
-    ld = run_load(a, srv.port, mode, conns)
-    started = time.monotonic()
-    deadline = started + a.ramp_timeout + a.warmup + a.duration + 40
-    peak, procs, pss_samples, kern = memory.sample_while(ld, pid, deadline)
-    try:
-        out, err = ld.communicate(timeout=max(1, deadline - time.monotonic()))
-    except subprocess.TimeoutExpired:
-        ld.kill()
-        out, err = ld.communicate()
-    first = load.parse(out) or {"error": (err.strip().splitlines() or ["no JSON"])[-1]}
-    runs = [(first, ld.returncode)]
-    # The repetitions: separate short echo-load runs against the same server, back to back,
-    # each with its own ramp-up, warm-up and window (the memory was sampled in the first).
-    for _ in range(1, a.repeat):
-        if srv.proc.poll() is not None:
+    # Every repetition is a separate echo-load run against the same server, back to back,
+    # each with its own ramp-up, warm-up and window, and the memory sampled in each: the
+    # figures per connection get an interval like the throughput.
+    base = {"rss": base_rss, "pss": base_pss, "kern": kern_before}
+    runs, samples = [], []
+    for _ in range(a.repeat):
+        if runs and srv.proc.poll() is not None:
             break
-        runs.append(load.run_rc(a.load, srv.port, load_args(a, mode, conns), where(a, "load"),
-                                timeout=a.ramp_timeout + a.warmup + a.duration + 60,
-                                check=False))
+        doc, rc, sample = load_round(a, srv, mode, conns)
+        runs.append((doc, rc))
+        samples.append(sample)
     perf_result = perf_point(pf)
     stats = srv.stop(15)
     server_ok = srv.returncode == 0 and stats is not None and srv.ended == "exited"
-    point = {"status": "ok", "load_exit": ld.returncode, "server_ended": srv.ended,
+    point = {"status": "ok", "load_exit": runs[0][1], "server_ended": srv.ended,
              "perf": perf_result, "server": stats,
-             "rounds": [round_record(i, doc, rc, server_ok or i < len(runs) - 1, a)
+             "rounds": [dict(round_record(i, doc, rc, server_ok or i < len(runs) - 1, a),
+                             memory=round_memory(samples[i], doc, base, conns, a))
                         for i, (doc, rc) in enumerate(runs)]}
     point["load"] = median_load(runs)
     if len(runs) < a.repeat:
@@ -307,17 +342,16 @@ def measure_point(a, model, mode, conns, tmpdir):
     if point["status"] != "ok":
         point["reason"] = "; ".join(point["reasons"])
     if point["load"] is None:
-        point["reason"] = "echo-load gave no JSON: " + first.get("error", "?")
-    first = first if "error" not in first else None
-    w0, w1 = window_of(first, started, a)
-    in_window = [v for t, v in kern if w0 <= t <= w1]
-    mid = (w0 + w1) / 2
-    pss = min(pss_samples, key=lambda tv: abs(tv[0] - mid))[1] if pss_samples else None
+        point["reason"] = "echo-load gave no JSON: " + runs[0][0].get("error", "?")
+    # The point's own memory block is its first repetition's (the shape older runs have);
+    # the repetitions' figures are in rounds[i].memory.
+    first = runs[0][0] if "error" not in runs[0][0] else None
+    peak, procs, pss_mid, in_window = window_memory(samples[0], first, a)
     point["rss"] = {"baseline_kb": base_rss, "peak_kb": peak, "processes_at_peak": procs,
                     "per_conn_kb": round(max(0, peak - base_rss) / conns, 2),
-                    "pss_baseline_kb": base_pss, "pss_mid_kb": pss,
-                    "pss_per_conn_kb": (round(max(0, pss - base_pss) / conns, 2)
-                                        if pss is not None else None),
+                    "pss_baseline_kb": base_pss, "pss_mid_kb": pss_mid,
+                    "pss_per_conn_kb": (round(max(0, pss_mid - base_pss) / conns, 2)
+                                        if pss_mid is not None else None),
                     "source": "/proc/PID/status VmRSS summed over the server and its child "
                               "processes, less the server process alone before the load"}
     point["kernel"] = meta.kernel_growth(kern_before, in_window, conns)

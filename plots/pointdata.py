@@ -144,23 +144,38 @@ def rps(p):
     return p["load"].get("requests_per_sec") or 0.0
 
 
+def memory_top(run, model):
+    """A model's largest persistent point >= 100 connections with a memory figure, error-free
+    when it has one (the point claim C8 reads and the memory chart stacks), or None."""
+    pts = [p for p in ok_points(run, model, "pingpong", ("ok", "client-bound"))
+           if p["conns"] >= 100 and (p.get("rss") or {}).get("per_conn_kb") is not None]
+    # A point with errors may not have held every connection at once: prefer clean ones.
+    pts = [p for p in pts if not point_errors(p)] or pts
+    return pts[-1] if pts else None
+
+
 def memory_points(run):
     """{model: (conns, user KiB, PSS KiB, kernel KiB, {kernel field: KiB})} per connection at
-    each model's largest persistent level >= 100, error-free when it has one (the point claim
-    C8 reads and the memory chart stacks)."""
+    each model's memory_top point (its first repetition)."""
     per = {}
     for model in run.members("models"):
-        pts = [p for p in ok_points(run, model, "pingpong", ("ok", "client-bound"))
-               if p["conns"] >= 100
-               and (p.get("rss") or {}).get("per_conn_kb") is not None]
-        # A point with errors may not have held every connection at once: prefer clean ones.
-        pts = [p for p in pts if not point_errors(p)] or pts
-        if pts:
-            top = pts[-1]
+        top = memory_top(run, model)
+        if top:
             kern, parts = kernel_per_conn(top)
             per[model] = (top["conns"], top["rss"]["per_conn_kb"],
                           top["rss"].get("pss_per_conn_kb"), kern, parts)
     return per
+
+
+def memory_rounds(p):
+    """A sweep point's memory per connection in each repetition (`rounds[i].memory`, KiB), as
+    [(user, kernel or None)]: user is PSS where every repetition has a PSS reading, else VmRSS
+    (one kind for all, so that they compare). Empty for older runs, which sampled memory in the
+    first run only."""
+    mems = [r["memory"] for r in p.get("rounds") or [] if r.get("memory")]
+    key = ("pss_per_conn_kb" if mems and all(m.get("pss_per_conn_kb") is not None for m in mems)
+           else "rss_per_conn_kb")
+    return [(m[key], m.get("kernel_per_conn_kb")) for m in mems if m.get(key) is not None]
 
 
 def user_kb(rss_kb, pss_kb):

@@ -10,8 +10,9 @@ import meta
 
 def sample_while(proc, server_pid, deadline):
     """While the load `proc` runs: (peak resident KiB of the server and its children, processes
-    at the peak, [(time, PSS KiB)], [(time, kernel fields)]). The interval grows with one walk's
-    time (a walk over ten thousand processes takes seconds)."""
+    at the peak, [(time, PSS KiB)], [(time, kernel fields)]). PSS is read four times a second,
+    so that a window of a few tenths of a second holds a reading, and less often when one walk
+    takes longer (a walk over ten thousand processes takes seconds)."""
     peak, procs, pss, kern = 0, 1, [], []
     next_pss = 0.0
     # /proc/meminfo is read on its own thread, four times a second, so a long walk never
@@ -31,7 +32,7 @@ def sample_while(proc, server_pid, deadline):
             peak, procs = rss, n
         if t >= next_pss:
             pss.append((t, meta.tree_pss_kb(server_pid, True)))
-            next_pss = t + max(1.0, 3 * (time.monotonic() - t))
+            next_pss = t + max(0.25, 3 * (time.monotonic() - t))
         # Wait on the load itself, so that its end ends the sampling at once.
         try:
             proc.wait(timeout=max(0.25, 2 * (time.monotonic() - t)))

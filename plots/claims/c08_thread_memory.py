@@ -55,13 +55,23 @@ def measure(run):
     elif not F.kernel_counted(kern, n):
         lines.append("- thread's kernel figure is below the resolution at that level: the "
                      "verdict counts its user memory only")
-    # Memory is sampled in a point's first run only (its `rounds` carry throughput, not
-    # memory), so these stay figures measured once.
-    figures = [F.once(f"{m} resident memory per connection", k, "KiB", "sweep")
-               for m, (_, k, _, _, _) in per.items()]
-    # A kernel difference below the resolution is no figure: it is printed as "< R" above.
-    figures += [F.once(f"{m} kernel memory per connection", k, "KiB", "sweep")
-                for m, (c, _, _, k, _) in per.items() if F.kernel_counted(k, c)]
+    # Each repetition of a point samples its memory (rounds[i].memory), so a figure carries the
+    # interval of its repetitions; older runs sampled the first only and stay measured once.
+    figures, thread = [], None
+    for m, (conns, m_kb, m_pss, m_kern, _) in per.items():
+        reps = D.memory_rounds(D.memory_top(run, m))
+        user = [u for u, _ in reps] or [D.user_kb(m_kb, m_pss)]
+        figures.append(F.repeated(f"{m} resident memory per connection", user, "KiB", "sweep"))
+        kerns = [k for _, k in reps if k is not None] or ([m_kern] if m_kern is not None else [])
+        # A kernel difference below the resolution is no figure: it is printed as "< R" above.
+        kfig = F.repeated(f"{m} kernel memory per connection", kerns, "KiB", "sweep")
+        if F.kernel_counted(kfig["value"], conns):
+            figures.append(kfig)
+        if m == "thread":
+            totals = ([u + F.kernel_counted(k, conns) for u, k in reps]
+                      if reps and all(k is not None for _, k in reps) else [total])
+            thread = F.repeated("thread memory per connection, user + kernel", totals, "KiB",
+                                "sweep")
     if mc:
         figures.append(F.once("fiber resident memory per idle connection (C10 run)",
                               mc["rss_per_conn_kb"], "KiB", "maxconns"))
@@ -70,7 +80,6 @@ def measure(run):
     if "fiber" in per:
         nums["fiber RSS per connection vs libco's 128 KB stack (KiB)"] = (
             per["fiber"][1], QUOTED_COROUTINE_KIB)
-    thread = F.once("thread memory per connection, user + kernel", total, "KiB", "sweep")
     return {"lines": lines, "figures": figures + [thread], "numbers": nums, "thread": thread}
 
 

@@ -145,6 +145,25 @@ class Verdicts(S.SyntheticRuns):
         self.assertEqual(self.verdict(claims.by_id("C8").verdict, sweep=S.sweep(thread_rss=8000.0)), V.NOT)
         self.assertEqual(self.verdict(claims.by_id("C8").verdict, sweep=None), V.NOTRUN)
 
+    def test_c8_reads_memory_of_every_repetition(self):
+        def thread_top(user, kernel):
+            p = S.point("thread", "pingpong", 10000, 39000, rss_kb=user[0], kernel_kb=kernel[0])
+            p["rounds"] = [{"round": i, "status": "ok", "requests_per_sec": 39000,
+                            "memory": {"rss_per_conn_kb": u, "pss_per_conn_kb": u,
+                                       "kernel_per_conn_kb": k}}
+                           for i, (u, k) in enumerate(zip(user, kernel))]
+            return [p]
+        c8 = claims.by_id("C8").verdict
+        steady = thread_top([10.0, 11.0, 12.0, 10.5, 11.5], [20.0, 21.0, 22.0, 20.5, 21.5])
+        r = c8(self.run_with(sweep=S.sweep(extra=steady)))
+        total = next(f for f in r["figures"] if f["name"].startswith("thread memory per conn"))
+        self.assertEqual(total["n"], 5)
+        self.assertLess(total["low"], total["high"])
+        self.assertEqual(r["verdict"], V.HOLDS)
+        # Repetitions on both sides of 1 MiB: no single repetition may decide.
+        split = thread_top([600.0, 900.0, 1000.0, 1100.0, 1400.0], [10.0] * 5)
+        self.assertEqual(self.verdict(c8, sweep=S.sweep(extra=split)), V.INCONCLUSIVE)
+
     def test_c7_reads_the_window_and_shows_the_ramp_up(self):
         # Ramp-up errors alone do not make a model fail; they are listed beside.
         high = [S.point("thread", "pingpong", 10000, 39000, ramp_errors=40, ramp_s=12.0),
