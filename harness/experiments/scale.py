@@ -11,7 +11,7 @@ EXPERIMENT = Experiment(
     output="scale.json",
     presets={
         "quick": ["--quick"],
-        "full": ["--rounds", "3", "--duration", "1.5"],
+        "full": ["--rounds", "5", "--duration", "1"],
     },
     estimate_s={"quick": 55, "full": 600},
     run=driver("engines_scale.py"),
