@@ -40,6 +40,18 @@ struct srv_options {
     const char *trigger;     /* --trigger edge|level (epoll only), NULL when not given */
     int touch_lines;         /* --touch-lines N (epoll only, server_epoll.c); -1 while parsing
                                 when not given, 0 (none) once the model is chosen */
+    /*
+     * Timeouts (models that declare takes_timeouts; 0 = none). read_timeout_ms: every read
+     * waits at most this long for data; idle_timeout_ms: a connection that moves no byte either
+     * way for this long (waiting to read, or for room to write) is closed. Either closes the
+     * connection and counts it (srv_stats.read_timeouts, idle_timeouts). When both bound a
+     * read, the shorter is the one that fires; equal, it counts as idle.
+     */
+    long read_timeout_ms, idle_timeout_ms;
+    const char
+        *timers; /* --timers NAME (fiber only): the runtime's timer structure; NULL: default */
+    long poll_tick_ms; /* --poll-tick MS (fiber only): wait at most MS per poll, as NtyCo and libco
+                          do (a 1 ms tick); 0 = wait for the next deadline or event */
 };
 
 typedef atomic_uint_fast64_t srv_counter;
@@ -82,6 +94,12 @@ struct srv_stats {
     bool children;
     srv_counter respawned;    /* worker processes started again after one ended early */
     srv_counter touch_walked; /* --touch-lines: cache lines walked in all (epoll, at the stop) */
+    srv_counter read_timeouts, idle_timeouts; /* connections closed by --read/--idle-timeout */
+    /*
+     * What keeps the model's timeouts, set by models that take them: the fiber runtime's timer
+     * structure (--timers), the epoll yardstick's own lists, or the kernel's socket timeouts.
+     */
+    const char *timers;
     const char *engine, *switch_name, *sched, *read_policy, *io;
     const char *stack; /* "guarded" or "copy:K" (fiber), NULL for the other models */
     /*
@@ -152,6 +170,8 @@ struct srv_model {
      * --switch/--sched/--engine/--read-policy, --trigger and --touch-lines. The front end refuses
      * the others with one line naming the models that do take them. */
     bool takes_threads, takes_stack_size, takes_fiber_flags, takes_trigger, takes_touch_lines;
+    /* --read-timeout and --idle-timeout (srv_options): the model has an equivalent of both. */
+    bool takes_timeouts;
     /* Validate the model-specific options (NULL: none); on error write one line to why, return
      * -1. */
     int (*check)(const struct srv_options *opt, char *why, size_t len);

@@ -1,11 +1,14 @@
 /* server_epoll.c - hand-written non-blocking, edge-triggered callback echo: the yardstick.
  * --trigger level runs the same loop level-triggered, as a control: what a level-triggered
  * engine pays in the kernel, measured without a fiber runtime on top. --touch-lines N is a
- * control too: what per-connection memory on the request path costs (see touch_walk). */
+ * control too: what per-connection memory on the request path costs (see touch_walk).
+ * --read-timeout and --idle-timeout keep their deadlines in lists of the loop's own (see
+ * struct tlist) that set epoll_wait's timeout. */
 #include "server.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +50,27 @@ struct item {
 };
 
 /*
+ * Timeouts. Every connection shares each timeout's one length, so a connection (re-)armed at
+ * `now` goes to the tail of that timeout's list and each list stays ordered by deadline (the
+ * advice libev gives for many equal timeouts): arming and cancelling are O(1) pointer moves,
+ * with no system call and no fd, and the loop's epoll_wait sleeps until the earliest head's
+ * deadline. A timerfd per connection would cost a timerfd_settime call on every read and
+ * double the fds; a heap would pay O(log n) per arm to order what is already in order.
+ * Two lists: `read` holds the connections waiting for input (armed whenever data came in, or
+ * when a pending reply is gone), `idle` every connection (armed whenever a byte moved).
+ */
+struct tlink {
+    struct tlink *prev, *next; /* NULL when not armed */
+    int64_t at;                /* CLOCK_MONOTONIC ns when armed */
+};
+
+struct tlist {
+    struct tlink head;
+    int64_t span; /* ns; 0: this timeout is off */
+    srv_counter *fired;
+};
+
+/*
  * A connection is lean while idle (no buffer): data is read into the loop's buffer and
  * written straight back; only what the socket would not take is kept, in pend, and no more
  * is read until it is gone.
@@ -56,7 +80,9 @@ struct conn {
     struct conn *prev, *next; /* every connection of the loop, for shutdown */
     char *pend;
     size_t plen, poff;
-    char *touch; /* --touch-lines: the connection's page, NULL without */
+    char *touch;               /* --touch-lines: the connection's page, NULL without */
+    struct tlink rlink, ilink; /* on the loop's read and idle lists */
+    bool got;                  /* data came in during this turn (timeouts only) */
 };
 
 struct loop {
@@ -69,6 +95,8 @@ struct loop {
     struct srv_acceptor acc;
     bool level; /* --trigger level */
     int touch_lines;
+    struct tlist read, idle; /* --read-timeout, --idle-timeout */
+    bool timed;              /* either is on */
     uint64_t bytes, adds, mods, waits, walked;
     pthread_t th;
     char buf[LOOP_BUF];
@@ -81,6 +109,45 @@ static long long now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void tl_init(struct tlist *t, long ms, srv_counter *fired)
+{
+    t->head.prev = t->head.next = &t->head;
+    t->span = (int64_t)ms * 1000000;
+    t->fired = fired;
+}
+
+static void tl_cancel(struct tlink *k)
+{
+    if (!k->next) return;
+    k->prev->next = k->next;
+    k->next->prev = k->prev;
+    k->prev = k->next = NULL;
+}
+
+static void tl_arm(struct tlist *t, struct tlink *k, int64_t now)
+{
+    if (!t->span) return;
+    tl_cancel(k);
+    k->at = now;
+    k->prev = t->head.prev;
+    k->next = &t->head;
+    t->head.prev->next = k;
+    t->head.prev = k;
+}
+
+/* The list's earliest deadline, INT64_MAX when empty. */
+static int64_t tl_deadline(const struct tlist *t)
+{
+    return t->head.next != &t->head ? t->head.next->at + t->span : INT64_MAX;
 }
 
 static void ready_push(struct item *head, struct item *it)
@@ -140,6 +207,8 @@ static void touch_walk(struct loop *l, char *line)
 
 static void conn_close(struct loop *l, struct conn *c)
 {
+    tl_cancel(&c->rlink);
+    tl_cancel(&c->ilink);
     touch_free(c->touch);
     ready_remove(&c->it);
     c->prev->next = c->next;
@@ -201,28 +270,72 @@ static int echo(struct loop *l, struct conn *c, size_t n)
  * pending, so a half-closed client gets everything back before the close. Level-triggered,
  * the same reads are right: whatever is left or arrives later is reported by the next wait.
  */
-static void conn_io(struct loop *l, struct item *it, uint32_t events)
+static bool conn_serve(struct loop *l, struct conn *c, uint32_t events)
 {
-    struct conn *c = (struct conn *)it;
+    struct item *it = &c->it;
     bool drain = events & (MUST_DRAIN | EPOLLHUP | EPOLLERR);
     for (int round = 0; round < READ_BUDGET; round++) {
         if (c->pend) {
             int f = flush(l, c);
-            if (f < 0) conn_close(l, c);
-            if (f <= 0) return; /* closed, or the socket is full and EPOLLOUT will come */
+            if (f < 0) {
+                conn_close(l, c);
+                return false;
+            }
+            if (f == 0) return true; /* the socket is full and EPOLLOUT will come */
         }
         ssize_t n = recv(it->fd, l->buf, sizeof l->buf, 0);
+        if (n > 0) c->got = true;
         if (n > 0 && c->touch) touch_walk(l, c->touch);
         if (n > 0 && echo(l, c, (size_t)n) == 0) {
-            if ((size_t)n < sizeof l->buf && !drain && !c->pend) return;
+            if ((size_t)n < sizeof l->buf && !drain && !c->pend) return true;
             continue;
         }
         if (n < 0 && errno == EINTR) continue;
-        if (n < 0 && errno == EAGAIN) return;
+        if (n < 0 && errno == EAGAIN) return true;
         conn_close(l, c); /* EOF, a reset, or no memory for what is pending */
-        return;
+        return false;
     }
     ready_push(&l->ready, it);
+    return true;
+}
+
+/*
+ * After a turn of an open connection: a byte moved either way re-arms its idle timeout; data
+ * that came in re-arms its read timeout, and so does a pending reply that is gone (a read
+ * starts again); while a reply waits for room, no read is waiting, so its read timeout is off.
+ */
+static void conn_timers(struct loop *l, struct conn *c, bool moved)
+{
+    bool rearm = !c->pend && (c->got || !c->rlink.next);
+    int64_t now = moved || rearm ? now_ns() : 0;
+    if (moved) tl_arm(&l->idle, &c->ilink, now);
+    if (c->pend)
+        tl_cancel(&c->rlink);
+    else if (rearm)
+        tl_arm(&l->read, &c->rlink, now);
+    c->got = false;
+}
+
+static void conn_io(struct loop *l, struct item *it, uint32_t events)
+{
+    struct conn *c = (struct conn *)it;
+    uint64_t out = l->bytes;
+    if (conn_serve(l, c, events) && l->timed) conn_timers(l, c, c->got || l->bytes != out);
+}
+
+/* Close the connections whose timeout passed: idle first, so equal lengths count as idle. */
+static void expire(struct loop *l)
+{
+    int64_t now = now_ns();
+    struct tlist *lists[] = {&l->idle, &l->read};
+    for (int i = 0; i < 2; i++) {
+        struct tlist *t = lists[i];
+        size_t off = t == &l->idle ? offsetof(struct conn, ilink) : offsetof(struct conn, rlink);
+        while (tl_deadline(t) <= now) {
+            conn_close(l, (struct conn *)((char *)t->head.next - off));
+            srv_add(t->fired, 1);
+        }
+    }
 }
 
 static void conn_new(struct loop *l, int fd)
@@ -254,6 +367,7 @@ static void conn_new(struct loop *l, int fd)
     c->prev = &l->conns;
     l->conns.next->prev = c;
     l->conns.next = c;
+    if (l->timed) conn_timers(l, c, true); /* the first read starts now */
 }
 
 static void on_listener(struct loop *l, struct item *it, uint32_t events)
@@ -295,9 +409,22 @@ static int add_item(struct loop *l, struct item *it, uint32_t events)
 static int wait_timeout(struct loop *l)
 {
     if (l->ready.rnext != &l->ready) return 0;
-    if (l->retry_at_ms == 0) return -1;
-    long long left = l->retry_at_ms - now_ms();
-    return left > 0 ? (int)left : 0;
+    long long left = -1;
+    if (l->retry_at_ms) {
+        left = l->retry_at_ms - now_ms();
+        if (left < 0) left = 0;
+    }
+    if (l->timed) {
+        int64_t d = tl_deadline(&l->read) < tl_deadline(&l->idle) ? tl_deadline(&l->read)
+                                                                  : tl_deadline(&l->idle);
+        if (d != INT64_MAX) {
+            /* Rounded up: epoll_wait counts whole ms, and a timeout never fires early. */
+            int64_t ns = d - now_ns();
+            long long ms = ns > 0 ? (ns + 999999) / 1000000 : 0;
+            if (left < 0 || ms < left) left = ms;
+        }
+    }
+    return (int)left;
 }
 
 /* Give every item that still had work its turn, in order; new work waits for the next one. */
@@ -334,6 +461,7 @@ static void loop_iterate(struct loop *l, struct epoll_event *ev)
         on_listener(l, &l->listener, 0);
     }
     run_ready(l);
+    if (l->timed) expire(l);
 }
 
 /* Safe on a loop whose loop_init failed half-way, or never ran after loop_prepare. */
@@ -355,6 +483,9 @@ static void loop_prepare(struct loop *l, struct srv_server *srv, int i, bool lev
     l->srv = srv;
     l->level = level;
     l->touch_lines = srv->opt->touch_lines;
+    tl_init(&l->read, srv->opt->read_timeout_ms, &srv->stats->read_timeouts);
+    tl_init(&l->idle, srv->opt->idle_timeout_ms, &srv->stats->idle_timeouts);
+    l->timed = l->read.span || l->idle.span;
     l->epfd = -1;
     l->acc.reserve_fd = -1;
     l->ready.rnext = l->ready.rprev = &l->ready;
@@ -395,6 +526,8 @@ static int epoll_run(struct srv_server *srv)
     bool level = srv->opt->trigger && strcmp(srv->opt->trigger, "level") == 0;
     srv->stats->engine = level ? "epoll-level" : "epoll-edge";
     srv->stats->epoll_counted = srv->stats->kcalls_counted = true;
+    if (srv->opt->read_timeout_ms || srv->opt->idle_timeout_ms)
+        srv->stats->timers = "deadline lists (one per timeout length)";
     for (int i = 0; i < n; i++)
         loop_prepare(&loops[i], srv, i, level);
     for (int i = 0; i < n && rc == 0; i++)
@@ -431,4 +564,5 @@ const struct srv_model srv_model_epoll = {.name = "epoll",
                                           .takes_threads = true,
                                           .takes_trigger = true,
                                           .takes_touch_lines = true,
+                                          .takes_timeouts = true,
                                           .run = epoll_run};

@@ -7,6 +7,7 @@
 #include "fiber.h"
 #include "hook.h"
 #include "io.h"
+#include "timer.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 /*
@@ -36,6 +38,14 @@
  * blocking socket, made cooperative by the hooked libc calls (engines/hook.h) that each
  * runtime thread enables; the acceptor then uses plain accept4 too, so sockets start out
  * blocking as in the thread model. Comparing the two prices the hooks (harness/hooks_bench.py).
+ *
+ * Timeouts (--read-timeout, --idle-timeout) are the runtime's timers (--timers chooses their
+ * structure): direct, every read is fb_read_timeout, so each request arms a timer that its data
+ * cancels (libco's pattern), and with --idle-timeout a write that finds the socket full waits
+ * for room at most that long; hooked, the sockets carry SO_RCVTIMEO and SO_SNDTIMEO, which the
+ * hooked calls honour with the same timers. --poll-tick MS wraps the IO poller so that no wait
+ * lasts longer than MS, the fixed tick of NtyCo's and libco's loops, for comparison with the
+ * deadline-driven wait.
  */
 
 #define DEFAULT_ENGINE "merged"
@@ -54,7 +64,15 @@ struct runtime {
     unsigned shared_stacks;
     fb_read_policy read_policy;
     const char *engine;
-    bool hooked; /* --io hooked */
+    bool hooked;          /* --io hooked */
+    const tm_ops *timers; /* --timers */
+    int64_t read_ns;      /* what bounds a read: the shorter of the two timeouts; 0 = none */
+    bool read_idle;       /* that bound is --idle-timeout's (it counts as idle) */
+    int64_t idle_ns;      /* --idle-timeout, also for a write waiting for room; 0 = none */
+    struct {
+        fb_poller inner;
+        int64_t ns;
+    } tick; /* --poll-tick: the IO poller, and the longest wait it may do */
     fb_io *io;
     fb_runtime *rt;
     int listen_fd; /* this runtime's dup of the front end's listener */
@@ -105,6 +123,82 @@ static ssize_t s_write(void *ctx, const void *buf, size_t len)
     return fb_write(((struct session *)ctx)->fd, buf, len);
 }
 
+static void count_timeout(struct runtime *r, bool idle)
+{
+    srv_add(idle ? &r->srv->stats->idle_timeouts : &r->srv->stats->read_timeouts, 1);
+}
+
+/* A read that waits at most the timeout; running out ends the session, counted. */
+static ssize_t s_read_timed(void *ctx, void *buf, size_t len)
+{
+    struct session *s = ctx;
+    ssize_t n = fb_read_timeout(s->fd, buf, len, s->r->read_ns);
+    if (n < 0 && errno == ETIMEDOUT) count_timeout(s->r, s->r->read_idle);
+    return n;
+}
+
+/* --idle-timeout: what the socket takes, and a wait for room of at most the timeout when it
+ * takes nothing (every byte moved restarts the idle clock, so the wait is per call). */
+static ssize_t s_write_idle(void *ctx, const void *buf, size_t len)
+{
+    struct session *s = ctx;
+    for (;;) {
+        ssize_t n = send(s->fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) return n;
+        if (fb_wait(s->fd, FB_OUT, s->r->idle_ns) < 0) {
+            if (errno == ETIMEDOUT) count_timeout(s->r, true);
+            return -1;
+        }
+    }
+}
+
+/* Hooked: the socket's own timeouts (set at accept) end a call with EAGAIN. */
+static struct session *hooked_session(void *ctx)
+{
+    return (struct session *)((char *)ctx - offsetof(struct session, fd));
+}
+
+static ssize_t s_read_hooked(void *ctx, void *buf, size_t len)
+{
+    ssize_t n = srv_fd_io_template.read(ctx, buf, len);
+    struct runtime *r = hooked_session(ctx)->r;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) count_timeout(r, r->read_idle);
+    return n;
+}
+
+static ssize_t s_write_hooked(void *ctx, const void *buf, size_t len)
+{
+    ssize_t n = srv_fd_io_template.write(ctx, buf, len);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        count_timeout(hooked_session(ctx)->r, true);
+    return n;
+}
+
+static int hooked_timeouts(struct runtime *r, int fd)
+{
+    struct timeval rt = {.tv_sec = r->read_ns / 1000000000,
+                         .tv_usec = r->read_ns % 1000000000 / 1000},
+                   wt = {.tv_sec = r->idle_ns / 1000000000,
+                         .tv_usec = r->idle_ns % 1000000000 / 1000};
+    if (r->read_ns && setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &rt, sizeof rt) < 0) return -1;
+    if (r->idle_ns && setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &wt, sizeof wt) < 0) return -1;
+    return 0;
+}
+
+/* --poll-tick: the runtime's idle wait (-1) or a later deadline becomes the tick. */
+static int tick_poll(void *state, int64_t timeout_ns)
+{
+    struct runtime *r = state;
+    if (timeout_ns < 0 || timeout_ns > r->tick.ns) timeout_ns = r->tick.ns;
+    return r->tick.inner.poll(r->tick.inner.state, timeout_ns);
+}
+
+static size_t tick_pending(void *state)
+{
+    struct runtime *r = state;
+    return r->tick.inner.pending(r->tick.inner.state);
+}
+
 /* Sessions leave the list before closing, so the stopper never shuts down a reused fd
  * number. */
 static void leave_list(struct session *s)
@@ -127,7 +221,7 @@ static int s_close(void *ctx)
  * which the hooks turn into fb_close. */
 static int s_close_hooked(void *ctx)
 {
-    leave_list((struct session *)((char *)ctx - offsetof(struct session, fd)));
+    leave_list(hooked_session(ctx));
     return srv_fd_io_template.close(ctx);
 }
 
@@ -137,10 +231,13 @@ static void serve(struct runtime *r, struct session *s, char *buf)
     s->prev = NULL;
     if (s->next) s->next->prev = s;
     r->sessions = s;
-    struct srv_io io = {s_read, s_write, s_close, s};
+    struct srv_io io = {r->read_ns ? s_read_timed : s_read, r->idle_ns ? s_write_idle : s_write,
+                        s_close, s};
     if (r->hooked) {
         io = srv_fd_io(&s->fd);
         io.close = s_close_hooked;
+        if (r->read_ns) io.read = s_read_hooked;
+        if (r->idle_ns) io.write = s_write_hooked;
     }
     srv_echo_session(&io, buf, r->buf_size, &r->bytes);
 }
@@ -203,8 +300,13 @@ static void spawn_session(struct runtime *r, int fd)
                      r->engine, fd, limit);
         return;
     }
-    if (fb_spawn(r->rt, session_main, (void *)(intptr_t)fd)) return;
-    int err = errno;
+    int err = 0;
+    if (r->hooked && hooked_timeouts(r, fd) < 0)
+        err = errno;
+    else if (fb_spawn(r->rt, session_main, (void *)(intptr_t)fd))
+        return;
+    else
+        err = errno;
     close(fd);
     srv_add(&r->srv->stats->spawn_failed, 1);
     srv_conn_done(r->srv);
@@ -275,7 +377,13 @@ static int runtime_setup(struct runtime *r)
                      .stack_size = stack,
                      .poller = fb_io_poller(r->io),
                      .stack_mode = r->stack_mode,
-                     .shared_stacks = r->shared_stacks};
+                     .shared_stacks = r->shared_stacks,
+                     .timers = r->timers};
+    if (o->poll_tick_ms) {
+        r->tick.inner = cfg.poller;
+        r->tick.ns = (int64_t)o->poll_tick_ms * 1000000;
+        cfg.poller = (fb_poller){.state = r, .poll = tick_poll, .pending = tick_pending};
+    }
     r->rt = fb_runtime_new(&cfg);
     if (!r->rt) return -1;
     if (!fb_spawn(r->rt, stopper_main, r) || !fb_spawn(r->rt, acceptor_main, r)) return -1;
@@ -367,6 +475,8 @@ static int fiber_run(struct srv_server *srv)
     st->stack = st->stack_buf;
     st->read_policy = o->read_policy ? o->read_policy : fb_read_policy_name(DEFAULT_READ_POLICY);
     st->io = o->io ? o->io : "direct";
+    const tm_ops *timers = o->timers ? tm_find(o->timers) : tm_default(); /* checked already */
+    st->timers = timers->name;
     st->hooks_counted = strcmp(st->io, "hooked") == 0;
     st->switches_counted = true;
     st->reads_counted = true;
@@ -375,6 +485,12 @@ static int fiber_run(struct srv_server *srv)
         rs[i] = (struct runtime){
             .srv = srv, .index = i, .engine = st->engine, .listen_fd = -1, .acc.reserve_fd = -1};
         rs[i].hooked = strcmp(st->io, "hooked") == 0;
+        rs[i].timers = timers;
+        rs[i].idle_ns = o->idle_timeout_ms * 1000000;
+        rs[i].read_ns = o->read_timeout_ms * 1000000;
+        rs[i].read_idle =
+            o->idle_timeout_ms && (!o->read_timeout_ms || o->idle_timeout_ms <= o->read_timeout_ms);
+        if (rs[i].read_idle) rs[i].read_ns = rs[i].idle_ns;
         rs[i].backend = sw_backend_find(st->switch_name);
         rs[i].stack_mode = mode;
         rs[i].shared_stacks = k;
@@ -437,6 +553,10 @@ static int fiber_check(const struct srv_options *o, char *why, size_t len)
         snprintf(why, len, "unknown --io '%s' (valid: direct, hooked)", o->io);
         return -1;
     }
+    if (o->timers && !tm_find(o->timers)) {
+        snprintf(why, len, "unknown --timers '%s' (valid: %s)", o->timers, tm_names());
+        return -1;
+    }
     fb_stack_mode mode;
     unsigned k;
     if (o->stack && fb_stack_mode_parse(o->stack, &mode, &k) < 0) {
@@ -472,6 +592,7 @@ static void fiber_list_props(FILE *f)
     fputs("]", f);
     json_print_str_field(f, ", ", "default_read_policy", fb_read_policy_name(DEFAULT_READ_POLICY));
     json_print_str_field(f, ", ", "default_engine", DEFAULT_ENGINE);
+    json_print_str_field(f, ", ", "default_timers", tm_default()->name);
 }
 
 const struct srv_model srv_model_fiber = {
@@ -481,6 +602,7 @@ const struct srv_model srv_model_fiber = {
     .takes_threads = true,
     .takes_stack_size = true,
     .takes_fiber_flags = true,
+    .takes_timeouts = true,
     .per_thread_listener = true,
     .procs_kind = SRV_PROCS_REUSEPORT,
     .check = fiber_check,

@@ -17,7 +17,8 @@
 #define OPTIONS_LIST                                                                               \
     "--model, --switch, --sched, --engine, --read-policy, --io, --bind, --port, --threads, "       \
     "--procs, "                                                                                    \
-    "--max-conns, --stack-size, --stack, --trigger, --touch-lines"
+    "--max-conns, --stack-size, --stack, --trigger, --touch-lines, --read-timeout, "               \
+    "--idle-timeout, --timers, --poll-tick"
 
 static bool any_model(const struct srv_model *m)
 {
@@ -60,6 +61,11 @@ static bool takes_touch_lines(const struct srv_model *m)
     return !m->missing && m->takes_touch_lines;
 }
 
+static bool takes_timeouts(const struct srv_model *m)
+{
+    return !m->missing && m->takes_timeouts;
+}
+
 /* The names of the models keep() accepts, comma separated, in the registry's order. */
 static void model_names(char *buf, size_t len, bool (*keep)(const struct srv_model *))
 {
@@ -82,12 +88,17 @@ static void usage(FILE *f)
             "       [--bind 127.0.0.1] [--port 0] [--threads N] [--procs P] [--max-conns N]\n"
             "       [--stack-size BYTES]\n"
             "       [--stack guarded|copy[:K]] [--trigger edge|level] [--touch-lines N]\n"
+            "       [--read-timeout MS] [--idle-timeout MS] [--timers NAME] [--poll-tick MS]\n"
             "       echo-server --list [--json]   (the compiled-in models)\n"
             "models: %s\n"
             "--procs P: P worker processes (fiber: each with its own SO_REUSEPORT listeners;\n"
             "prefork: all blocking in accept on one listener, one connection each)\n"
             "--touch-lines N (epoll, 0..64): a control; after each read the loop also walks N\n"
-            "cache lines of a page of the connection's own, as a fiber's frames are on resume\n",
+            "cache lines of a page of the connection's own, as a fiber's frames are on resume\n"
+            "--read-timeout MS: close a connection whose read waits longer; --idle-timeout MS:\n"
+            "close one that moves no byte for that long (both counted in the statistics)\n"
+            "--timers NAME (fiber): the timer structure; --poll-tick MS (fiber): wait at most\n"
+            "MS at a time, as a runtime with a fixed poll tick does\n",
             names);
 }
 
@@ -129,6 +140,10 @@ static void parse(int argc, char **argv, struct srv_options *o)
                                           {"stack", required_argument, 0, 'S'},
                                           {"trigger", required_argument, 0, 'T'},
                                           {"touch-lines", required_argument, 0, 'L'},
+                                          {"read-timeout", required_argument, 0, 'R'},
+                                          {"idle-timeout", required_argument, 0, 'I'},
+                                          {"timers", required_argument, 0, 'M'},
+                                          {"poll-tick", required_argument, 0, 'K'},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
     /* threads, procs: 0 until the model says; touch_lines: -1 until given */
@@ -181,6 +196,18 @@ static void parse(int argc, char **argv, struct srv_options *o)
         case 'L': /* the lines of one page */
             o->touch_lines = (int)number("--touch-lines", optarg, 0, 64);
             break;
+        case 'R': /* a day at most: the deadlines stay far from overflowing in ns */
+            o->read_timeout_ms = number("--read-timeout", optarg, 1, 86400000);
+            break;
+        case 'I':
+            o->idle_timeout_ms = number("--idle-timeout", optarg, 1, 86400000);
+            break;
+        case 'M':
+            o->timers = optarg;
+            break;
+        case 'K':
+            o->poll_tick_ms = number("--poll-tick", optarg, 1, 1000);
+            break;
         case 'h':
             usage(stdout);
             exit(0);
@@ -214,11 +241,17 @@ static const struct srv_model *choose_model(struct srv_options *o)
     if (!o->threads) o->threads = m->default_threads ? m->default_threads : 1;
     if (!o->procs) o->procs = m->default_procs ? m->default_procs : 1;
     /* Options the model does not declare are refused, naming the models that take them. */
-    if ((o->switch_name || o->sched || o->engine || o->stack || o->read_policy || o->io) &&
+    if ((o->switch_name || o->sched || o->engine || o->stack || o->read_policy || o->io ||
+         o->timers || o->poll_tick_ms) &&
         !m->takes_fiber_flags) {
         model_names(why, sizeof why, takes_fiber_flags);
-        bad("--switch, --sched, --engine, --stack, --read-policy and --io apply only to --model %s",
+        bad("--switch, --sched, --engine, --stack, --read-policy, --io, --timers and --poll-tick "
+            "apply only to --model %s",
             why);
+    }
+    if ((o->read_timeout_ms || o->idle_timeout_ms) && !m->takes_timeouts) {
+        model_names(why, sizeof why, takes_timeouts);
+        bad("--read-timeout and --idle-timeout apply only to --model %s", why);
     }
     if (o->trigger && !m->takes_trigger) {
         model_names(why, sizeof why, takes_trigger);
@@ -319,6 +352,18 @@ static void print_stats(FILE *f, const struct srv_options *o, struct srv_stats *
     json_str(f, "stack", st->stack);
     json_str(f, "read_policy", st->read_policy);
     json_str(f, "io", st->io);
+    json_str(f, "timers", st->timers);
+    if (m->takes_timeouts)
+        fprintf(f, "\"timeouts\":{\"read_ms\":%ld,\"idle_ms\":%ld,\"read\":%llu,\"idle\":%llu},",
+                o->read_timeout_ms, o->idle_timeout_ms,
+                (unsigned long long)atomic_load(&st->read_timeouts),
+                (unsigned long long)atomic_load(&st->idle_timeouts));
+    else
+        fputs("\"timeouts\":null,", f);
+    if (m->takes_fiber_flags)
+        fprintf(f, "\"poll_tick_ms\":%ld,", o->poll_tick_ms);
+    else
+        fputs("\"poll_tick_ms\":null,", f);
     if (m->takes_touch_lines)
         fprintf(f, "\"touch\":{\"lines\":%d,\"walked\":%llu},", o->touch_lines,
                 (unsigned long long)atomic_load(&st->touch_walked));
@@ -413,6 +458,7 @@ static int list_models(int argc, char **argv)
         json_print_bool_field(stdout, ", ", "takes_fiber_flags", m->takes_fiber_flags);
         json_print_bool_field(stdout, ", ", "takes_trigger", m->takes_trigger);
         json_print_bool_field(stdout, ", ", "takes_touch_lines", m->takes_touch_lines);
+        json_print_bool_field(stdout, ", ", "takes_timeouts", m->takes_timeouts);
         if (m->list_props) m->list_props(stdout);
         printf("}}");
         sep = ",\n  {";

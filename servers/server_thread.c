@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -35,14 +36,48 @@ static struct {
 
 static atomic_bool logged_spawn;
 
+/*
+ * Timeouts are the kernel's: SO_RCVTIMEO bounds every recv (by the shorter of --read-timeout
+ * and --idle-timeout), SO_SNDTIMEO every send that makes no progress (--idle-timeout), and the
+ * call then fails with EAGAIN, which on a blocking socket means exactly that. A send that
+ * moved some bytes returns them, so the idle clock restarts with every byte, as it should.
+ */
 static ssize_t s_read(void *ctx, void *buf, size_t len)
 {
-    return recv(((struct session *)ctx)->fd, buf, len, 0);
+    struct session *s = ctx;
+    ssize_t n = recv(s->fd, buf, len, 0);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        const struct srv_options *o = s->srv->opt;
+        bool read =
+            o->read_timeout_ms && (!o->idle_timeout_ms || o->read_timeout_ms < o->idle_timeout_ms);
+        srv_add(read ? &s->srv->stats->read_timeouts : &s->srv->stats->idle_timeouts, 1);
+    }
+    return n;
 }
 
 static ssize_t s_write(void *ctx, const void *buf, size_t len)
 {
-    return send(((struct session *)ctx)->fd, buf, len, MSG_NOSIGNAL);
+    struct session *s = ctx;
+    ssize_t n = send(s->fd, buf, len, MSG_NOSIGNAL);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        srv_add(&s->srv->stats->idle_timeouts, 1);
+    return n;
+}
+
+static struct timeval ms_timeval(long ms)
+{
+    return (struct timeval){.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
+}
+
+/* The socket timeouts of the options on a new connection; -1 when the kernel refuses them. */
+static int set_timeouts(int fd, const struct srv_options *o)
+{
+    long rcv = o->read_timeout_ms;
+    if (o->idle_timeout_ms && (!rcv || o->idle_timeout_ms < rcv)) rcv = o->idle_timeout_ms;
+    struct timeval r = ms_timeval(rcv), w = ms_timeval(o->idle_timeout_ms);
+    if (rcv && setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &r, sizeof r) < 0) return -1;
+    if (o->idle_timeout_ms && setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &w, sizeof w) < 0) return -1;
+    return 0;
 }
 
 /* Leave the list before closing, so shutdown never touches an fd number reused elsewhere. */
@@ -73,6 +108,11 @@ static void spawn(struct srv_server *srv, const pthread_attr_t *attr, int fd)
 {
     struct session *s = malloc(sizeof *s);
     int err = ENOMEM;
+    if (s && set_timeouts(fd, srv->opt) < 0) {
+        err = errno;
+        free(s);
+        s = NULL;
+    }
     if (s) {
         *s = (struct session){.srv = srv, .fd = fd};
         pthread_mutex_lock(&tm.lock);
@@ -130,6 +170,8 @@ static int thread_run(struct srv_server *srv)
     if (srv->opt->stack_size) pthread_attr_setstacksize(&attr, srv->opt->stack_size);
     /* Sessions block in recv/send and never call epoll_ctl: the count is an honest zero. */
     srv->stats->epoll_counted = true;
+    if (srv->opt->read_timeout_ms || srv->opt->idle_timeout_ms)
+        srv->stats->timers = "kernel (SO_RCVTIMEO, SO_SNDTIMEO)";
     struct pollfd p[2] = {{srv->listen_fd[0], POLLIN, 0}, {srv->stop_fd[0], POLLIN, 0}};
     int timeout = -1;
     srv_ready(srv);
@@ -165,5 +207,6 @@ const struct srv_model srv_model_thread = {.name = "thread",
                                                "one thread per connection, blocking read and write",
                                            .concurrency = SRV_THREAD_PER_CONN,
                                            .takes_stack_size = true,
+                                           .takes_timeouts = true,
                                            .check = thread_check,
                                            .run = thread_run};

@@ -28,6 +28,8 @@
     X(badflags)                                                                                    \
     X(nomem)                                                                                       \
     X(bindany)                                                                                     \
-    X(loadfloats)
+    X(loadfloats)                                                                                  \
+    X(timeouts)                                                                                    \
+    X(polltick)
 
 #endif
