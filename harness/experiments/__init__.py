@@ -18,6 +18,7 @@ threads
 handoff
 fibermem
 fiberio
+timers
 hooks
 instruments
 """.split()

@@ -1,0 +1,25 @@
+"""The experiment of harness/timers_bench.py: timer structures where servers use them."""
+from experiments._step import Experiment, driver
+
+EXPERIMENT = Experiment(
+    name="timers",
+    measures="echo CPU per request with a read timeout per timer structure beside none, idle "
+             "wake-ups per second per server model and engine (1 ms poll tick against a "
+             "deadline-driven wait), sleep lateness per structure beside cyclictest's",
+    claims=("C17",),
+    binaries=("echo-server", "echo-load", "engine-info", "timer-info", "timer-lateness"),
+    output="timers.json",
+    presets={
+        # 3 rounds of 0.2 s per structure at 100 connections without the A/A pair, four idle
+        # servers for 0.5 s each, 300 sleeps of 1 ms per structure: about 20 s.
+        "quick": ["--rounds", "3", "--duration", "0.2", "--warmup", "0.1", "--no-aa",
+                  "--idle-window", "0.5",
+                  "--idle-variants", "epoll,fiber,fiber --poll-tick 1,thread",
+                  "--sleeps", "300", "--lateness-rounds", "1"],
+        "full": ["--rounds", "5", "--duration", "1", "--conns", "100,10000",
+                 "--idle-window", "2", "--idle-rounds", "2", "--sleeps", "2000",
+                 "--lateness-rounds", "3"],
+    },
+    estimate_s={"quick": 20, "full": 360},
+    run=driver("timers_bench.py"),
+)
