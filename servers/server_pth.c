@@ -186,7 +186,19 @@ static int pth_model_run(struct srv_server *srv)
     return rc;
 }
 
+/*
+ * The connections the model can serve at once, below FD_SETSIZE by the fds the process keeps
+ * besides them (stdio, listener, stop eventfd, reserve fd, Pth's signal pipe, and spares): the
+ * harness reads it (`--list --json`) to leave out the levels beyond.
+ */
+#define PTH_OWN_FDS 16
+static void pth_list_props(FILE *f)
+{
+    fprintf(f, ", \"conns_ceiling\": %d", FD_SETSIZE - PTH_OWN_FDS);
+}
+
 const struct srv_model srv_model_pth = {.name = "pth",
                                         .summary = "GNU Pth, one cooperative thread per connection",
                                         .concurrency = SRV_FIBER_PER_CONN,
+                                        .list_props = pth_list_props,
                                         .run = pth_model_run};
