@@ -3,8 +3,9 @@
 
 Claim C13 (shared/CLAIMS.md). The fiber echo server under each read policy (eager, wait,
 adaptive; engines/io.h) and engine, beside the raw-epoll and libevent callback servers and
-thread-per-connection, all measured in the same interleaved rounds (the order rotates every
-round, so slow drifts of this shared VM hit every server alike). The raw-epoll server also runs
+thread-per-connection, and the peers (libuv, libev, asio-coro, pth, where built), all measured
+in the same interleaved rounds (the order rotates every round, so slow drifts of this shared VM
+hit every server alike). The raw-epoll server also runs
 level-triggered (epoll-level, `--trigger level`): a control for what level triggering costs in
 the kernel with no fiber runtime on top, beside the level-triggered merged engine; and walking 8
 cache lines of a page of its own per connection after each read (epoll-touch8, `--touch-lines
@@ -45,6 +46,10 @@ PROG = "fiberio_bench"
 SYS_EVENT = "raw_syscalls:sys_enter"
 CTL_EVENT = "syscalls:sys_enter_epoll_ctl"
 YARDSTICKS = ["epoll", "epoll-level", "epoll-touch8", "libevent", "thread"]
+# The peers (issue 28): the runtimes a reader would pick instead, measured beside the
+# yardsticks in the full rounds and compared with the default server the same way; those not
+# built here (echo-server does not list them) are left out.
+PEERS = ["libuv", "libev", "asio-coro", "pth"]
 # A yardstick variant that is not a model of its own: its model and flags. Each is a control
 # of the epoll yardstick, reported as a ratio to it.
 YARDSTICK_FLAGS = {"epoll-level": ["--model", "epoll", "--trigger", "level"],
@@ -239,7 +244,7 @@ def ratios(runs, default, policies):
     have = {(r["load"], r["variant"]) for r in runs}
     c_key, t_key = "server_cpu_us_per_request", "requests_per_sec"
     for kind in loads:
-        for ys in YARDSTICKS:
+        for ys in YARDSTICKS + PEERS:
             if (kind, default) in have and (kind, ys) in have:
                 out[f"{kind} cpu {default}/{ys}"] = paired(runs, kind, c_key, default, ys)
                 out[f"{kind} tput {default}/{ys}"] = paired(runs, kind, t_key, default, ys)
@@ -311,7 +316,7 @@ def main(argv=None):
         say(f"{PROG}: not run: perf counts ({why}); CPU from the server's rusage")
     fibers = [f"fiber/{p}/{e}" for e in wanted for p in policies
               if e not in completion or p == policies[0]]
-    yard = [m for m in YARDSTICKS if yardstick_args(m)[1] in models]
+    yard = [m for m in YARDSTICKS + PEERS if yardstick_args(m)[1] in models]
     plan = [("pingpong", fibers + yard), ("stream", fibers + yard)]
     if a.conns_large:
         big = [f"fiber/{p}/{default_engine}" for p in policies] + yard

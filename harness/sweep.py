@@ -46,6 +46,16 @@ def declared_models(server):
     return {m["name"]: m["props"] for m in meta.registry(server, "sweep")}
 
 
+def declared_limit(props, conns):
+    """The reason a model cannot serve conns connections by its own declaration (conns_ceiling:
+    a select-based runtime's FD_SETSIZE less its own fds), or None."""
+    ceiling = props.get("conns_ceiling")
+    if ceiling and conns > ceiling:
+        return (f"the model serves at most {ceiling} connections (conns_ceiling: it waits with "
+                f"select)")
+    return None
+
+
 def csv_list(kind, valid=None):
     def parse(text):
         items = [x.strip() for x in text.split(",") if x.strip()]
@@ -470,7 +480,8 @@ def main(argv=None):
         for i, (model, mode, conns) in enumerate(points, 1):
             t0 = time.monotonic()
             c = a.declared[model]["concurrency"]
-            why = limit_verdict(c, conns, limits, rss_seen.get(model, RSS_GUESS_KB.get(c, 128)))
+            why = declared_limit(a.declared[model], conns) or limit_verdict(
+                c, conns, limits, rss_seen.get(model, RSS_GUESS_KB.get(c, 128)))
             if why:
                 st, reasons = status.skipped(why)
                 point = {"status": st, "reasons": reasons, "reason": why}
