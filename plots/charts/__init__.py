@@ -26,6 +26,7 @@ MODULES = [
     "copystack",
     "scale",
     "fiberio",
+    "timers",
 ]
 
 CHARTS = [c for m in MODULES for c in importlib.import_module(f"charts.{m}").CHARTS]

@@ -33,6 +33,7 @@ NAMES = [
     "c14_epoll_ctl_log_n",
     "c15_cfs_log_m",
     "c16_poll_scans",
+    "c17_timer_structures",
 ]
 
 CLAIMS = [importlib.import_module(f"claims.{name}") for name in NAMES]

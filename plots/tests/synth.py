@@ -392,11 +392,53 @@ def fibermem(copy_pss=776.0, guarded_pss=4500.0):
     return {"experiment": "fibermem", "meta": META, "config": {}, "points": pts}
 
 
+TIMER_STRUCTURES = ["heap", "rbtree", "wheel"]
+
+
+def timers(wheel_late=1003.0, tree_late=81.0, floor=78.0, wheel_over_tree=(0.9,) * 5,
+           cyclictest=True):
+    """A timers.json (claim C17): per round the server without timeouts at 5 us per request,
+    the tree 5% dearer, the wheel `wheel_over_tree[r]` times the tree; lateness p50 per structure,
+    1% apart round to round."""
+    cpu = []
+    for r, w in enumerate(wheel_over_tree):
+        none = 5.0 * (1 + 0.01 * r)
+        for v, us in (("none", none), ("heap", none * 1.03), ("rbtree", none * 1.05),
+                      ("wheel", none * 1.05 * w)):
+            cpu.append({"variant": v, "conns": 100, "kind": "tput", "round": r, "status": "ok",
+                        "reasons": [], "server_cpu_us_per_request": us})
+    late = []
+    for r in range(3):
+        for v, p50 in (("heap", tree_late), ("rbtree", tree_late), ("wheel", wheel_late),
+                       ("cyclictest", floor)):
+            if v == "cyclictest" and not cyclictest:
+                late.append({"variant": v, "round": r, "status": "not run",
+                             "why": "cyclictest not installed (Debian's rt-tests)"})
+                continue
+            late.append({"variant": v, "round": r, "status": "ok", "p50": p50 * (1 + 0.01 * r),
+                         "p99": p50 * 3, "max": p50 * 10})
+    summary = [{"variant": v, "rounds": 3,
+                **{q: {"median": 100.0, "low": 90.0, "high": 110.0, "n": 3}
+                   for q in ("p50", "p99", "max")}} for v in TIMER_STRUCTURES + ["cyclictest"]]
+    return {"experiment": "timers", "structures": TIMER_STRUCTURES, "config": {},
+            "cpu": {"runs": cpu, "read_timeout_ms": 30000, "skipped": {},
+                    "summary": [{"conns": 100, "variant": "none", "server_cpu_us_per_request":
+                                 {"median": 5.0, "low": 4.9, "high": 5.1, "n": 5}}],
+                    "ratios": {}},
+            "lateness": {"status": "ok", "sleeps": 300, "sleep_us": 1000, "pending": 1000,
+                         "runs": late, "summary": summary},
+            "idle": {"status": "ok", "conns": 100, "window_s": 1.0, "summary": [
+                {"variant": "fiber", "wakeups_per_s": {"median": 0.0, "n": 1},
+                 "wait_calls_per_s": {"median": 0.0, "n": 1}},
+                {"variant": "fiber --poll-tick 1", "wakeups_per_s": {"median": 900.0, "n": 1},
+                 "wait_calls_per_s": {"median": 900.0, "n": 1}}]}}
+
+
 def full(folder, **override):
     docs = {"suite": suite(), "switch": switch(), "icount": icount(), "props": props(),
             "engines": engines(), "scale": scale(), "sweep": sweep(), "maxconns": maxconns(),
             "threads": threads(), "slow": slow(), "handoff": handoff(),
-            "fibermem": fibermem(), "fiberio": fiberio(), "hooks": hooks()}
+            "fibermem": fibermem(), "fiberio": fiberio(), "hooks": hooks(), "timers": timers()}
     docs.update(override)
     return write(folder, **docs)
 

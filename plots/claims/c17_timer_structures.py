@@ -1,0 +1,179 @@
+"""C17: timeouts in a time wheel (libco) or in red-black trees keyed by deadline (NtyCo): the
+wheel arms and cancels in O(1) at millisecond precision, a tree pays O(log n) and stays exact;
+a server with a timeout on every read arms and cancels one timer per request."""
+import re
+
+import data as D
+import figures as F
+import verdict as V
+
+ID = "C17"
+SOURCE = "seeds 001 (NtyCo), 004 (libco)"
+CLAIM = ("libco keeps timeouts in a time wheel (60,000 one-millisecond slots, longer timeouts "
+         "parked in the last slot and re-added), NtyCo in red-black trees keyed by deadline (a "
+         "sleep tree and a wait tree, after nginx). The wheel arms and cancels in O(1) at "
+         "millisecond precision; a tree pays O(log n) per timer but stays exact. A server that "
+         "puts a timeout on every read arms and cancels one timer per request.")
+QUOTED = "O(1) and millisecond precision (wheel) against O(log n) and exact (tree); no figure"
+CHARTS = ["timers_cpu", "timers_lateness", "timers_idle"]
+
+WHEEL, TREE, NONE = "wheel", "rbtree", "none"  # libco's, NtyCo's, and no timeouts at all
+# Precision: a sleep's median lateness beyond the kernel's own (cyclictest's median, the floor).
+# The wheel rounds up to its 1 ms slots, so a 1 ms sleep comes late by a good share of a slot;
+# an exact structure stays within the engine's and the scheduler's own cost of the floor.
+ROUNDED_US = 300.0  # the wheel's median lateness beyond the floor, at least (us)
+EXACT_US = 200.0  # the tree's median lateness beyond the floor, at most (us)
+# Cost where a server pays it: the echo server's CPU per request with a read timeout on every
+# read, the wheel over the tree, paired by round, at the most connections measured (the most
+# timers pending, where O(log n) should show).
+CHEAPER = 0.97  # wheel/tree CPU per request at most: the wheel's O(1) shows in a server
+# Cost in isolation (switch-bench rows `timers/<workload>/<op>/<structure>/pending:N`, when the
+# run has them): ns per operation at the most pending timers over the fewest.
+FLAT = 2.0  # the wheel's growth at most: O(1)
+GROWS = 2.0  # the tree's growth at least: O(log n)
+
+RULE = ("precision: the median lateness of 1 ms sleeps beyond cyclictest's median on the same "
+        f"CPU (the kernel's floor) is at least {ROUNDED_US:g} us for libco's wheel (it rounds "
+        f"to 1 ms slots) and at most {EXACT_US:g} us for NtyCo's red-black tree (exact); "
+        "cost where a server pays it: the echo server's CPU per request with a read timeout "
+        "on every read, the wheel over the tree, paired by round at the most connections "
+        f"measured, at most {CHEAPER}; cost in isolation, when the run has switch-bench's "
+        "timer rows: ns per operation of the mostly-cancelled workload at the most pending "
+        f"timers over the fewest, at most {FLAT} for the wheel and at least {GROWS} for the "
+        "tree. Holds when precision and both costs hold (the isolated cost is left out when "
+        "not measured); holds partly when precision or a cost holds (one half of the trade-off "
+        "shows, the other does not); does not hold when neither does; not run without the "
+        "lateness figures (cyclictest's included) or the server's CPU rounds")
+
+ROW = re.compile(r"^timers/([^/]+)/([^/]+)/([^/]+)/pending:(\d+)$")
+
+
+def lateness_fig(doc, variant, q="p50"):
+    runs = [r for r in ((doc or {}).get("lateness") or {}).get("runs", [])
+            if r.get("variant") == variant and r.get("status") == "ok"]
+    if not runs:
+        return None
+    return F.repeated(f"sleep lateness {q}, {variant}", [r.get(q) for r in runs], "us", "timers")
+
+
+def cpu_levels(doc):
+    return sorted({r["conns"] for r in ((doc or {}).get("cpu") or {}).get("runs", [])})
+
+
+def cpu_ratio(doc, conns, num, den):
+    runs = [r for r in ((doc or {}).get("cpu") or {}).get("runs", [])
+            if r.get("status") in ("ok", "client-bound", "contended")]
+    p = D.paired(runs, "server_cpu_us_per_request", {"variant": num}, {"variant": den},
+                 conns=conns, kind="tput")
+    if not p["per_round"]:
+        return None
+    return F.paired(f"{conns} connections: CPU per request with a read timeout, {num}/{den}",
+                    p["per_round"], "x", "timers")
+
+
+def op_growth(run):
+    """{(op, structure): figure} of the mostly-cancelled workload: ns per op at the most
+    pending timers over the fewest (switch-bench rows, paired by repetition); {} without."""
+    rows = {}
+    for name in D.bench_rows(run.get("switch")):
+        m = ROW.match(name)
+        if m:
+            rows.setdefault((m[1], m[2], m[3]), {})[int(m[4])] = name
+    loads = sorted({w for w, _, _ in rows})
+    load = next((w for w in loads if "cancel" in w), loads[0] if loads else None)
+    out = {}
+    for (w, op, s), by_n in sorted(rows.items()):
+        if w != load or s not in (WHEEL, TREE) or len(by_n) < 2:
+            continue
+        lo, hi = min(by_n), max(by_n)
+        f = V.rows_ratio(run, by_n[hi], by_n[lo],
+                         f"{op} ({w}), {s}: ns at {hi} pending over {lo}")
+        if f:
+            out[(op, s)] = f
+    return out
+
+
+def measure(run):
+    doc = run.get("timers")
+    if not doc:
+        return {"lines": [f"no timers experiment: {run.why('timers')}"]}
+    lines, figures = [], []
+    cfg = doc.get("config", {})
+    lines.append(f"- structures {', '.join(doc.get('structures', []))}; load average "
+                 f"{doc.get('loadavg_start')} at start, {doc.get('loadavg_end')} at end")
+    # Precision.
+    floor = lateness_fig(doc, "cyclictest")
+    late = {s: lateness_fig(doc, s) for s in doc.get("structures", [])}
+    lt = doc.get("lateness") or {}
+    if lt.get("runs"):
+        lines.append(f"- sleep lateness: {lt.get('sleeps')} sleeps of {lt.get('sleep_us')} us "
+                     f"with {lt.get('pending')} other timers pending, per structure, beside "
+                     "cyclictest (same CPU, interval and count)")
+        for s, f in list(late.items()) + [("cyclictest", floor)]:
+            if f:
+                figures.append(f)
+                lines.append(f"  - {s}: p50 {F.fmt_with_interval(f)}")
+        why = next((r["why"] for r in lt["runs"]
+                    if r.get("variant") == "cyclictest" and r.get("why")), "no figure")
+        if not floor:
+            lines.append(f"  - cyclictest: not run: {why}")
+    # Cost in a server.
+    levels = cpu_levels(doc)
+    for n in levels:
+        for s in doc.get("structures", []):
+            f = cpu_ratio(doc, n, s, NONE)
+            if f:
+                figures.append(f)
+                lines.append(f"- {f['name']}: {F.fmt_with_interval(f)}")
+    for n, why in ((doc.get("cpu") or {}).get("skipped") or {}).items():
+        lines.append(f"- {n} connections: not run: {why}")
+    pair = None
+    for n in reversed(levels):
+        pair = cpu_ratio(doc, n, WHEEL, TREE)
+        if pair:
+            figures.append(pair)
+            lines.append(f"- {pair['name']}: {F.fmt_with_interval(pair)} (deciding)")
+            break
+    aa = V.noise_floor(doc.get("cpu"), "timers")
+    if aa:
+        figures.append(aa)
+        lines.append(f"- {aa['name']}: {F.fmt_with_interval(aa)}")
+    # Cost in isolation.
+    ops = op_growth(run)
+    if ops:
+        figures += list(ops.values())
+        lines += [f"- {f['name']}: {F.fmt_with_interval(f)}" for f in ops.values()]
+    else:
+        lines.append("- arm, cancel and expire per structure in isolation: not in this run "
+                     "(switch-bench's `timers/` rows)")
+    # Idle wake-ups: shown, not judged (a fixed tick is a loop's choice, not a structure's).
+    for e in ((doc.get("idle") or {}).get("summary") or []):
+        w = e.get("wakeups_per_s") or {}
+        if w.get("median") is not None:
+            lines.append(f"- idle, {e['variant']}: {w['median']:.1f} wake-ups/s "
+                         f"({(doc.get('idle') or {}).get('conns')} connections open)")
+    return {"lines": lines, "figures": figures, "floor": floor, "wheel": late.get(WHEEL),
+            "tree": late.get(TREE), "pair": pair, "ops": ops, "config": cfg,
+            "numbers": {"wheel/tree CPU per request": (pair["value"] if pair else None, None)}}
+
+
+def judge(m, t):
+    floor, wheel, tree = m.get("floor"), m.get("wheel"), m.get("tree")
+    if not (floor and wheel and tree) or not m.get("pair"):
+        return V.NOTRUN
+    base = floor["value"]
+    precise = t(wheel, ">=", base + ROUNDED_US) and t(tree, "<=", base + EXACT_US)
+    costs = [t(m["pair"], "<=", CHEAPER)]
+    ops = m.get("ops") or {}
+    if ops:
+        costs.append(all(t(f, "<=", FLAT) for (op, s), f in ops.items() if s == WHEEL) and
+                     all(t(f, ">=", GROWS) for (op, s), f in ops.items() if s == TREE))
+    if precise and all(costs):
+        return V.HOLDS
+    if precise or any(costs):
+        return V.PARTLY
+    return V.NOT
+
+
+def verdict(run):
+    return V.decide(RULE, measure(run), judge)

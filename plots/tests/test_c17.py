@@ -1,0 +1,104 @@
+#!/usr/bin/python3
+"""Claim C17 (timer structures) on synthetic timers.json documents: each verdict its rule
+allows, an interval straddling a threshold, a threshold moved, the isolated per-operation
+rows when switch-bench has them, and its charts and section with and without data."""
+import sys
+import unittest
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+import charts  # noqa: E402
+import claims  # noqa: E402
+import data as D  # noqa: E402
+import synth as S  # noqa: E402
+import verdict as V  # noqa: E402
+from sections import timers as section  # noqa: E402
+
+C17 = claims.by_id("C17")
+def switch_with_timer_rows(tree_growth):
+    """switch-bench rows of the mostly-cancelled workload: the wheel flat, the tree growing."""
+    doc = S.switch()
+    for s, growth in (("wheel", 1.1), ("rbtree", tree_growth)):
+        for n, ns in ((100, 20.0), (1000000, 20.0 * growth)):
+            name = f"timers/cancelled/arm/{s}/pending:{n}"
+            doc["benchmarks"].append({"name": name + "_median", "run_name": name,
+                                      "run_type": "aggregate", "aggregate_name": "median",
+                                      "real_time": ns, "cpu_time": ns, "time_unit": "ns"})
+    return doc
+
+
+class Verdicts(S.SyntheticRuns):
+    def verdict(self, **docs):
+        return C17.verdict(D.Run(self.new_folder(**docs)))
+
+    def test_holds(self):
+        r = self.verdict(timers=S.timers())
+        self.assertEqual(r["verdict"], V.HOLDS, r["measured"])
+        names = [f["name"] for f in r["figures"]]
+        self.assertIn("100 connections: CPU per request with a read timeout, wheel/rbtree", names)
+        self.assertIn("sleep lateness p50, cyclictest", names)
+
+    def test_partly_when_the_cost_does_not_show_in_a_server(self):
+        self.assertEqual(self.verdict(timers=S.timers(wheel_over_tree=(1.0,) * 5))["verdict"],
+                         V.PARTLY)
+
+    def test_partly_when_only_the_cost_shows(self):
+        self.assertEqual(self.verdict(timers=S.timers(wheel_late=80.0))["verdict"], V.PARTLY)
+
+    def test_does_not_hold_when_the_wheel_is_exact_and_not_cheaper(self):
+        r = self.verdict(timers=S.timers(wheel_late=80.0, wheel_over_tree=(1.0,) * 5))
+        self.assertEqual(r["verdict"], V.NOT)
+
+    def test_a_straddling_interval_is_inconclusive(self):
+        r = self.verdict(timers=S.timers(wheel_over_tree=(0.93, 0.99, 0.96, 1.0, 0.95)))
+        self.assertEqual(r["verdict"], V.INCONCLUSIVE)
+        self.assertTrue(any(t["threshold"] == C17.CHEAPER for t in r["straddled"]))
+
+    def test_not_run_without_data_or_floor(self):
+        self.assertEqual(self.verdict(timers=None)["verdict"], V.NOTRUN)
+        r = self.verdict(timers=S.timers(cyclictest=False))
+        self.assertEqual(r["verdict"], V.NOTRUN)
+        self.assertTrue(any("cyclictest: not run: cyclictest not installed" in ln
+                            for ln in r["measured"]), r["measured"])
+
+    def test_threshold_decides(self):
+        doc = S.timers()
+        saved = C17.ROUNDED_US
+        C17.ROUNDED_US = 2000.0  # the wheel's 1 ms rounding no longer counts as rounded
+        try:
+            self.assertEqual(self.verdict(timers=doc)["verdict"], V.PARTLY)
+        finally:
+            C17.ROUNDED_US = saved
+
+    def test_isolated_rows_decide_when_present(self):
+        self.assertEqual(self.verdict(timers=S.timers(),
+                                      switch=switch_with_timer_rows(5.0))["verdict"], V.HOLDS)
+        r = self.verdict(timers=S.timers(), switch=switch_with_timer_rows(1.0))
+        self.assertEqual(r["verdict"], V.PARTLY)
+        self.assertIn("arm (cancelled), rbtree: ns at 1000000 pending over 100",
+                      [f["name"] for f in r["figures"]])
+
+
+class Drawn(S.SyntheticRuns):
+    STEMS = ["timers_cpu", "timers_lateness", "timers_idle"]
+
+    def test_charts_and_section(self):
+        folder = self.new_folder(timers=S.timers())
+        status = charts.draw_all(folder, only=self.STEMS)
+        self.assertEqual(status, {s: "ok" for s in self.STEMS})
+        lines = section.timers_section(D.Run(folder))
+        self.assertIn("| cyclictest | 100 [90, 110] (n=3) | 100 [90, 110] (n=3) | "
+                      "100 [90, 110] (n=3) |", lines)
+        self.assertIn("| fiber --poll-tick 1 | 900.0 | 900.0 |", lines)
+
+    def test_not_run_without_data(self):
+        folder = self.new_folder(timers=None)
+        status = charts.draw_all(folder, only=self.STEMS)
+        self.assertEqual(status, {s: "not run" for s in self.STEMS})
+        self.assertTrue(section.timers_section(D.Run(folder))[2].startswith("not run"))
+
+
+if __name__ == "__main__":
+    unittest.main()
