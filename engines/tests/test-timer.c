@@ -502,6 +502,13 @@ static void start(void)
         exit(77);
     }
     ASSERT(io != NULL);
+    /* A structure missing an operation is refused; a registered one is taken as it is. */
+    tm_ops incomplete = *ops;
+    incomplete.pop = NULL;
+    fb_config bad = {.backend = sw_backend_at(0), .policy = policy, .timers = &incomplete};
+    errno = 0;
+    ASSERT_PTR_EQ(fb_runtime_new(&bad), NULL);
+    ASSERT_EQ(errno, EINVAL);
     fb_config cfg = {.backend = sw_backend_at(0),
                      .policy = policy,
                      .poller = fb_io_poller(io),
