@@ -23,6 +23,9 @@ deciding figures):
   syscalls/<backend>     system calls per switch (exact)
   claim/<id>: <figure>   suite (verdicts.json): a figure the claim's rule compared with a
                          threshold, with the interval and n the report computed
+  peers/<conns>/<what> fiber/<peer>
+                         suite (peers.json): the fiber server's paired ratio to each peer
+                         (cpu, tput), one sample per round
 
 Writes into DIR (default results/history/): HISTORY.md (per machine: the runs, the figures
 with every marked move, the figures each run lacks), history.csv (machine, run, commit,
@@ -46,7 +49,7 @@ import regress_gate as G  # noqa: E402
 import stats  # noqa: E402
 
 EXACT_CHANGE = 0.005
-DEFAULT_FIGURES = ("switch/", "claim/")
+DEFAULT_FIGURES = ("switch/", "claim/", "peers/")
 
 
 class Figure:
@@ -102,12 +105,25 @@ def from_verdicts(doc):
     return out
 
 
+def from_peers(doc):
+    """The fiber server over each peer (harness/peers_bench.py), per level: CPU per request and
+    throughput, each round's paired ratio a sample."""
+    out = {}
+    for r in doc.get("ratios") or []:
+        what = "cpu" if r.get("key") == "server_cpu_us_per_request" else "tput"
+        rounds = [x for x in r.get("per_round") or [] if x is not None]
+        if rounds:
+            out["peers/%s/%s fiber/%s" % (r["conns"], what, r["den"])] = Figure(rounds,
+                                                                                 unit="x")
+    return out
+
+
 def load_run(folder):
     """{meta fields, figures} of one run folder, or None when it holds nothing we chart."""
     folder = Path(folder)
     figures, meta = {}, None
     for name, reader in (("switch-regress.json", from_regress), ("switch.json", from_switch),
-                         ("verdicts.json", from_verdicts)):
+                         ("verdicts.json", from_verdicts), ("peers.json", from_peers)):
         path = folder / name
         if not path.exists():
             continue

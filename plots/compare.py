@@ -34,6 +34,7 @@ import claims  # noqa: E402
 import data as D  # noqa: E402
 import export as X  # noqa: E402
 import figures as F  # noqa: E402
+from sections import peers  # noqa: E402
 from sections.machine import machine_section  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -136,6 +137,15 @@ def build(ra, rb):
             body.append(f"| {'**' + name + '**' if decides else name} | "
                         f"{F.fmt_with_interval(fa)} | {F.fmt_with_interval(fb)} | "
                         f"{ratio_text(ratio)} | {note} |")
+        body.append("")
+    # No claim reads the peers (peers.json): their figures, A beside B, after the claims'.
+    prows = claim_rows(peers.figures(ra), peers.figures(rb))
+    if prows:
+        body += ["## Peers", "", "The fiber server beside the runtimes a reader would pick "
+                 "instead (peers.json; no verdict).", "",
+                 "| figure | A | B | B/A | reading |", "|---|---|---|---|---|"]
+        body += [f"| {name} | {F.fmt_with_interval(fa)} | {F.fmt_with_interval(fb)} | "
+                 f"{ratio_text(ratio)} | {note} |" for name, fa, fb, ratio, _, note in prows]
         body.append("")
     changed = [cid for cid, (va, vb, _) in verdicts.items() if va != vb]
     beyond = [cid for cid, v in verdicts.items() if v[2] == CHANGED_BEYOND]

@@ -1,0 +1,109 @@
+#!/usr/bin/python3
+"""The peers section and chart on synthetic run folders: from peers.json (medians, intervals,
+paired ratios, a level beyond a model's ceiling), from fiberio's first round when a quick run
+left peers out, and "not run" without either."""
+import sys
+import unittest
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE.parent.parent / "harness"))
+import charts  # noqa: E402
+import compare  # noqa: E402
+import data as D  # noqa: E402
+import synth as S  # noqa: E402
+import history  # noqa: E402
+from sections import peers as section  # noqa: E402
+
+SERVERS = [("fiber", "ours", 4.0), ("epoll", "callback", 3.8), ("libevent", "callback", 6.0),
+           ("libuv", "callback", 4.2), ("libev", "callback", 4.1), ("asio-coro", "coroutine", 6.5),
+           ("pth", "coroutine", 14.0)]
+
+
+def peers(levels=(100, 1000)):
+    summary, ratios, not_run = [], [], []
+    for conns in levels:
+        for name, kind, cpu in SERVERS:
+            if name == "pth" and conns > 1008:
+                not_run.append({"conns": conns, "server": name, "status": "not run",
+                                "reason": "pth serves at most 1008 connections"})
+                continue
+            summary.append({"conns": conns, "server": name, "kind": kind, "rounds": 5,
+                            "syscalls_per_request": 2.1, "status": "ok",
+                            "server_cpu_us_per_request": cpu,
+                            "server_cpu_us_per_request_ci": [cpu * 0.95, cpu * 1.05],
+                            "requests_per_sec": 1e6 / cpu / 5,
+                            "requests_per_sec_ci": [1e6 / cpu / 5.5, 1e6 / cpu / 4.5]})
+            if name != "fiber":
+                for key, r in (("server_cpu_us_per_request", 4.0 / cpu),
+                               ("requests_per_sec", cpu / 4.0)):
+                    ratios.append({"conns": conns, "num": "fiber", "den": name, "kind": kind,
+                                   "key": key, "per_round": [r] * 5, "median": r,
+                                   "ci": [r * 0.98, r * 1.02]})
+    return {"experiment": "peers", "meta": S.META,
+            "config": {"rounds": 5, "conns": list(levels), "server_cpu": "0", "load_cpu": "1"},
+            "perf": True, "servers": [{"name": n, "kind": k, "built": True}
+                                      for n, k, _ in SERVERS],
+            "not_built": [], "not_run": not_run, "summary": summary, "ratios": ratios,
+            "runs": []}
+
+
+class Section(S.SyntheticRuns):
+    def text(self, **docs):
+        return "\n".join(section.peers_section(D.Run(self.new_folder(**docs))))
+
+    def test_from_peers(self):
+        t = self.text(peers=peers(levels=(100, 2000)))
+        self.assertIn("## Beside the runtimes people already use", t)
+        self.assertIn("`peers.json`, medians of 5 interleaved rounds", t)
+        # 4.0 us against asio-coro's 6.5: 0.615, its interval beside it.
+        self.assertIn("| 100 | asio-coro | coroutine | 6.50 [6.17, 6.83] |", t)
+        self.assertIn("| 0.615 [0.603, 0.628] |", t)
+        self.assertIn("| 2000 | pth | coroutine | not run: pth serves at most 1008 connections",
+                      t)
+        rows = [ln for ln in t.splitlines() if ln.startswith("| 100 |")]
+        self.assertEqual([r.split("|")[2].strip() for r in rows], [n for n, _, _ in SERVERS])
+
+    def test_from_fiberio_in_a_quick_run(self):
+        t = self.text(peers={"experiment": "peers", "meta": S.META, "status": "not run",
+                             "reason": "quick preset"})
+        self.assertIn("`fiberio.json`, fiberio's first round", t)
+        self.assertIn("| 100 | fiber | ours |", t)
+        self.assertIn("| 100 | epoll | callback |", t)
+
+    def test_not_run_without_either(self):
+        t = self.text(peers=None, fiberio=None)
+        self.assertIn("not run: peers.json not in the run folder", t)
+
+
+class Chart(S.SyntheticRuns):
+    def test_drawn_with_data_and_not_run_without(self):
+        ok = self.new_folder(peers=peers())
+        self.assertEqual(charts.draw_all(ok, only=["peers"]), {"peers": "ok"})
+        self.assertTrue((ok / "peers.png").exists())
+        empty = self.new_folder(peers=None, fiberio=None)
+        self.assertEqual(charts.draw_all(empty, only=["peers"]), {"peers": "not run"})
+
+
+class CompareAndHistory(S.SyntheticRuns):
+    def test_compare_sets_the_peers_side_by_side(self):
+        a = D.Run(self.new_folder(peers=peers()))
+        b = D.Run(self.new_folder(peers=peers()))
+        text = "\n".join(compare.build(a, b)[0])
+        self.assertIn("## Peers", text)
+        self.assertIn("| peers 100 conns: CPU, fiber/pth | 0.286 x", text)
+        self.assertNotIn("## Peers", "\n".join(compare.build(
+            D.Run(self.new_folder(peers=None)), D.Run(self.new_folder(peers=None)))[0]))
+
+    def test_history_reads_each_round_of_the_ratios(self):
+        figs = history.from_peers(peers())
+        f = figs["peers/1000/cpu fiber/asio-coro"]
+        self.assertAlmostEqual(f.value, 4.0 / 6.5)
+        self.assertEqual(f.n, 5)
+        self.assertEqual(len([n for n in figs if n.startswith("peers/100/")]), 12)
+
+
+if __name__ == "__main__":
+    unittest.main()
