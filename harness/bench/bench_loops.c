@@ -354,8 +354,8 @@ int bl_copystack_run(bl_copystack *c)
 {
     fb_config cfg = {.backend = c->backend,
                      .policy = FB_STAR,
-                     .stack_mode = FB_STACK_COPY,
-                     .shared_stacks = 1,
+                     .stack_mode = c->guarded ? FB_STACK_GUARDED : FB_STACK_COPY,
+                     .shared_stacks = c->guarded ? 0 : 1,
                      .poller = {.state = c, .poll = copystack_poll, .pending = copystack_pending}};
     fb_runtime *rt = fb_runtime_new(&cfg);
     if (!rt) return -1;

@@ -127,11 +127,14 @@ bool bl_guarded_fits(long fibers);
  * The scheduler's poller hook drives the timing (more(), every `batch` ops) from the
  * scheduler context, off the shared stack. The stats snapshot brackets the measured ops only,
  * after a warm-up pass in which every fiber ran once.
+ * With `guarded` set, the same loop runs on guarded stacks (one each, nothing moved; the
+ * poller's eviction finds no shared stack): the yardstick the copy rows are judged against.
  */
 typedef struct bl_copystack {
     const sw_backend *backend;
     long fibers;
     size_t bytes;
+    bool guarded;
     long batch; /* ops per call of more(); a multiple of fibers */
     bool (*more)(void *more_arg);
     void *more_arg;
