@@ -18,6 +18,7 @@ threads
 handoff
 fibermem
 fiberio
+peers
 timers
 hooks
 instruments

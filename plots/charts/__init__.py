@@ -26,6 +26,7 @@ MODULES = [
     "copystack",
     "scale",
     "fiberio",
+    "peers",
     "timers",
 ]
 

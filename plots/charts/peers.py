@@ -1,6 +1,6 @@
 """peers.json (or, in a quick run, fiberio's first round): our fiber server beside the peers."""
 from charts.style import not_run, register
-from sections.peers import rows
+from peerdata import rows
 
 CHARTS = []
 
