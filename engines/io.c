@@ -309,7 +309,7 @@ static int64_t deadline_after(int64_t timeout_ns)
 
 /*
  * The record of a wait lives in the fiber's record (fb_wait_area), never on the fiber's stack:
- * the poller, the timer heap and fb_close reach it while the fiber is parked, and in copy-stack
+ * the poller, the timers and fb_close reach it while the fiber is parked, and in copy-stack
  * mode a parked fiber's frames are elsewhere (fiber.h, the aliasing hazard). A fiber waits on
  * one thing at a time, so one area per fiber is enough.
  */

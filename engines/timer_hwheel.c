@@ -9,11 +9,11 @@
  * whose range holds its timeout, rounded up to that level's granularity; it is never moved
  * down as its time nears (no cascading), because "the vast majority of timer wheel timers is
  * canceled or rearmed before expiry". Level L holds timeouts of 63 * 8^(L-1) to 63 * 8^L
- * ticks, so the rounding is at most 8/63 (about 12.5%) of the timeout, plus the 1 ms of the
- * first tick; arming, cancelling and expiring are O(1). Equal deadlines armed at different
- * times can sit in different levels and fire in either order: no FIFO. A timeout beyond the
- * top level's range (about 36 hours) waits in the top level's farthest bucket and is placed
- * again when that comes round: nothing fires early (Linux clamps instead).
+ * ticks, so the rounding is at most 8/63 of the timeout (12.7%; Linux says about 12.5%), plus
+ * the 1 ms of the first tick; arming, cancelling and expiring are O(1). Equal deadlines armed
+ * at different times can sit in different levels and fire in either order: no FIFO. A timeout
+ * beyond the top level's range (about 36 hours) waits in the top level's farthest bucket and
+ * is placed again when that comes round: nothing fires early (Linux clamps instead).
  *
  * One 64-bit occupancy word per level finds the next non-empty bucket of each level with a
  * rotate and a count of trailing zeros: the poll timeout is the earliest bucket's time, and an
