@@ -9,8 +9,8 @@
 /*
  * usage: peer-icount ROW LOOPS, with ROW one of switch-bench's peer/ rows (peer_loops.h)
  *   peer/RUNTIME/ring/fibers:N      LOOPS rounds of N hops
- *   peer/RUNTIME/mutex/...          LOOPS batches of 256 pairs
- *   peer/RUNTIME/cond/...           LOOPS batches of 256 signals or hand-offs
+ *   peer/RUNTIME/mutex/...          LOOPS batches of 16 pairs
+ *   peer/RUNTIME/cond/...           LOOPS batches of 16 signals or hand-offs
  * Prints "<row> <unit> <count>", the line harness/icount.py reads: the difference of two
  * runs' instruction totals over the difference of their units is the user-space cost of one
  * unit, start-up and set-up cancelling out. Callgrind sees no kernel instructions: a runtime
@@ -71,7 +71,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "peer-icount: %s: %s\n", argv[1], why);
         return 2;
     }
-    r.batch = r.loop == PEER_RING ? r.fibers : 256;
+    r.batch = r.loop == PEER_RING ? r.fibers : 16;
     long left = loops;
     r.more_arg = &left;
     if (rt->run(&r) != 0) {
