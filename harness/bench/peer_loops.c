@@ -21,16 +21,23 @@ static const peer_runtime peers[] = {
 #endif
 };
 
-const char *peer_not_built(void)
-{
-    return ""
+static const char *const left_out[] = {
 #ifndef SWITCHYARD_HAVE_BOOST_FIBER
-           "boost-fiber (not built: Boost.Fiber not found; Debian: libboost-fiber-dev); "
+    "boost-fiber (not built: Boost.Fiber not found; Debian: libboost-fiber-dev)",
 #endif
 #ifndef SWITCHYARD_HAVE_PTH
-           "pth (not built: GNU Pth not found; Debian: libpth-dev); "
+    "pth (not built: GNU Pth not found; Debian: libpth-dev)",
 #endif
-        ;
+    NULL};
+
+const char *peer_not_built(void)
+{
+    static char text[256];
+    if (!text[0])
+        for (size_t i = 0; left_out[i]; i++)
+            snprintf(text + strlen(text), sizeof text - strlen(text), "%s%s", i ? "; " : "",
+                     left_out[i]);
+    return text;
 }
 
 size_t peer_count(void)
