@@ -52,12 +52,11 @@ WAIT_CALLS = ("epoll_wait", "epoll_pwait", "epoll_pwait2", "io_uring_enter", "po
               "select", "pselect6", "nanosleep", "clock_nanosleep", "futex", "recvfrom")
 SWITCHES = "context-switches"
 TRACEFS = ("/sys/kernel/tracing/events/syscalls", "/sys/kernel/debug/tracing/events/syscalls")
-# Idle variants beyond the models' defaults: (label, echo-server flags).
-FIBER_IDLE_EXTRA = (("fiber --poll-tick 1", ["--model", "fiber", "--poll-tick", "1"]),
-                    ("fiber --read-timeout 60000", ["--model", "fiber", "--read-timeout",
-                                                    "60000"]),
-                    ("epoll --read-timeout 60000", ["--model", "epoll", "--read-timeout",
-                                                    "60000"]))
+# Idle variants beyond the models' defaults: (label, echo-server flags); and, per timer
+# structure, the fiber server with a read timeout armed far away on every connection.
+IDLE_EXTRA = (("fiber --poll-tick 1", ["--model", "fiber", "--poll-tick", "1"]),
+              ("epoll --read-timeout 60000", ["--model", "epoll", "--read-timeout", "60000"]))
+IDLE_TIMEOUT_MS = "60000"
 
 
 def parse_args(argv):
@@ -203,14 +202,17 @@ def wait_events():
     return [f"syscalls:sys_enter_{c}" for c in WAIT_CALLS if (root / f"sys_enter_{c}").is_dir()]
 
 
-def idle_variants(a, models, engines):
+def idle_variants(a, models, engines, structures):
     out = []
     for m in models:
         out.append((m, ["--model", m]))
         if m == "fiber":
             out += [(f"fiber --engine {e}", ["--model", "fiber", "--engine", e])
                     for e in engines]
-    out += [(label, flags) for label, flags in FIBER_IDLE_EXTRA if flags[1] in models]
+            out += [(f"fiber --timers {s} --read-timeout {IDLE_TIMEOUT_MS}",
+                     ["--model", "fiber", "--timers", s, "--read-timeout", IDLE_TIMEOUT_MS])
+                    for s in structures]
+    out += [(label, flags) for label, flags in IDLE_EXTRA if flags[1] in models]
     if a.idle_variants != "all":
         want = a.idle_variants.split(",")
         out = [v for v in out if v[0] in want]
@@ -276,18 +278,18 @@ def idle_run(a, label, flags, events):
                 poll_tick_ms=(sj or {}).get("poll_tick_ms"))
 
 
-def idle_part(a, say, build):
+def idle_part(a, say, build, structures):
     if not a.perf_ok:
         return {"status": "not run", "why": a.perf_why, "runs": [], "summary": []}
     events = wait_events()
     models = [m["name"] for m in meta.registry(a.server, PROG)]
     engines = [m["name"] for m in meta.registry(build / "bin" / "engine-info", PROG)]
-    variants = idle_variants(a, models, engines)
+    variants = idle_variants(a, models, engines, structures)
     runs = []
     for rnd, (label, flags) in rounds.interleaved(a.idle_rounds, variants):
         r = dict(idle_run(a, label, flags, events), round=rnd)
         runs.append(r)
-        say(f"  round {rnd + 1}/{a.idle_rounds} idle {label:28} "
+        say(f"  round {rnd + 1}/{a.idle_rounds} idle {label:42} "
             f"{fmt(r.get('wakeups_per_s'), '.1f')} wake-ups/s "
             f"{fmt(r.get('wait_calls_per_s'), '.1f')} waits/s ({r['status']})")
     summary = []
@@ -405,7 +407,7 @@ def print_tables(say, res):
     if i and i.get("summary"):
         say("\nidle wake-ups per second (context switches; wait calls):")
         for e in i["summary"]:
-            say(f"  {e['variant']:28} {fmt(e['wakeups_per_s']['median'], '.1f'):>8} "
+            say(f"  {e['variant']:42} {fmt(e['wakeups_per_s']['median'], '.1f'):>8} "
                 f"{fmt(e['wait_calls_per_s']['median'], '.1f'):>8}")
     lt = res.get("lateness")
     if lt and lt.get("summary"):
@@ -442,7 +444,7 @@ def main(argv=None):
         if "cpu" in a.parts:
             res["cpu"] = cpu_part(a, say, cpu_structures, tmp)
         if "idle" in a.parts:
-            res["idle"] = idle_part(a, say, build)
+            res["idle"] = idle_part(a, say, build, structures)
         if "lateness" in a.parts:
             res["lateness"] = lateness_part(a, say, build, structures)
     result = {"experiment": "timers", "meta": info,

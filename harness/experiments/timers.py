@@ -12,11 +12,11 @@ EXPERIMENT = Experiment(
     presets={
         # At 100 connections, 3 rounds of 0.2 s of the seeds' structures (heap: libuv's and
         # today's default, rbtree: NtyCo's, wheel: libco's) beside none, without the A/A pair;
-        # three idle servers for 0.5 s each; 300 sleeps of 1 ms per structure: about 20 s.
+        # three idle servers for 0.5 s each; 200 sleeps of 1 ms per structure: about 20 s.
         "quick": ["--rounds", "3", "--duration", "0.2", "--warmup", "0.1", "--no-aa",
                   "--cpu-timers", "heap,rbtree,wheel", "--idle-window", "0.5",
                   "--idle-variants", "epoll,fiber,fiber --poll-tick 1",
-                  "--sleeps", "300", "--lateness-rounds", "1"],
+                  "--sleeps", "200", "--lateness-rounds", "1"],
         "full": ["--rounds", "5", "--duration", "1", "--conns", "100,10000",
                  "--idle-window", "2", "--idle-rounds", "2", "--sleeps", "2000",
                  "--lateness-rounds", "3"],
