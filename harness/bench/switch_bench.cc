@@ -559,6 +559,8 @@ void register_rows()
 
 } // namespace
 
+void register_peer_rows(); // peer_bench.cc: the peer/ rows
+
 int main(int argc, char **argv)
 {
     // A short default run: 0.1 s per row instead of Google Benchmark's 0.5 s, unless the
@@ -592,6 +594,7 @@ int main(int argc, char **argv)
     if (benchmark::ReportUnrecognizedArguments(n, args.data())) return 2;
     add_context(pinned);
     register_rows();
+    register_peer_rows();
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
     return 0;
