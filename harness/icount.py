@@ -11,7 +11,9 @@ backend), or for sched rows the whole hop: yield, run queue and switch(es).
 With --exe timer-icount the rows are timers/<workload>/<op>/<structure>/pending:N (switch-bench's
 timers/ rows) and the unit is one arm, cancel or expire: timer-icount switches callgrind's
 collection on only around that phase of each batch, so set-up and the other phases are not
-counted, and the same differencing applies.
+counted, and the same differencing applies. With --exe peer-icount the rows are switch-bench's
+peer/<runtime>/<loop> rows (our runtime, Boost.Fiber, GNU Pth: `peer-icount --list`), and the
+unit is one hop, lock/unlock pair, signal or hand-off.
 
 Counts are user-space instructions only (callgrind does not see the kernel), so ucontext's
 rt_sigprocmask shows up as a handful of instructions, not as its real cost.
@@ -20,8 +22,8 @@ The JSON has Google Benchmark's shape so that compare.py can diff two of them, b
 real_time and cpu_time hold INSTRUCTIONS per unit, not nanoseconds ("time_unit" says "ns"
 only because compare.py insists on a time unit).
 
-usage: icount.py [--bin DIR] [--exe switch-icount|timer-icount] [--rows ROW,...] [--loops A,B]
-                 [--jobs N] [--out-file FILE]
+usage: icount.py [--bin DIR] [--exe switch-icount|timer-icount|peer-icount] [--rows ROW,...]
+                 [--loops A,B] [--jobs N] [--out-file FILE]
                  [--expect ROW=LO..HI]   (exit 1 unless ROW's count lies in [LO, HI])
 """
 
@@ -42,7 +44,8 @@ ROOT = os.path.dirname(HERE)
 DEFAULT_BIN = os.path.join(ROOT, "build", "bin")
 SCHED_FIBERS = 16
 SINGULAR = {"switches": "switch", "hops": "hop", "calls": "call", "creates": "create",
-            "pairs": "lock/unlock pair", "arms": "arm", "cancels": "cancel", "expires": "expire"}
+            "pairs": "lock/unlock pair", "arms": "arm", "cancels": "cancel", "expires": "expire",
+            "signals": "signal", "handoffs": "hand-off"}
 
 
 def backends(icount_exe):
@@ -51,8 +54,8 @@ def backends(icount_exe):
 
 
 def default_rows(icount_exe):
-    if os.path.basename(icount_exe) == "timer-icount":
-        return backends(icount_exe)  # its --list prints whole rows: timers/<workload>/<op>/...
+    if os.path.basename(icount_exe) in ("timer-icount", "peer-icount"):
+        return backends(icount_exe)  # their --list prints whole rows: timers/..., peer/...
     names = backends(icount_exe)
     rows = ["call/noinline"]
     rows += ["switch/" + b for b in names]
@@ -158,8 +161,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bin", default=DEFAULT_BIN, help="directory with switch-icount")
     ap.add_argument("--exe", default="switch-icount",
-                    help="the counting program: switch-icount, or timer-icount for the timers/ "
-                         "rows (instructions per arm, cancel or expire)")
+                    help="the counting program: switch-icount, timer-icount for the timers/ "
+                         "rows (instructions per arm, cancel or expire), or peer-icount for the "
+                         "peer/ rows")
     ap.add_argument("--rows", help="comma-separated rows (default: all backends)")
     ap.add_argument("--loops", default="1000,11000", help="the two loop lengths")
     ap.add_argument("--jobs", type=int, default=2)
