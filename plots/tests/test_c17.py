@@ -18,11 +18,15 @@ from sections import timers as section  # noqa: E402
 
 C17 = claims.by_id("C17")
 def switch_with_timer_rows(tree_growth):
-    """switch-bench rows of the mostly-cancelled workload: the wheel flat, the tree growing."""
+    """switch-bench rows of the mostly-cancelled workload: the wheel's arm and cancel flat, the
+    tree's arm growing `tree_growth` times; the tree's cancel and expire flat, which the rule
+    does not read (they search nothing)."""
     doc = S.switch()
-    for s, growth in (("wheel", 1.1), ("rbtree", tree_growth)):
+    for s, op, growth in (("wheel", "arm", 1.1), ("wheel", "cancel", 1.0),
+                          ("rbtree", "arm", tree_growth), ("rbtree", "cancel", 1.0),
+                          ("rbtree", "expire", 1.0)):
         for n, ns in ((100, 20.0), (1000000, 20.0 * growth)):
-            name = f"timers/cancelled/arm/{s}/pending:{n}"
+            name = f"timers/cancelled/{op}/{s}/pending:{n}"
             doc["benchmarks"].append({"name": name + "_median", "run_name": name,
                                       "run_type": "aggregate", "aggregate_name": "median",
                                       "real_time": ns, "cpu_time": ns, "time_unit": "ns"})
@@ -77,8 +81,10 @@ class Verdicts(S.SyntheticRuns):
                                       switch=switch_with_timer_rows(5.0))["verdict"], V.HOLDS)
         r = self.verdict(timers=S.timers(), switch=switch_with_timer_rows(1.0))
         self.assertEqual(r["verdict"], V.PARTLY)
-        self.assertIn("arm (cancelled), rbtree: ns at 1000000 pending over 100",
-                      [f["name"] for f in r["figures"]])
+        names = [f["name"] for f in r["figures"]]
+        self.assertIn("arm (cancelled), rbtree: ns at 1000000 pending over 100", names)
+        self.assertIn("cancel (cancelled), wheel: ns at 1000000 pending over 100", names)
+        self.assertNotIn("cancel (cancelled), rbtree: ns at 1000000 pending over 100", names)
 
 
 class Drawn(S.SyntheticRuns):
