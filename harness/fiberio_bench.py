@@ -82,6 +82,9 @@ def parse_args(argv):
                          "default fiber server and the epoll yardstick on the ping-pong loads")
     ap.add_argument("--no-aa", dest="aa", action="store_false",
                     help="skip the A/A pair (the default server a second time each round)")
+    ap.add_argument("--peers", default=",".join(PEERS),
+                    help="peers to measure beside the yardsticks, comma list, or none (default: "
+                         "every one built here)")
     ap.add_argument("--sched", default="ring", choices=["star", "ring"])
     ap.add_argument("--switch", default="asm")
     a = ap.parse_args(argv)
@@ -89,6 +92,10 @@ def parse_args(argv):
            a.count_requests) < 1 or a.duration <= 0 or a.conns_large < 0:
         ap.error("rounds, connections, sizes, --pipeline, --count-requests and --duration "
                  "must be positive")
+    a.peers = [] if a.peers == "none" else [p for p in a.peers.split(",") if p]
+    bad = [p for p in a.peers if p not in PEERS]
+    if bad:
+        ap.error(f"unknown peer {', '.join(bad)} (valid: {', '.join(PEERS)}, or none)")
     return a
 
 
@@ -318,7 +325,7 @@ def main(argv=None):
     fibers = [f"fiber/{p}/{e}" for e in wanted for p in policies
               if e not in completion or p == policies[0]]
     yard = [m for m in YARDSTICKS if yardstick_args(m)[1] in models]
-    peers = [m for m in PEERS if m in models]
+    peers = [m for m in a.peers if m in models]
     plan = [("pingpong", fibers + yard + peers), ("stream", fibers + yard)]
     if a.conns_large:
         big = [f"fiber/{p}/{default_engine}" for p in policies] + yard + peers

@@ -47,6 +47,8 @@ def rows(run):
                     "kind": KIND[name], "cpu": r.get("server_cpu_us_per_request"),
                     "rps": r.get("requests_per_sec"), "sys": r.get("syscalls_per_request"),
                     "status": "ok"})
+    if not any(r["kind"] != "ours" and r["server"] not in ("epoll", "libevent") for r in out):
+        return [], None, f"{run.why('peers')}; fiberio measured no peer either"
     ours = {r["conns"]: r for r in out if r["server"] == "fiber"}
     for r in out:
         o = ours.get(r["conns"])

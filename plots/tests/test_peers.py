@@ -66,12 +66,19 @@ class Section(S.SyntheticRuns):
         rows = [ln for ln in t.splitlines() if ln.startswith("| 100 |")]
         self.assertEqual([r.split("|")[2].strip() for r in rows], [n for n, _, _ in SERVERS])
 
-    def test_from_fiberio_in_a_quick_run(self):
-        t = self.text(peers={"experiment": "peers", "meta": S.META, "status": "not run",
-                             "reason": "quick preset"})
+    def test_from_fiberio_when_peers_did_not_run(self):
+        skipped = {"experiment": "peers", "meta": S.META, "status": "not run",
+                   "reason": "quick preset"}
+        fio = S.fiberio()
+        rows = fio["summary"]
+        rows.append(dict(next(r for r in rows if r["variant"] == "epoll"), variant="libuv"))
+        t = self.text(peers=skipped, fiberio=fio)
         self.assertIn("`fiberio.json`, fiberio's first round", t)
         self.assertIn("| 100 | fiber | ours |", t)
-        self.assertIn("| 100 | epoll | callback |", t)
+        self.assertIn("| 100 | libuv | callback |", t)
+        # fiberio without any peer (its quick preset): nothing to show.
+        t = self.text(peers=skipped, fiberio=S.fiberio())
+        self.assertIn("not run: peers not run: quick preset; fiberio measured no peer either", t)
 
     def test_not_run_without_either(self):
         t = self.text(peers=None, fiberio=None)
