@@ -27,8 +27,9 @@ EXACT_US = 200.0  # the tree's median lateness beyond the floor, at most (us)
 # read, the wheel over the tree, paired by round, at the most connections measured (the most
 # timers pending, where O(log n) should show).
 CHEAPER = 0.97  # wheel/tree CPU per request at most: the wheel's O(1) shows in a server
-# Cost in isolation (switch-bench rows `timers/<workload>/<op>/<structure>/pending:N`, when the
-# run has them): ns per operation at the most pending timers over the fewest. The wheel's arm
+# Cost in isolation (the rows `timers/<workload>/<op>/<structure>/pending:N` of icount.json or
+# switch-bench, when the run has them): instructions or ns per operation at the most pending
+# timers over the fewest. The wheel's arm
 # and cancel should stay flat; the tree's arm walks its height (cancel and expire of a node it
 # already holds do not search).
 WHEEL_OPS, TREE_OPS = ("arm", "cancel"), ("arm",)
@@ -40,14 +41,15 @@ RULE = ("precision: the median lateness of 1 ms sleeps beyond cyclictest's media
         f"to 1 ms slots) and at most {EXACT_US:g} us for NtyCo's red-black tree (exact); "
         "cost where a server pays it: the echo server's CPU per request with a read timeout "
         "on every read, the wheel over the tree, paired by round at the most connections "
-        f"measured, at most {CHEAPER}; cost in isolation, when the run has switch-bench's "
-        "timer rows: ns per operation of the mostly-cancelled workload at the most pending "
-        f"timers over the fewest, at most {FLAT} for the wheel's arm and cancel and at least "
-        f"{GROWS} for the tree's arm (a tree's cancel and expire of a known node need no "
-        "search, so its O(log n) is the arm's). Holds when precision and both costs hold (the "
-        "isolated cost is left out when not measured); holds partly when precision or a cost holds (one half of the trade-off "
-        "shows, the other does not); does not hold when neither does; not run without the "
-        "lateness figures (cyclictest's included) or the server's CPU rounds")
+        f"measured, at most {CHEAPER}; cost in isolation, when the run has the timer rows: "
+        "instructions per operation (callgrind, where counted; else switch-bench's ns) of the "
+        "mostly-cancelled workload at the most pending timers over the fewest, at most "
+        f"{FLAT} for the wheel's arm and cancel and at least {GROWS} for the tree's arm (a "
+        "tree's cancel and expire of a node it holds search nothing, so its O(log n) is the "
+        "arm's). Holds when precision and both costs hold (the isolated cost is left out when "
+        "not measured); holds partly when precision or a cost holds (one half of the "
+        "trade-off shows, the other does not); does not hold when neither does; not run "
+        "without the lateness figures (cyclictest's included) or the server's CPU rounds")
 
 ROW = re.compile(r"^timers/([^/]+)/([^/]+)/([^/]+)/pending:(\d+)$")
 
@@ -76,10 +78,12 @@ def cpu_ratio(doc, conns, num, den):
 
 
 def op_growth(run):
-    """{(op, structure): figure} of the mostly-cancelled workload: ns per op at the most
-    pending timers over the fewest (switch-bench rows, paired by repetition); {} without."""
+    """{(op, structure): figure} of the mostly-cancelled workload: instructions per op at the
+    most pending timers over the fewest where callgrind counted them (icount.json's timers/
+    rows: exact), else ns (switch-bench's, paired by repetition); {} without either."""
+    counted = {k: v for k, v in D.icounts(run.get("icount")).items() if ROW.match(k)}
     rows = {}
-    for name in D.bench_rows(run.get("switch")):
+    for name in counted or D.bench_rows(run.get("switch")):
         m = ROW.match(name)
         if m:
             rows.setdefault((m[1], m[2], m[3]), {})[int(m[4])] = name
@@ -91,8 +95,13 @@ def op_growth(run):
         if w != load or op not in wanted or len(by_n) < 2:
             continue
         lo, hi = min(by_n), max(by_n)
-        f = V.rows_ratio(run, by_n[hi], by_n[lo],
-                         f"{op} ({w}), {s}: ns at {hi} pending over {lo}")
+        if counted:
+            f = F.exact(f"{op} ({w}), {s}: instructions at {hi} pending over {lo}",
+                        counted[by_n[hi]] / counted[by_n[lo]] if counted[by_n[lo]] else None,
+                        "x", "icount")
+        else:
+            f = V.rows_ratio(run, by_n[hi], by_n[lo],
+                             f"{op} ({w}), {s}: ns at {hi} pending over {lo}")
         if f:
             out[(op, s)] = f
     return out
@@ -150,7 +159,7 @@ def measure(run):
         lines += [f"- {f['name']}: {F.fmt_with_interval(f)}" for f in ops.values()]
     else:
         lines.append("- arm, cancel and expire per structure in isolation: not in this run "
-                     "(switch-bench's `timers/` rows)")
+                     "(icount's or switch-bench's `timers/` rows)")
     # Idle wake-ups: shown, not judged (a fixed tick is a loop's choice, not a structure's).
     for e in ((doc.get("idle") or {}).get("summary") or []):
         w = e.get("wakeups_per_s") or {}

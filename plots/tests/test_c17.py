@@ -87,6 +87,23 @@ class Verdicts(S.SyntheticRuns):
         self.assertNotIn("cancel (cancelled), rbtree: ns at 1000000 pending over 100", names)
 
 
+    def test_callgrind_counts_come_first(self):
+        icount = S.icount()
+        for s, growth in (("wheel", 1.0), ("rbtree", 1.2)):
+            for op in ("arm", "cancel"):
+                for n, ins in ((100, 50.0), (1000000, 50.0 * growth)):
+                    icount["benchmarks"].append({
+                        "name": f"icount/timers/cancelled/{op}/{s}/pending:{n}",
+                        "instructions_per_unit": ins})
+        # The ns rows say the tree's arm grows 5x; the exact counts (1.2x) decide.
+        r = self.verdict(timers=S.timers(), switch=switch_with_timer_rows(5.0), icount=icount)
+        self.assertEqual(r["verdict"], V.PARTLY)
+        name = "arm (cancelled), rbtree: instructions at 1000000 pending over 100"
+        fig = next(f for f in r["figures"] if f["name"] == name)
+        self.assertTrue(fig["exact"])
+        self.assertAlmostEqual(fig["value"], 1.2)
+
+
 class Drawn(S.SyntheticRuns):
     STEMS = ["timers_cpu", "timers_lateness", "timers_idle"]
 
