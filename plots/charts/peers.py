@@ -1,4 +1,6 @@
 """peers.json (or, in a quick run, fiberio's first round): our fiber server beside the peers."""
+from matplotlib.patches import Patch
+
 from charts.style import not_run, register
 from peerdata import rows
 
@@ -41,8 +43,9 @@ def peers(run, fig):
         ax.invert_yaxis()
         ax.set_xlabel(xlabel, fontsize=9)
         ax.grid(True, axis="x", alpha=0.35)
-    for kind, color in KIND_COLORS.items():
-        fig.axes[0].barh([], [], color=color, label=kind)
-    fig.axes[0].legend(fontsize=8, loc="lower right", title="server", title_fontsize=8)
+    # Above the panels: every spot inside one covers some server's bar.
+    fig.axes[0].legend(handles=[Patch(color=c, label=k) for k, c in KIND_COLORS.items()],
+                       fontsize=8, loc="lower center", bbox_to_anchor=(1.0, 1.0), ncol=3,
+                       title="server", title_fontsize=8, frameon=False)
     return (f"rows are server · connections; from {source}.json, {note}; whiskers: 95% "
             "bootstrap intervals of the median where the rounds allow one; ping-pong, 64 B")
