@@ -434,11 +434,48 @@ def timers(wheel_late=1003.0, tree_late=81.0, floor=78.0, wheel_over_tree=(0.9,)
                  "wait_calls_per_s": {"median": 900.0, "n": 1}}]}}
 
 
+# (server, kind, CPU per request in us) of the synthetic peers.json.
+PEERS = [("fiber", "ours", 4.0), ("epoll", "callback", 3.8), ("libevent", "callback", 6.0),
+         ("libuv", "callback", 4.2), ("libev", "callback", 4.1), ("asio-coro", "coroutine", 6.5),
+         ("pth", "coroutine", 14.0)]
+
+
+def peers(levels=(100, 1000)):
+    """peers.json: the fiber server and the six peers at each level, pth not run beyond its
+    ceiling, intervals and paired ratios (fiber CPU 4.0 us over each peer's)."""
+    summary, ratios, not_run = [], [], []
+    for conns in levels:
+        for name, kind, cpu in PEERS:
+            if name == "pth" and conns > 1008:
+                not_run.append({"conns": conns, "server": name, "status": "not run",
+                                "reason": "pth serves at most 1008 connections"})
+                continue
+            summary.append({"conns": conns, "server": name, "kind": kind, "rounds": 5,
+                            "syscalls_per_request": 2.1, "status": "ok",
+                            "server_cpu_us_per_request": cpu,
+                            "server_cpu_us_per_request_ci": [cpu * 0.95, cpu * 1.05],
+                            "requests_per_sec": 1e6 / cpu / 5,
+                            "requests_per_sec_ci": [1e6 / cpu / 5.5, 1e6 / cpu / 4.5]})
+            if name != "fiber":
+                for key, r in (("server_cpu_us_per_request", 4.0 / cpu),
+                               ("requests_per_sec", cpu / 4.0)):
+                    ratios.append({"conns": conns, "num": "fiber", "den": name, "kind": kind,
+                                   "key": key, "per_round": [r] * 5, "median": r,
+                                   "ci": [r * 0.98, r * 1.02]})
+    return {"experiment": "peers", "meta": META,
+            "config": {"rounds": 5, "conns": list(levels), "server_cpu": "0", "load_cpu": "1"},
+            "perf": True, "servers": [{"name": n, "kind": k, "built": True}
+                                      for n, k, _ in PEERS],
+            "not_built": [], "not_run": not_run, "summary": summary, "ratios": ratios,
+            "runs": []}
+
+
 def full(folder, **override):
     docs = {"suite": suite(), "switch": switch(), "icount": icount(), "props": props(),
             "engines": engines(), "scale": scale(), "sweep": sweep(), "maxconns": maxconns(),
             "threads": threads(), "slow": slow(), "handoff": handoff(),
-            "fibermem": fibermem(), "fiberio": fiberio(), "hooks": hooks(), "timers": timers()}
+            "fibermem": fibermem(), "fiberio": fiberio(), "hooks": hooks(), "timers": timers(),
+            "peers": peers()}
     docs.update(override)
     return write(folder, **docs)
 

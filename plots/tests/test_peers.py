@@ -17,45 +17,12 @@ import synth as S  # noqa: E402
 import history  # noqa: E402
 from sections import peers as section  # noqa: E402
 
-SERVERS = [("fiber", "ours", 4.0), ("epoll", "callback", 3.8), ("libevent", "callback", 6.0),
-           ("libuv", "callback", 4.2), ("libev", "callback", 4.1), ("asio-coro", "coroutine", 6.5),
-           ("pth", "coroutine", 14.0)]
-
-
-def peers(levels=(100, 1000)):
-    summary, ratios, not_run = [], [], []
-    for conns in levels:
-        for name, kind, cpu in SERVERS:
-            if name == "pth" and conns > 1008:
-                not_run.append({"conns": conns, "server": name, "status": "not run",
-                                "reason": "pth serves at most 1008 connections"})
-                continue
-            summary.append({"conns": conns, "server": name, "kind": kind, "rounds": 5,
-                            "syscalls_per_request": 2.1, "status": "ok",
-                            "server_cpu_us_per_request": cpu,
-                            "server_cpu_us_per_request_ci": [cpu * 0.95, cpu * 1.05],
-                            "requests_per_sec": 1e6 / cpu / 5,
-                            "requests_per_sec_ci": [1e6 / cpu / 5.5, 1e6 / cpu / 4.5]})
-            if name != "fiber":
-                for key, r in (("server_cpu_us_per_request", 4.0 / cpu),
-                               ("requests_per_sec", cpu / 4.0)):
-                    ratios.append({"conns": conns, "num": "fiber", "den": name, "kind": kind,
-                                   "key": key, "per_round": [r] * 5, "median": r,
-                                   "ci": [r * 0.98, r * 1.02]})
-    return {"experiment": "peers", "meta": S.META,
-            "config": {"rounds": 5, "conns": list(levels), "server_cpu": "0", "load_cpu": "1"},
-            "perf": True, "servers": [{"name": n, "kind": k, "built": True}
-                                      for n, k, _ in SERVERS],
-            "not_built": [], "not_run": not_run, "summary": summary, "ratios": ratios,
-            "runs": []}
-
-
 class Section(S.SyntheticRuns):
     def text(self, **docs):
         return "\n".join(section.peers_section(D.Run(self.new_folder(**docs))))
 
     def test_from_peers(self):
-        t = self.text(peers=peers(levels=(100, 2000)))
+        t = self.text(peers=S.peers(levels=(100, 2000)))
         self.assertIn("## Beside the runtimes people already use", t)
         self.assertIn("`peers.json`, medians of 5 interleaved rounds", t)
         # 4.0 us against asio-coro's 6.5: 0.615, its interval beside it.
@@ -64,7 +31,7 @@ class Section(S.SyntheticRuns):
         self.assertIn("| 2000 | pth | coroutine | not run: pth serves at most 1008 connections",
                       t)
         rows = [ln for ln in t.splitlines() if ln.startswith("| 100 |")]
-        self.assertEqual([r.split("|")[2].strip() for r in rows], [n for n, _, _ in SERVERS])
+        self.assertEqual([r.split("|")[2].strip() for r in rows], [n for n, _, _ in S.PEERS])
 
     def test_from_fiberio_when_peers_did_not_run(self):
         skipped = {"experiment": "peers", "meta": S.META, "status": "not run",
@@ -87,7 +54,7 @@ class Section(S.SyntheticRuns):
 
 class Chart(S.SyntheticRuns):
     def test_drawn_with_data_and_not_run_without(self):
-        ok = self.new_folder(peers=peers())
+        ok = self.new_folder(peers=S.peers())
         self.assertEqual(charts.draw_all(ok, only=["peers"]), {"peers": "ok"})
         self.assertTrue((ok / "peers.png").exists())
         empty = self.new_folder(peers=None, fiberio=None)
@@ -96,8 +63,8 @@ class Chart(S.SyntheticRuns):
 
 class CompareAndHistory(S.SyntheticRuns):
     def test_compare_sets_the_peers_side_by_side(self):
-        a = D.Run(self.new_folder(peers=peers()))
-        b = D.Run(self.new_folder(peers=peers()))
+        a = D.Run(self.new_folder(peers=S.peers()))
+        b = D.Run(self.new_folder(peers=S.peers()))
         text = "\n".join(compare.build(a, b)[0])
         self.assertIn("## Peers", text)
         self.assertIn("| peers 100 conns: CPU, fiber/pth | 0.286 x", text)
@@ -105,7 +72,7 @@ class CompareAndHistory(S.SyntheticRuns):
             D.Run(self.new_folder(peers=None)), D.Run(self.new_folder(peers=None)))[0]))
 
     def test_history_reads_each_round_of_the_ratios(self):
-        figs = history.from_peers(peers())
+        figs = history.from_peers(S.peers())
         f = figs["peers/1000/cpu fiber/asio-coro"]
         self.assertAlmostEqual(f.value, 4.0 / 6.5)
         self.assertEqual(f.n, 5)
