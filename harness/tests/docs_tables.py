@@ -27,9 +27,11 @@ def check(cond, what):
 
 
 def members(exe):
-    out = subprocess.run([exe, "--list", "--json"], capture_output=True, text=True, timeout=30,
-                         check=True).stdout
-    return [m["name"] for m in json.loads(out)["members"]]
+    """The registry's members, built or not: a README describes every member declared, also on
+    a machine that lacks a member's library (listed under left_out)."""
+    out = json.loads(subprocess.run([exe, "--list", "--json"], capture_output=True, text=True,
+                                    timeout=30, check=True).stdout)
+    return [m["name"] for m in out["members"] + out.get("left_out", [])]
 
 
 def first_column(readme, header):
