@@ -51,7 +51,8 @@ RULE = ("precision: the median lateness of 1 ms sleeps beyond cyclictest's media
         "trade-off shows, the other does not); does not hold when neither does; not run "
         "without the lateness figures (cyclictest's included) or the server's CPU rounds")
 
-ROW = re.compile(r"^timers/([^/]+)/([^/]+)/([^/]+)/pending:(\d+)$")
+# Google Benchmark appends the time it reports to a row timed by hand (`/manual_time`).
+ROW = re.compile(r"^timers/([^/]+)/([^/]+)/([^/]+)/pending:(\d+)(?:/manual_time|/real_time)?$")
 
 
 def lateness_fig(doc, variant, q="p50"):

@@ -26,7 +26,7 @@ def switch_with_timer_rows(tree_growth):
                           ("rbtree", "arm", tree_growth), ("rbtree", "cancel", 1.0),
                           ("rbtree", "expire", 1.0)):
         for n, ns in ((100, 20.0), (1000000, 20.0 * growth)):
-            name = f"timers/cancelled/{op}/{s}/pending:{n}"
+            name = f"timers/cancelled/{op}/{s}/pending:{n}/manual_time"
             doc["benchmarks"].append({"name": name + "_median", "run_name": name,
                                       "run_type": "aggregate", "aggregate_name": "median",
                                       "real_time": ns, "cpu_time": ns, "time_unit": "ns"})
