@@ -39,7 +39,7 @@ const long kFiberCounts[] = {2, 16, 256, 4096, 16384, 100000};
 // Where guarded stacks do not fit vm.max_map_count, sched rows run on this many shared stacks
 // (copy mode): two, so that consecutive fibers of a ring never share one.
 constexpr unsigned kSchedSharedStacks = 2;
-const long kCopyBytes[] = {8, 64, 256, 1024, 4096, 8192};
+const long kCopyBytes[] = {8, 64, 256, 512, 1024, 4096, 8192};
 const long kCopyFibers[] = {1, 100000};
 std::vector<int> g_cpus; // CPUs this process may run on, from sched_getaffinity at start
 
@@ -150,11 +150,14 @@ void BM_sched(benchmark::State &state, fb_policy policy, const sw_backend *b)
 }
 
 // One op: a resume of a fiber on a shared stack and its yield back, one live part of
-// `bytes` (+ the runtime's own frames) saved and one restored (bench_loops.h).
-void BM_copystack(benchmark::State &state, const sw_backend *b)
+// `bytes` (+ the runtime's own frames) saved and one restored (bench_loops.h). With
+// `guarded`, the same loop on the same backend with a guarded stack per fiber, nothing moved:
+// the figure the copy rows are held to.
+void BM_copystack(benchmark::State &state, const sw_backend *b, bool guarded)
 {
     bl_copystack c{};
     c.backend = b;
+    c.guarded = guarded;
     c.bytes = static_cast<size_t>(state.range(0));
     c.fibers = state.range(1);
     c.batch = bl_copystack_batch(c.fibers);
@@ -176,7 +179,8 @@ void BM_copystack(benchmark::State &state, const sw_backend *b)
     state.counters["live_bytes"] =
         restores ? static_cast<double>(c.after.bytes_restored - c.before.bytes_restored) / restores
                  : 0.0;
-    state.SetLabel(std::string(b->name) + ", 1 shared stack, star");
+    state.SetLabel(std::string(b->name) +
+                   (guarded ? ", guarded stacks, star" : ", 1 shared stack, star"));
 }
 
 // ---- hook/ and sync/: the hooked calls and the fiber locks -------------------------------
@@ -505,11 +509,15 @@ void register_rows()
                 bm->Arg(n);
         }
     }
-    // The copy-stack rows run on the first backend of the registry that can move stacks.
+    // The copy-stack rows run on the first backend of the registry that can move stacks,
+    // beside the same loop on guarded stacks with one fiber (the yardstick of their cost).
     for (size_t i = 0; i < sw_backend_count(); i++) {
         const sw_backend *b = sw_backend_at(i);
         if (!b->props.copy_stack) continue;
-        auto *bm = benchmark::RegisterBenchmark("copystack/resume", BM_copystack, b);
+        auto *g = benchmark::RegisterBenchmark("copystack/guarded", BM_copystack, b, true);
+        g->ArgNames({"bytes", "fibers"});
+        g->Args({8, 1});
+        auto *bm = benchmark::RegisterBenchmark("copystack/resume", BM_copystack, b, false);
         bm->ArgNames({"bytes", "fibers"});
         for (long f : kCopyFibers)
             for (long n : kCopyBytes)
