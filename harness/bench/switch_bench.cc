@@ -4,6 +4,7 @@
 #include "bench_build_info.h"
 #include "bench_hook.h"
 #include "bench_loops.h"
+#include "bench_timers.h"
 
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -413,6 +414,47 @@ void BM_epoll_ctl(benchmark::State &state)
     if (ep >= 0) close(ep);
 }
 
+// ---- timers/: arm, cancel and expire per timer structure (bench_timers.h) ------------------
+
+// One row per phase: the same loop runs, and the row reports its own phase's time per op. The
+// three rows of a structure, workload and size are registered together and share one warmed-up
+// set of timers (arming 10^6 and reaching the steady state takes longer than the row).
+bt_timers g_timers;
+
+void BM_timers(benchmark::State &state, const tm_ops *t, bt_workload w, bt_op op)
+{
+    auto pending = static_cast<size_t>(state.range(0));
+    bt_timers &b = g_timers;
+    if (b.ops != t || b.workload != w || b.pending != pending) {
+        bt_timers_fini(&b);
+        b = bt_timers{};
+        b.ops = t;
+        b.workload = w;
+        b.pending = pending;
+        if (bt_timers_init(&b) != 0) {
+            b.ops = nullptr;
+            state.SkipWithError(("not run: " + std::string(strerror(errno))).c_str());
+            return;
+        }
+    }
+    // A batch during which the thread lost the CPU (a shared machine) is run again, up to 20
+    // times: its time would hold someone else's time slice. preempted: the share run again.
+    uint64_t batches = b.batches, preempted = b.preempted;
+    while (state.KeepRunningBatch(static_cast<benchmark::IterationCount>(b.per_batch[op]))) {
+        int tries = 0;
+        do
+            bt_timers_batch(&b);
+        while (b.last_preempted && ++tries < 20);
+        state.SetIterationTime(static_cast<double>(b.last_ns[op]) / 1e9);
+    }
+    state.counters["per_batch"] = static_cast<double>(b.per_batch[op]);
+    if (b.batches > batches)
+        state.counters["preempted"] =
+            static_cast<double>(b.preempted - preempted) / static_cast<double>(b.batches - batches);
+    state.SetLabel(std::string(t->name) + ", " + bt_workload_name(w) + ", ns per " +
+                   bt_op_name(op));
+}
+
 // ---- machine context -----------------------------------------------------------------------
 
 std::string first_line_of(const char *path, const char *fallback)
@@ -563,6 +605,17 @@ void register_rows()
     ctl->ArgName("registered");
     for (long n : {10L, 100L, 1000L, 10000L, 19000L})
         ctl->Arg(n);
+    for (int w = 0; w < BT_WORKLOADS; w++)
+        for (size_t i = 0; i < tm_count(); i++)
+            for (long n : {100L, 1000L, 10000L, 100000L, 1000000L})
+                for (int op = 0; op < BT_OPS; op++) {
+                    const tm_ops *t = tm_at(i);
+                    std::string name = std::string("timers/") + bt_workload_name(bt_workload(w)) +
+                                       "/" + bt_op_name(bt_op(op)) + "/" + t->name;
+                    auto *bm = benchmark::RegisterBenchmark(name.c_str(), BM_timers, t,
+                                                            bt_workload(w), bt_op(op));
+                    bm->ArgName("pending")->Arg(n)->UseManualTime();
+                }
 }
 
 } // namespace
