@@ -78,6 +78,31 @@ def cpu_ratio(doc, conns, num, den):
                     p["per_round"], "x", "timers")
 
 
+def _real_ns(entry):
+    """ns of a row timed by hand: its real time is the phase it reports (its CPU time is the
+    whole loop's, set-up included), whatever data.ns takes for other rows."""
+    scale = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}[entry.get("time_unit", "ns")]
+    return entry["real_time"] * scale
+
+
+def bench_ratio(doc, num_row, den_row, name):
+    """num/den of two switch-bench rows by real time, paired by repetition when the file kept
+    them (switch-bench interleaves repetitions), else the medians' ratio measured once."""
+    reps = {}
+    for b in (doc or {}).get("benchmarks", []):
+        if b.get("run_type") != "aggregate" and not b.get("error_occurred") \
+                and b.get("repetitions", 1) > 1:
+            reps.setdefault(b.get("run_name", b["name"]), {})[b.get("repetition_index", 0)] = \
+                _real_ns(b)
+    a, b = reps.get(num_row, {}), reps.get(den_row, {})
+    per_rep = [a[i] / b[i] for i in sorted(a) if i in b and a[i] and b[i]]
+    if per_rep:
+        return F.paired(name, per_rep, "x", "switch")
+    rows = D.bench_rows(doc)
+    x, y = _real_ns(rows[num_row]), _real_ns(rows[den_row])
+    return F.timing(name, x / y if x and y else None, "x", "switch")
+
+
 def op_growth(run):
     """{(op, structure): figure} of the mostly-cancelled workload: instructions per op at the
     most pending timers over the fewest where callgrind counted them (icount.json's timers/
@@ -101,8 +126,8 @@ def op_growth(run):
                         counted[by_n[hi]] / counted[by_n[lo]] if counted[by_n[lo]] else None,
                         "x", "icount")
         else:
-            f = V.rows_ratio(run, by_n[hi], by_n[lo],
-                             f"{op} ({w}), {s}: ns at {hi} pending over {lo}")
+            f = bench_ratio(run.get("switch"), by_n[hi], by_n[lo],
+                            f"{op} ({w}), {s}: ns at {hi} pending over {lo}")
         if f:
             out[(op, s)] = f
     return out
