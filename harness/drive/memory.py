@@ -15,14 +15,14 @@ def sample_while(proc, server_pid, deadline):
     takes longer (a walk over ten thousand processes takes seconds)."""
     peak, procs, pss, kern = 0, 1, [], []
     next_pss = 0.0
-    # /proc/meminfo is read on its own thread, four times a second, so a long walk never
-    # leaves the window without a kernel sample.
+    # /proc/meminfo is read on its own thread, ten times a second, so a long walk never leaves
+    # a window of a few tenths of a second without a kernel sample.
     done = threading.Event()
 
     def read_kernel():
         while not done.is_set():
             kern.append((time.monotonic(), meta.kernel_kb()))
-            done.wait(0.25)
+            done.wait(0.1)
     reader = threading.Thread(target=read_kernel, daemon=True)
     reader.start()
     while proc.poll() is None and time.monotonic() < deadline:

@@ -40,7 +40,7 @@ def measure(run):
                      + ("PSS" if pss is not None else "VmRSS") + ")" + k
                      + f" per connection at {n} connections; VmRSS {kb:.1f} KiB")
     lines.append("- kernel figures are machine-wide: medians of /proc/meminfo read 5 times "
-                 "before the server started and about 4 times a second in the measured window; "
+                 "before the server started and about 10 times a second in the measured window; "
                  "they include echo-load's own end of every connection (the same for every "
                  "model) and whatever other jobs allocated meanwhile, so they are trustworthy "
                  "only where they are large against that noise (thousands of connections)")
@@ -68,8 +68,11 @@ def measure(run):
         if F.kernel_counted(kfig["value"], conns):
             figures.append(kfig)
         if m == "thread":
-            totals = ([u + F.kernel_counted(k, conns) for u, k in reps]
-                      if reps and all(k is not None for _, k in reps) else [total])
+            # The repetitions with a kernel reading in their window; without any, the user
+            # part alone, as the rule says.
+            both = [(u, k) for u, k in reps if k is not None]
+            totals = ([u + F.kernel_counted(k, conns) for u, k in both] if both
+                      else [u for u, _ in reps] or [total])
             thread = F.repeated("thread memory per connection, user + kernel", totals, "KiB",
                                 "sweep")
     if mc:

@@ -160,6 +160,12 @@ class Verdicts(S.SyntheticRuns):
         self.assertEqual(total["n"], 5)
         self.assertLess(total["low"], total["high"])
         self.assertEqual(r["verdict"], V.HOLDS)
+        # Repetitions whose window held no kernel reading are left out of the total, not the
+        # whole point's repetitions.
+        gaps = thread_top([10.0, 11.0, 12.0, 10.5, 11.5], [20.0, None, 22.0, None, 21.5])
+        r = c8(self.run_with(sweep=S.sweep(extra=gaps)))
+        total = next(f for f in r["figures"] if f["name"].startswith("thread memory per conn"))
+        self.assertEqual(total["n"], 3)
         # Repetitions on both sides of 1 MiB: no single repetition may decide.
         split = thread_top([600.0, 900.0, 1000.0, 1100.0, 1400.0], [10.0] * 5)
         self.assertEqual(self.verdict(c8, sweep=S.sweep(extra=split)), V.INCONCLUSIVE)
