@@ -14,6 +14,7 @@ POINT_STATUSES = S.STATUSES
 # The statuses of a point that measured something (a figure the load generator's speed does
 # not set may still use it).
 MEASURED = S.MEASURED
+SERVER_CPU = S.SERVER_CPU
 
 
 # ---- sweep points ---------------------------------------------------------------------

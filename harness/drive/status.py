@@ -20,6 +20,10 @@ CLIENT_CORE_SHARE = 0.9
 RUNNABLE_SLACK = 1
 # Statuses whose figures were measured (a figure the load generator does not set may use them).
 MEASURED = ("ok", "client-bound", "contended")
+# Statuses whose server CPU per request stands: a load generator at its limit sends fewer
+# requests, but what each cost the server is still the server's own (other jobs' runnable
+# tasks, "contended", share its caches and cores, so those are left out).
+SERVER_CPU = ("ok", "client-bound")
 # echo-load's exit status when more than --max-failed of the measured requests failed.
 EXIT_TOO_MANY_FAILED = 4
 LIMIT_WORDS = ("limit", "RLIMIT", "pid_max", "threads-max", "max_map_count", "FD_SETSIZE",

@@ -53,9 +53,11 @@ def churn_lines(churn, lines):
         return None
     top = max(m)
     name = f"merged CPU per churned connection, {top} idle held over none"
-    rounds = D.paired(churn.get("runs"), "server_cpu_us_per_request",
-                      {"config": "merged", "idle": top}, {"config": "merged", "idle": 0},
-                      status="ok")["per_round"]
+    # CPU per connection: a client-bound round counts (the server's cost is its own).
+    runs = [r for r in churn.get("runs") or [] if r.get("status") in D.SERVER_CPU]
+    rounds = D.paired(runs, "server_cpu_us_per_request",
+                      {"config": "merged", "idle": top}, {"config": "merged", "idle": 0}
+                      )["per_round"]
     fig = F.paired(name, rounds, "x", "scale") if rounds else \
         F.once(name, m[top] / m[0], "x", "scale")
     lines.append(f"- merged: CPU per churned connection with {top} idle held is "

@@ -101,9 +101,11 @@ def measure(run):
 def ratio(idle, num, den, name):
     """Server CPU per request of (config, idle level) num over den, paired by round (the
     configurations and levels of a round run interleaved), else the ratio of the medians."""
-    per = D.paired(idle.get("runs"), "server_cpu_us_per_request",
-                   {"config": num[0], "idle": num[1]}, {"config": den[0], "idle": den[1]},
-                   status="ok")["per_round"]
+    # CPU per request: a client-bound round counts (the server's cost per request is its own).
+    runs = [r for r in idle.get("runs") or [] if r.get("status") in D.SERVER_CPU]
+    per = D.paired(runs, "server_cpu_us_per_request",
+                   {"config": num[0], "idle": num[1]}, {"config": den[0], "idle": den[1]}
+                   )["per_round"]
     if per:
         return F.paired(name, per, "x", "scale")
     return F.once(name, D.scale_at(idle, *num) / D.scale_at(idle, *den), "x", "scale")

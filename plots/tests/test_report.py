@@ -51,6 +51,21 @@ class Verdicts(S.SyntheticRuns):
         text = "\n".join(claims.by_id("C16").verdict(self.run_with())["measured"])
         self.assertIn("| select | 4 | 30 | FD_SETSIZE |", text)
 
+    def test_c16_pairs_client_bound_rounds(self):
+        # CPU per request stands on a round where echo-load was the bottleneck; a contended
+        # round (other jobs) does not pair.
+        doc = S.scale()
+        for r in range(5):
+            for cfg, level, us in (("poll", 0, 4.0), ("poll", 10000, 400.0 + r),
+                                   ("merged", 0, 4.0), ("merged", 10000, 4.0 + 0.01 * r)):
+                doc["idle"]["runs"].append({
+                    "config": cfg, "idle": level, "round": r,
+                    "status": "client-bound" if r % 2 else ("contended" if r == 4 else "ok"),
+                    "server_cpu_us_per_request": us})
+        figs = claims.by_id("C16").verdict(self.run_with(scale=doc))["figures"]
+        fig = next(f for f in figs if f["name"].startswith("poll/merged"))
+        self.assertEqual(fig["n"], 4)
+
     def test_completion_section(self):
         text = "\n".join(completion.completion_section(self.run_with()))
         self.assertIn("| uring (model) | 1000 | 40000 | 20 | 0.5 | 0.5 |", text)
