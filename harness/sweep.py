@@ -357,11 +357,17 @@ def measure_point(a, model, mode, conns, tmpdir):
     # the repetitions' figures are in rounds[i].memory.
     first = runs[0][0] if "error" not in runs[0][0] else None
     peak, procs, pss_mid, in_window = window_memory(samples[0], first, a)
+    # Every PSS reading of every repetition, ramp-ups included: its peak bounds the memory the
+    # connections took when no reading fell inside a window (a walk over a thousand processes
+    # outlasts a window of a few tenths of a second), for the next level's memory forecast.
+    pss_all = [v for _, (_, _, readings, _) in samples for _, v in readings]
     point["rss"] = {"baseline_kb": base_rss, "peak_kb": peak, "processes_at_peak": procs,
                     "per_conn_kb": round(max(0, peak - base_rss) / conns, 2),
                     "pss_baseline_kb": base_pss, "pss_mid_kb": pss_mid,
                     "pss_per_conn_kb": (round(max(0, pss_mid - base_pss) / conns, 2)
                                         if pss_mid is not None else None),
+                    "pss_peak_per_conn_kb": (round(max(0, max(pss_all) - base_pss) / conns, 2)
+                                             if pss_all else None),
                     "source": "/proc/PID/status VmRSS summed over the server and its child "
                               "processes, less the server process alone before the load"}
     point["kernel"] = meta.kernel_growth(kern_before, in_window, conns)
@@ -498,8 +504,8 @@ def main(argv=None):
                     # PSS counts pages shared by fork children once, so it predicts memory
                     # use better than summed VmRSS; both were sampled at this point.
                     mem = point["rss"]
-                    per = mem["pss_per_conn_kb"] if mem["pss_per_conn_kb"] is not None else \
-                        mem["per_conn_kb"]
+                    per = next(v for v in (mem["pss_per_conn_kb"], mem["pss_peak_per_conn_kb"],
+                                           mem["per_conn_kb"]) if v is not None)
                     rss_seen[model] = max(rss_seen.get(model, 0), int(per * 1.5) + 1)
             point.update(model=model, mode=mode, conns=conns,
                          seconds=round(time.monotonic() - t0, 3))
