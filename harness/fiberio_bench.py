@@ -73,6 +73,9 @@ def parse_args(argv):
     ap.add_argument("--size", type=int, default=64)
     ap.add_argument("--stream-conns", type=int, default=100)
     ap.add_argument("--stream-size", type=int, default=16384)
+    ap.add_argument("--no-stream", dest="stream", action="store_false",
+                    help="leave the stream load out (C13 shows it, judges it only where the "
+                         "two servers make as many system calls per request there)")
     ap.add_argument("--pipeline", type=int, default=4)
     ap.add_argument("--count-requests", type=int, default=200000,
                     help="requests of each count run (default 200000)")
@@ -326,7 +329,8 @@ def main(argv=None):
               if e not in completion or p == policies[0]]
     yard = [m for m in YARDSTICKS if yardstick_args(m)[1] in models]
     peers = [m for m in a.peers if m in models]
-    plan = [("pingpong", fibers + yard + peers), ("stream", fibers + yard)]
+    plan = [("pingpong", fibers + yard + peers)] + ([("stream", fibers + yard)] if a.stream
+                                                    else [])
     if a.conns_large:
         big = [f"fiber/{p}/{default_engine}" for p in policies] + yard + peers
         plan.append(("pingpong-1k", list(dict.fromkeys([default] + big))))
