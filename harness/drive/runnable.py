@@ -31,7 +31,7 @@ def baseline(samples=10, every=0.05):
     return statistics.median(xs) if xs else None
 
 
-def wait_settled(base, slack=1, timeout=60.0, every=0.25, quiet=4):
+def wait_settled(base, slack=1, timeout=60.0, every=0.2, quiet=3):
     """Waits until `quiet` readings in a row are at most base + slack, or `timeout` seconds;
     returns (seconds waited, the last reading, settled)."""
     t0, run, last = time.monotonic(), 0, None

@@ -8,10 +8,11 @@ EXPERIMENT = Experiment(
     binaries=("echo-server", "echo-load", "engine-info"),
     output="engines.json",
     presets={
-        # 5 rounds of 0.4 s, merged twice a round (the A/A pair); the exact counts in 2.
-        "quick": ["--rounds", "5", "--duration", "0.4", "--warmup", "0.2", "--count-rounds", "2"],
+        # 5 rounds of 0.3 s, merged twice a round (the A/A pair); the exact counts in the first.
+        "quick": ["--rounds", "5", "--duration", "0.3", "--warmup", "0.15",
+                  "--count-rounds", "1"],
         "full": ["--rounds", "5", "--duration", "2", "--sat-conns", "300", "--count-rounds", "3"],
     },
-    estimate_s={"quick": 50, "full": 240},
+    estimate_s={"quick": 45, "full": 240},
     run=driver("engines_bench.py"),
 )

@@ -9,7 +9,7 @@ EXPERIMENT = Experiment(
     binaries=("switch-bench", "hook-icount", "echo-server", "echo-load"),
     output="hooks.json",
     presets={
-        "quick": ["--rounds", "2", "--duration", "1", "--warmup", "0.3", "--repetitions", "3",
+        "quick": ["--rounds", "2", "--duration", "0.5", "--warmup", "0.2", "--repetitions", "3",
                   "--min-time", "0.03", "--icount-loops", "1280,12800"],
         "full": ["--rounds", "5", "--duration", "3", "--repetitions", "5"],
     },

@@ -15,7 +15,7 @@ EXPERIMENT = Experiment(
     output="slow.json",
     presets={
         "quick": ["--models", QUICK_MODELS, "--modes", "slow", "--levels", "10,1000",
-                  "--duration", "1", "--warmup", "0.3", "--idle-samples", "3", "--load-args",
+                  "--duration", "0.7", "--warmup", "0.3", "--idle-samples", "2", "--load-args",
                   SLOW_LOAD, "--no-perf"],
         "full": ["--modes", "slow", "--levels", "10,100,1000,10000", "--duration", "5",
                  "--warmup", "1", "--load-args", SLOW_LOAD],

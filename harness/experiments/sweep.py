@@ -4,11 +4,13 @@ from experiments._step import Experiment, driver
 # The models the claims name (C6, C7: thread and fork; the fiber server and the callback
 # yardsticks beside them); the full preset sweeps every model.
 QUICK_MODELS = "thread,fork,fiber,libevent,epoll"
-# What the quick preset's verdicts read: thread and fork in both modes from 1 to 10,000
-# connections (C6's rise and collapse, C7's 10,000 against 1,000), the yardsticks' persistent
-# connections at 10,000 (C8's memory per connection at the largest level, C7's comparison).
-# Every point is 5 echo-load runs (the interval of its median).
-QUICK_PLAN = "thread,fork/pingpong,churn/1,100,1000,10000;fiber,libevent,epoll/pingpong/10000"
+# What the quick preset's verdicts read: thread and fork with persistent connections from 1 to
+# 10,000 (C6's rise and collapse, C7's 10,000 against 1,000, C8's memory per connection at the
+# largest level) and with churn from 1 to 1,000 (C6 in its second mode), the yardsticks'
+# persistent connections at 10,000 (C7's comparison). Every point is 5 echo-load runs (the
+# interval of its median).
+QUICK_PLAN = ("thread,fork/pingpong/1,100,1000,10000;thread,fork/churn/1,100,1000;"
+              "fiber,libevent,epoll/pingpong/10000")
 FULL_LEVELS = "1,4,10,100,500,1000,2000,5000,10000"
 
 EXPERIMENT = Experiment(
@@ -20,7 +22,7 @@ EXPERIMENT = Experiment(
     output="sweep.json",
     presets={
         "quick": ["--plan", QUICK_PLAN, "--repeat", "5", "--duration", "0.3",
-                  "--warmup", "0.2", "--idle-samples", "3"],
+                  "--warmup", "0.2", "--idle-samples", "2"],
         "full": ["--levels", FULL_LEVELS, "--repeat", "5", "--duration", "1", "--warmup", "0.5"],
     },
     estimate_s={"quick": 140, "full": 1500},

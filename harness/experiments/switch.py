@@ -40,7 +40,10 @@ EXPERIMENT = Experiment(
     binaries=("switch-bench",),
     output="switch.json",
     presets={
-        "quick": {"filter": r"^(call|syscall|switch|create|kernel|copystack)/|"
+        # The copy-stack rows C12 reads (8 B against 8 KiB) with one size between, and the
+        # guarded yardstick.
+        "quick": {"filter": r"^(call|syscall|switch|create|kernel|copystack/guarded)/|"
+                            r"^copystack/resume/bytes:(8|512|8192)/|"
                             r"^sched/.*/fibers:(2|16|256)$|^sched/(star|ring)/asm/fibers:100000$",
                   "min_time": 0.03, "repetitions": 5},
         "full": {"filter": "", "min_time": 0.1, "repetitions": 5},
