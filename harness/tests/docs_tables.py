@@ -1,9 +1,10 @@
 #!/usr/bin/python3
-"""The READMEs' tables of steps, engines and models, and the counts the top README states,
-checked against the registries they describe: a member added to a registry, or renamed,
-fails here until its README says so.
+"""The READMEs' tables of steps, engines, timer structures and models, and the counts the top
+README states, checked against the registries they describe: a member added to a registry, or
+renamed, or declaring other properties than its README row says, fails here until the README
+says so.
 
-usage: docs_tables.py --engine-info EXE --echo-server EXE
+usage: docs_tables.py --engine-info EXE --echo-server EXE --timer-info EXE
 """
 import argparse
 import json
@@ -26,16 +27,21 @@ def check(cond, what):
         failures.append(what)
 
 
-def members(exe):
-    """The registry's members, built or not: a README describes every member declared, also on
-    a machine that lacks a member's library (listed under left_out)."""
+def listing(exe):
+    """The registry's members as declared, built or not: a README describes every member
+    declared, also on a machine that lacks a member's library (listed under left_out)."""
     out = json.loads(subprocess.run([exe, "--list", "--json"], capture_output=True, text=True,
                                     timeout=30, check=True).stdout)
-    return [m["name"] for m in out["members"] + out.get("left_out", [])]
+    return out["members"] + out.get("left_out", [])
 
 
-def first_column(readme, header):
-    """The first cell of every row of the table whose header row starts with `header`."""
+def members(exe):
+    return [m["name"] for m in listing(exe)]
+
+
+def table_rows(readme, header):
+    """The cells of every row of the table whose header row starts with `header`, the first
+    cell without its backquotes."""
     lines = (ROOT / readme).read_text().splitlines()
     start = next((i for i, ln in enumerate(lines) if ln.startswith(header)), None)
     if start is None:
@@ -45,9 +51,33 @@ def first_column(readme, header):
     for ln in lines[start + 2:]:
         if not ln.startswith("|"):
             break
-        cell = ln.split("|")[1].strip()
-        rows.append(re.sub(r"^`([^`]+)`.*", r"\1", cell))
+        cells = [c.strip() for c in ln.split("|")[1:-1]]
+        rows.append([re.sub(r"^`([^`]+)`.*", r"\1", cells[0])] + cells[1:])
     return rows
+
+
+def first_column(readme, header):
+    return [r[0] for r in table_rows(readme, header)]
+
+
+def check_timers(exe):
+    """engines/README.md's timer table against timer-info: the members, and per member what it
+    declares: exact or not, FIFO or not, and the cost class of arm, cancel and expire."""
+    declared = {m["name"]: m["props"] for m in listing(exe)}
+    rows = {r[0]: r for r in table_rows("engines/README.md", "| timers |")}
+    check(sorted(rows) == sorted(declared),
+          f"engines/README.md's timer table {sorted(rows)} is not the registry's "
+          f"{sorted(declared)}")
+    for name, p in declared.items():
+        row = rows.get(name)
+        if not row or len(row) < 6:
+            continue
+        yes = {True: "yes", False: "no"}
+        costs = f"{p['arm']} / {p['cancel']} / {p['expire']}"
+        for col, want, got in (("exact", yes[p["exact"]], row[2].split(",")[0]),
+                               ("FIFO", yes[p["fifo"]], row[4]), ("costs", costs, row[5])):
+            check(got == want, f"engines/README.md: {name}'s {col} says {got!r}, timer-info "
+                               f"declares {want!r}")
 
 
 def stated_count(readme, noun):
@@ -59,6 +89,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--engine-info", required=True)
     ap.add_argument("--echo-server", required=True)
+    ap.add_argument("--timer-info", required=True)
     a = ap.parse_args()
     engines, models = members(a.engine_info), members(a.echo_server)
 
@@ -68,6 +99,7 @@ def main():
     table = first_column("engines/README.md", "| engine |")
     check(sorted(table) == sorted(engines),
           f"engines/README.md's engine table {table} is not the registry's {engines}")
+    check_timers(a.timer_info)
     table = first_column("servers/README.md", "| model |")
     check(sorted(table) == sorted(models),
           f"servers/README.md's model table {table} is not the registry's {models}")
