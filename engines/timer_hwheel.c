@@ -1,8 +1,6 @@
 /* timer_hwheel.c - timers member "hwheel": a hierarchical wheel without cascading (Linux's). */
 #include "timer_list.h"
 
-#include <stdlib.h>
-
 /*
  * Linux's timer wheel since 4.8: levels of 64 buckets, each level's bucket 8 times coarser
  * than the one below (1 ms, 8 ms, 64 ms, ... here), and a timer placed once, in the level
@@ -21,13 +19,9 @@
  * whose nodes stay armed (cancellable) until popped.
  */
 enum { LEVELS = 8, BUCKETS = 64, SHIFT = 3 };
-#define DUE ((uint32_t)-1)
 
 typedef struct hwheel {
-    int64_t clk; /* the last tick processed */
-    tm_node *due;
-    size_t n;
-    uint64_t seq;
+    tm_wheel c; /* clock, due list, count (first: the shared operations take it) */
     uint64_t bits[LEVELS];
     tm_node *bucket[LEVELS][BUCKETS];
 } hwheel;
@@ -41,16 +35,15 @@ static int64_t level_end(int L)
 static void place(hwheel *h, tm_node *x)
 {
     int64_t tick = tm__tick_up(x->deadline);
-    if (tick <= h->clk) {
-        x->pos = DUE;
-        tm__list_append(&h->due, x);
+    if (tick <= h->c.clk) {
+        tm__wheel_due(&h->c, x);
         return;
     }
-    int64_t delta = tick - h->clk;
+    int64_t delta = tick - h->c.clk;
     int L = 0;
     while (L < LEVELS - 1 && delta >= level_end(L))
         L++;
-    if (delta >= level_end(L)) tick = h->clk + level_end(L) - 1; /* beyond the top: wait there */
+    if (delta >= level_end(L)) tick = h->c.clk + level_end(L) - 1; /* beyond the top: wait there */
     int s = SHIFT * L;
     int64_t b = (tick + ((int64_t)1 << s) - 1) >> s; /* rounded up to the level's granularity */
     uint32_t idx = (uint32_t)(b & (BUCKETS - 1));
@@ -66,15 +59,16 @@ static uint64_t rotr(uint64_t v, unsigned r)
 }
 
 /* The tick of the earliest non-empty bucket after clk, or -1. */
-static int64_t next_tick(const hwheel *h)
+static int64_t next_tick(const tm_wheel *c)
 {
+    const hwheel *h = (const hwheel *)c;
     int64_t best = -1;
     for (int L = 0; L < LEVELS; L++) {
         if (!h->bits[L]) continue;
         int s = SHIFT * L;
-        int64_t c = h->clk >> s;
-        unsigned k = (unsigned)__builtin_ctzll(rotr(h->bits[L], (unsigned)((c + 1) & 63)));
-        int64_t t = (c + 1 + k) << s;
+        int64_t at = c->clk >> s;
+        unsigned k = (unsigned)__builtin_ctzll(rotr(h->bits[L], (unsigned)((at + 1) & 63)));
+        int64_t t = (at + 1 + k) << s;
         if (best < 0 || t < best) best = t;
     }
     return best;
@@ -82,13 +76,13 @@ static int64_t next_tick(const hwheel *h)
 
 static void advance(hwheel *h, int64_t to)
 {
-    while (h->clk < to) {
-        int64_t t = h->n ? next_tick(h) : -1;
+    while (h->c.clk < to) {
+        int64_t t = h->c.n ? next_tick(&h->c) : -1;
         if (t < 0 || t > to) {
-            h->clk = to;
+            h->c.clk = to;
             return;
         }
-        h->clk = t;
+        h->c.clk = t;
         tm_node *list = NULL, *x;
         for (int L = 0; L < LEVELS; L++) {
             int s = SHIFT * L;
@@ -105,65 +99,37 @@ static void advance(hwheel *h, int64_t to)
 
 static void *init(int64_t now)
 {
-    hwheel *h = calloc(1, sizeof *h);
-    if (h) h->clk = tm__tick_down(now);
-    return h;
-}
-
-static void destroy(void *st)
-{
-    free(st);
+    return tm__wheel_new(sizeof(hwheel), now);
 }
 
 static int arm(void *st, tm_node *x, int64_t deadline, int64_t now)
 {
     hwheel *h = st;
     advance(h, tm__tick_down(now));
-    x->deadline = deadline;
-    x->seq = h->seq++;
-    x->state = TM_ARMED;
+    tm__wheel_arm(&h->c, x, deadline);
     place(h, x);
-    h->n++;
     return 0;
 }
 
 static void cancel(void *st, tm_node *x)
 {
     hwheel *h = st;
-    if (x->state != TM_ARMED) return;
-    if (x->pos == DUE) {
-        tm__list_unlink(&h->due, x);
-    } else {
-        uint32_t L = x->pos / BUCKETS, idx = x->pos % BUCKETS;
-        tm__list_unlink(&h->bucket[L][idx], x);
-        if (!h->bucket[L][idx]) h->bits[L] &= ~(1ull << idx);
-    }
-    x->state = TM_IDLE;
-    h->n--;
+    if (!tm__wheel_cancel(&h->c, x)) return;
+    uint32_t L = x->pos / BUCKETS, idx = x->pos % BUCKETS;
+    tm__list_unlink(&h->bucket[L][idx], x);
+    if (!h->bucket[L][idx]) h->bits[L] &= ~(1ull << idx);
 }
 
 static int64_t earliest(void *st)
 {
-    hwheel *h = st;
-    if (h->due) return h->clk * TM_TICK_NS;
-    int64_t t = h->n ? next_tick(h) : -1;
-    return t < 0 ? TM_NEVER : t * TM_TICK_NS;
+    return tm__wheel_earliest(st, next_tick);
 }
 
 static tm_node *pop(void *st, int64_t now)
 {
     hwheel *h = st;
     advance(h, tm__tick_down(now));
-    tm_node *x = tm__list_shift(&h->due);
-    if (!x) return NULL;
-    x->state = TM_IDLE;
-    h->n--;
-    return x;
-}
-
-static size_t count(const void *st)
-{
-    return ((const hwheel *)st)->n;
+    return tm__wheel_pop_due(&h->c);
 }
 
 const tm_ops tm__hwheel = {
@@ -177,10 +143,10 @@ const tm_ops tm__hwheel = {
               .cancel = "O(1)",
               .expire = "O(1)"},
     .init = init,
-    .free = destroy,
+    .free = free,
     .arm = arm,
     .cancel = cancel,
     .earliest = earliest,
     .pop = pop,
-    .count = count,
+    .count = tm__wheel_count,
 };

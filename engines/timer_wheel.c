@@ -1,8 +1,6 @@
 /* timer_wheel.c - timers member "wheel": libco's hashed wheel of 60,000 one-millisecond slots. */
 #include "timer_list.h"
 
-#include <stdlib.h>
-
 /*
  * libco (seed 004) keeps a circular array of 60,000 slots of 1 ms, each a list, and arms one
  * timeout per hooked read or poll that readiness then cancels: arming appends to the slot of
@@ -19,13 +17,9 @@
  * has come are moved to a due list, whose nodes stay armed (cancellable) until popped.
  */
 enum { SLOTS = 60000, WORDS = (SLOTS + 63) / 64, SUMMARY = (WORDS + 63) / 64 };
-#define DUE ((uint32_t)-1)
 
 typedef struct wheel {
-    int64_t clk; /* the last tick processed: every slot up to it has been emptied */
-    tm_node *due;
-    size_t n;
-    uint64_t seq;
+    tm_wheel c; /* clock, due list, count (first: the shared operations take it) */
     uint64_t summary[SUMMARY];
     uint64_t bits[WORDS];
     tm_node *slot[SLOTS];
@@ -61,26 +55,26 @@ static uint32_t find_from(const wheel *w, uint32_t from)
 }
 
 /* The tick of the first occupied slot after clk (slots clk+1 .. clk+SLOTS), or -1. */
-static int64_t next_tick(const wheel *w)
+static int64_t next_tick(const tm_wheel *c)
 {
-    uint32_t start = (uint32_t)((w->clk + 1) % SLOTS);
+    const wheel *w = (const wheel *)c;
+    uint32_t start = (uint32_t)((c->clk + 1) % SLOTS);
     uint32_t s = find_from(w, start);
-    if (s < SLOTS) return w->clk + 1 + (s - start);
+    if (s < SLOTS) return c->clk + 1 + (s - start);
     s = find_from(w, 0);
-    if (s < start) return w->clk + 1 + (SLOTS - start) + s;
+    if (s < start) return c->clk + 1 + (SLOTS - start) + s;
     return -1;
 }
 
 static void place(wheel *w, tm_node *x, int64_t tick, int readd)
 {
-    if (tick <= w->clk) {
-        x->pos = DUE;
-        tm__list_append(&w->due, x);
+    if (tick <= w->c.clk) {
+        tm__wheel_due(&w->c, x);
         return;
     }
-    int64_t d = tick - w->clk;
+    int64_t d = tick - w->c.clk;
     if (d >= SLOTS) d = SLOTS - 1; /* libco's span: the last slot, added back when it is due */
-    uint32_t s = (uint32_t)((w->clk + d) % SLOTS);
+    uint32_t s = (uint32_t)((w->c.clk + d) % SLOTS);
     x->pos = s;
     if (readd)
         tm__list_insert_by_seq(&w->slot[s], x);
@@ -92,17 +86,17 @@ static void place(wheel *w, tm_node *x, int64_t tick, int readd)
 /* Process every tick up to `to`: occupied slots go to the due list (or back into the wheel). */
 static void advance(wheel *w, int64_t to)
 {
-    while (w->clk < to) {
-        if (w->n == 0) {
-            w->clk = to;
+    while (w->c.clk < to) {
+        if (w->c.n == 0) {
+            w->c.clk = to;
             return;
         }
-        int64_t t = next_tick(w);
+        int64_t t = next_tick(&w->c);
         if (t < 0 || t > to) {
-            w->clk = to;
+            w->c.clk = to;
             return;
         }
-        w->clk = t;
+        w->c.clk = t;
         uint32_t s = (uint32_t)(t % SLOTS);
         tm_node *list = w->slot[s], *x;
         w->slot[s] = NULL;
@@ -114,64 +108,36 @@ static void advance(wheel *w, int64_t to)
 
 static void *init(int64_t now)
 {
-    wheel *w = calloc(1, sizeof *w);
-    if (w) w->clk = tm__tick_down(now);
-    return w;
-}
-
-static void destroy(void *st)
-{
-    free(st);
+    return tm__wheel_new(sizeof(wheel), now);
 }
 
 static int arm(void *st, tm_node *x, int64_t deadline, int64_t now)
 {
     wheel *w = st;
     advance(w, tm__tick_down(now));
-    x->deadline = deadline;
-    x->seq = w->seq++;
-    x->state = TM_ARMED;
+    tm__wheel_arm(&w->c, x, deadline);
     place(w, x, tm__tick_up(deadline), 0);
-    w->n++;
     return 0;
 }
 
 static void cancel(void *st, tm_node *x)
 {
     wheel *w = st;
-    if (x->state != TM_ARMED) return;
-    if (x->pos == DUE) {
-        tm__list_unlink(&w->due, x);
-    } else {
-        tm__list_unlink(&w->slot[x->pos], x);
-        if (!w->slot[x->pos]) unmark(w, x->pos);
-    }
-    x->state = TM_IDLE;
-    w->n--;
+    if (!tm__wheel_cancel(&w->c, x)) return;
+    tm__list_unlink(&w->slot[x->pos], x);
+    if (!w->slot[x->pos]) unmark(w, x->pos);
 }
 
 static int64_t earliest(void *st)
 {
-    wheel *w = st;
-    if (w->due) return w->clk * TM_TICK_NS;
-    int64_t t = w->n ? next_tick(w) : -1;
-    return t < 0 ? TM_NEVER : t * TM_TICK_NS;
+    return tm__wheel_earliest(st, next_tick);
 }
 
 static tm_node *pop(void *st, int64_t now)
 {
     wheel *w = st;
     advance(w, tm__tick_down(now));
-    tm_node *x = tm__list_shift(&w->due);
-    if (!x) return NULL;
-    x->state = TM_IDLE;
-    w->n--;
-    return x;
-}
-
-static size_t count(const void *st)
-{
-    return ((const wheel *)st)->n;
+    return tm__wheel_pop_due(&w->c);
 }
 
 const tm_ops tm__wheel = {
@@ -185,10 +151,10 @@ const tm_ops tm__wheel = {
               .cancel = "O(1)",
               .expire = "O(1)"},
     .init = init,
-    .free = destroy,
+    .free = free,
     .arm = arm,
     .cancel = cancel,
     .earliest = earliest,
     .pop = pop,
-    .count = count,
+    .count = tm__wheel_count,
 };
