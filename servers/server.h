@@ -253,9 +253,44 @@ void srv_acceptor_refill(struct srv_acceptor *a);
 bool srv_admit(struct srv_server *srv, int fd);
 /* A connection admitted by srv_accept or srv_admit has ended (its fd is closed). */
 void srv_conn_done(struct srv_server *srv);
+/*
+ * For event loops woken by a readable listener: accept up to `budget` connections (flags as
+ * srv_accept's), handing each admitted fd to admit(fd, ctx). Returns SRV_ACCEPT_BACKOFF when
+ * out of resources (leave the listener alone for SRV_BACKOFF_MS: it stays readable),
+ * SRV_ACCEPT_AGAIN when nothing is pending, SRV_ACCEPT_SKIP when the budget is spent and more
+ * may be pending (an edge-triggered loop comes back to the listener after serving the others).
+ */
+enum srv_accept_rc srv_accept_batch(struct srv_acceptor *a, int budget, int flags,
+                                    void (*admit)(int fd, void *ctx), void *ctx);
+/*
+ * An admitted connection the model could not take on (no memory, no handle for it): close fd
+ * (-1: the library that held it has closed it already), count it in spawn_failed and as done,
+ * and log the reason (a printf format), then "; connection closed", once per process.
+ */
+void srv_conn_unserved(struct srv_server *srv, int fd, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* Log a line on stderr once per process per key (a static flag owned by the caller). */
 void srv_log_once(atomic_bool *flag, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * The run() of a model with one event loop per listener (srv->nlisten of them), each a struct
+ * of `size` bytes: srv_run_loops makes them zeroed (and frees them), srv_run_loops_in takes
+ * them constructed by the caller (C++). init() each in turn (stopping at the first failure),
+ * run loops 1.. on threads of their own and loop 0 on the calling thread (so --threads 1 is
+ * single-threaded), srv_ready() once all are started; a loop whose serve() returns stops the
+ * others. Then join them and fini() every loop, those whose init failed or never ran too.
+ * Returns 0, or -1 when a loop could not be set up (one line on stderr naming `what`).
+ */
+struct srv_loop_ops {
+    const char *what; /* the library: "cannot set up the <what> loops" */
+    size_t size;      /* of one loop's struct */
+    int (*init)(void *loop, struct srv_server *srv, int i); /* 0, or -1 */
+    void (*serve)(void *loop);                              /* until the loop's stop fd */
+    void (*fini)(void *loop);
+};
+int srv_run_loops(struct srv_server *srv, const struct srv_loop_ops *ops);
+int srv_run_loops_in(struct srv_server *srv, void *loops, const struct srv_loop_ops *ops);
 
 /*
  * Worker processes (server_procs.c), for models whose procs_kind is not SRV_PROCS_NONE: fork

@@ -144,21 +144,42 @@ enum srv_accept_rc srv_accept(struct srv_acceptor *a, int *fd, int flags)
     return SRV_ACCEPT_OK;
 }
 
-int srv_accept_burst(struct srv_acceptor *a, int burst, void (*admit)(int fd, void *ctx), void *ctx)
+enum srv_accept_rc srv_accept_batch(struct srv_acceptor *a, int budget, int flags,
+                                    void (*admit)(int fd, void *ctx), void *ctx)
 {
-    for (int i = 0; i < burst; i++) {
+    for (int i = 0; i < budget; i++) {
         int fd;
-        switch (srv_accept(a, &fd, 0)) {
+        switch (srv_accept(a, &fd, flags)) {
         case SRV_ACCEPT_OK:
             admit(fd, ctx);
             break;
         case SRV_ACCEPT_SKIP:
             break;
         case SRV_ACCEPT_AGAIN:
-            return -1;
+            return SRV_ACCEPT_AGAIN;
         case SRV_ACCEPT_BACKOFF:
-            return SRV_BACKOFF_MS;
+            return SRV_ACCEPT_BACKOFF;
         }
     }
-    return -1;
+    return SRV_ACCEPT_SKIP;
+}
+
+int srv_accept_burst(struct srv_acceptor *a, int burst, void (*admit)(int fd, void *ctx), void *ctx)
+{
+    return srv_accept_batch(a, burst, 0, admit, ctx) == SRV_ACCEPT_BACKOFF ? SRV_BACKOFF_MS : -1;
+}
+
+void srv_conn_unserved(struct srv_server *srv, int fd, const char *fmt, ...)
+{
+    static atomic_bool logged;
+    if (fd >= 0) close(fd);
+    srv_add(&srv->stats->spawn_failed, 1);
+    srv_conn_done(srv);
+    if (atomic_load(&logged)) return;
+    char why[160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    srv_log_once(&logged, "%s; connection closed", why);
 }

@@ -18,7 +18,6 @@ extern "C" {
 #include <chrono>
 #include <memory>
 #include <new>
-#include <pthread.h>
 #include <stdio.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -62,8 +61,7 @@ struct aloop {
     tcp::acceptor *lis = nullptr; /* while the acceptor coroutine runs */
     asio::steady_timer *backoff = nullptr;
     uint64_t bytes = 0;
-    pthread_t th{};
-    bool ready = false, acc_ok = false;
+    bool acc_ok = false;
     aloop() { head.prev = head.next = &head; }
 };
 
@@ -222,7 +220,7 @@ void stop_watch(aloop &al, asio::posix::stream_descriptor &stop, asio::yield_con
         c->sock.close(ec);
 }
 
-void *aloop_main(void *arg)
+void aloop_serve(void *arg)
 {
     aloop &al = *static_cast<aloop *>(arg);
     asio::posix::stream_descriptor stop(al.ioc);
@@ -247,44 +245,33 @@ void *aloop_main(void *arg)
         fprintf(stderr, "echo-server: asio loop failed: %s\n", e.what());
     }
     stop.release();
-    srv_stop(al.srv);
-    return nullptr;
+}
+
+int aloop_init(void *arg, srv_server *srv, int i)
+{
+    aloop &al = *static_cast<aloop *>(arg);
+    al.srv = srv;
+    al.index = i;
+    al.acc.reserve_fd = -1;
+    int rc = srv_acceptor_init(&al.acc, srv, srv->listen_fd[i]);
+    al.acc_ok = rc == 0;
+    return rc;
+}
+
+void aloop_fini(void *arg)
+{
+    aloop &al = *static_cast<aloop *>(arg);
+    if (al.acc_ok) srv_acceptor_fini(&al.acc);
+    if (al.srv) srv_add(&al.srv->stats->bytes, al.bytes);
 }
 
 int asio_coro_run(srv_server *srv)
 {
-    int n = srv->nlisten, started = 1, rc = 0;
-    std::unique_ptr<aloop[]> als(new (std::nothrow) aloop[n]);
+    static const srv_loop_ops ops = {"asio", sizeof(aloop), aloop_init, aloop_serve, aloop_fini};
+    std::unique_ptr<aloop[]> als(new (std::nothrow) aloop[srv->nlisten]);
     if (!als) return -1;
-    for (int i = 0; i < n && rc == 0; i++) {
-        als[i].srv = srv;
-        als[i].index = i;
-        als[i].acc.reserve_fd = -1;
-        rc = srv_acceptor_init(&als[i].acc, srv, srv->listen_fd[i]);
-        als[i].acc_ok = rc == 0;
-        als[i].ready = rc == 0;
-    }
     srv->stats->engine = "asio-epoll";
-    while (rc == 0 && started < n) {
-        if (pthread_create(&als[started].th, nullptr, aloop_main, &als[started]) != 0)
-            rc = -1;
-        else
-            started++;
-    }
-    if (rc < 0) {
-        fputs("echo-server: cannot set up the asio loops\n", stderr);
-        srv_stop(srv);
-    } else {
-        srv_ready(srv);
-    }
-    if (als[0].ready) aloop_main(&als[0]); /* loop 0 on the calling thread */
-    for (int i = 1; i < started; i++)
-        pthread_join(als[i].th, nullptr);
-    for (int i = 0; i < n; i++) {
-        if (als[i].acc_ok) srv_acceptor_fini(&als[i].acc);
-        srv_add(&srv->stats->bytes, als[i].bytes);
-    }
-    return rc;
+    return srv_run_loops_in(srv, als.get(), &ops);
 }
 
 } // namespace

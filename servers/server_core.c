@@ -1,4 +1,4 @@
-/* server_core.c - the model table, stopping on signals, and the listening sockets. */
+/* server_core.c - the model table, stopping, the run of one event loop per listener, listeners. */
 #include "server.h"
 #include "srv_registry.h" /* SRV_MODELS(X): generated from servers/CMakeLists.txt */
 
@@ -9,6 +9,7 @@
 #include <semaphore.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -83,6 +84,62 @@ void srv_ready(struct srv_server *srv)
     }
     printf("listening %s:%d\n", srv->opt->bind, srv->port);
     fflush(stdout);
+}
+
+struct loop_thread {
+    const struct srv_loop_ops *ops;
+    struct srv_server *srv;
+    void *loop;
+    pthread_t th;
+};
+
+static void *loop_thread_main(void *arg)
+{
+    struct loop_thread *t = arg;
+    t->ops->serve(t->loop);
+    srv_stop(t->srv); /* a loop that ended on its own takes the others down */
+    return NULL;
+}
+
+int srv_run_loops_in(struct srv_server *srv, void *loops, const struct srv_loop_ops *ops)
+{
+    int n = srv->nlisten, started = 1, rc = 0;
+    struct loop_thread t[SRV_MAX_THREADS];
+    bool first_ready = false;
+    for (int i = 0; i < n; i++)
+        t[i] = (struct loop_thread){
+            .ops = ops, .srv = srv, .loop = (char *)loops + (size_t)i * ops->size};
+    for (int i = 0; i < n && rc == 0; i++) {
+        rc = ops->init(t[i].loop, srv, i);
+        if (i == 0) first_ready = rc == 0;
+    }
+    while (rc == 0 && started < n) {
+        if (pthread_create(&t[started].th, NULL, loop_thread_main, &t[started]) != 0)
+            rc = -1;
+        else
+            started++;
+    }
+    if (rc < 0) {
+        fprintf(stderr, "echo-server: cannot set up the %s loops\n", ops->what);
+        srv_stop(srv); /* loop 0 and the started loops see their stop fds at once */
+    } else {
+        srv_ready(srv);
+    }
+    if (first_ready) loop_thread_main(&t[0]);
+    for (int i = 1; i < started; i++)
+        pthread_join(t[i].th, NULL);
+    for (int i = 0; i < n; i++)
+        ops->fini(t[i].loop);
+    return rc;
+}
+
+int srv_run_loops(struct srv_server *srv, const struct srv_loop_ops *ops)
+{
+    void *loops = calloc((size_t)srv->nlisten, ops->size);
+    if (!loops) return -1;
+    int rc = srv_run_loops_in(srv, loops, ops);
+    free(loops);
+    return rc;
 }
 
 /* ---- front end only ------------------------------------------------------------------ */

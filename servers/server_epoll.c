@@ -102,8 +102,6 @@ struct loop {
     char buf[LOOP_BUF];
 };
 
-static atomic_bool logged_spawn;
-
 static long long now_ms(void)
 {
     struct timespec ts;
@@ -338,8 +336,9 @@ static void expire(struct loop *l)
     }
 }
 
-static void conn_new(struct loop *l, int fd)
+static void conn_new(int fd, void *arg)
 {
+    struct loop *l = arg;
     struct conn *c = calloc(1, sizeof *c);
     struct epoll_event ev = {.events = l->level ? LEVEL_READING : EDGE_EVENTS};
     if (c) {
@@ -355,11 +354,7 @@ static void conn_new(struct loop *l, int fd)
         int err = c ? errno : ENOMEM;
         if (c) touch_free(c->touch);
         free(c);
-        close(fd);
-        srv_add(&l->srv->stats->spawn_failed, 1);
-        srv_conn_done(l->srv);
-        srv_log_once(&logged_spawn, "cannot register a connection: %s; connection closed",
-                     strerror(err));
+        srv_conn_unserved(l->srv, fd, "cannot register a connection: %s", strerror(err));
         return;
     }
     l->adds++;
@@ -373,23 +368,17 @@ static void conn_new(struct loop *l, int fd)
 static void on_listener(struct loop *l, struct item *it, uint32_t events)
 {
     (void)events;
-    for (int i = 0; i < ACCEPT_BUDGET; i++) {
-        int fd;
-        switch (srv_accept(&l->acc, &fd, SOCK_NONBLOCK)) {
-        case SRV_ACCEPT_OK:
-            conn_new(l, fd);
-            break;
-        case SRV_ACCEPT_SKIP:
-            break;
-        case SRV_ACCEPT_AGAIN:
-            return;
-        case SRV_ACCEPT_BACKOFF:
-            /* No edge will come for connections already waiting: retry on a timer. */
-            l->retry_at_ms = now_ms() + SRV_BACKOFF_MS;
-            return;
-        }
+    switch (srv_accept_batch(&l->acc, ACCEPT_BUDGET, SOCK_NONBLOCK, conn_new, l)) {
+    case SRV_ACCEPT_BACKOFF:
+        /* No edge will come for connections already waiting: retry on a timer. */
+        l->retry_at_ms = now_ms() + SRV_BACKOFF_MS;
+        break;
+    case SRV_ACCEPT_SKIP: /* the budget spent: come back after the others */
+        ready_push(&l->ready, it);
+        break;
+    default:
+        break;
     }
-    ready_push(&l->ready, it);
 }
 
 static void on_stop(struct loop *l, struct item *it, uint32_t events)

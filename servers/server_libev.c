@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <ev.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,13 +36,10 @@ struct eloop {
     struct srv_acceptor acc;
     struct econn conns;
     uint64_t bytes;
-    pthread_t th;
-    bool ready; /* eloop_init completed */
     char buf[LOOP_BUF];
 };
 
 static char engine_name[48];
-static atomic_bool logged_spawn;
 
 static void econn_free(struct econn *c)
 {
@@ -119,14 +115,12 @@ static void on_conn(struct ev_loop *loop, ev_io *w, int revents)
     if (!keep) econn_free(c);
 }
 
-static void conn_new(struct eloop *el, int fd)
+static void conn_new(int fd, void *arg)
 {
+    struct eloop *el = arg;
     struct econn *c = malloc(sizeof *c);
     if (!c) {
-        close(fd);
-        srv_add(&el->srv->stats->spawn_failed, 1);
-        srv_conn_done(el->srv);
-        srv_log_once(&logged_spawn, "out of memory for a connection; connection closed");
+        srv_conn_unserved(el->srv, fd, "out of memory for a connection");
         return;
     }
     c->el = el;
@@ -152,23 +146,12 @@ static void on_accept(struct ev_loop *loop, ev_io *w, int revents)
 {
     struct eloop *el = w->data;
     (void)revents;
-    for (int i = 0; i < ACCEPT_BUDGET; i++) {
-        int fd;
-        switch (srv_accept(&el->acc, &fd, SOCK_NONBLOCK)) {
-        case SRV_ACCEPT_OK:
-            conn_new(el, fd);
-            break;
-        case SRV_ACCEPT_SKIP:
-            break;
-        case SRV_ACCEPT_AGAIN:
-            return;
-        case SRV_ACCEPT_BACKOFF:
-            /* libev's io watchers are level-triggered: leave the listener out until the timer. */
-            ev_io_stop(loop, &el->accept_w);
-            ev_timer_set(&el->retry_w, SRV_BACKOFF_MS / 1000.0, 0.);
-            ev_timer_start(loop, &el->retry_w);
-            return;
-        }
+    if (srv_accept_batch(&el->acc, ACCEPT_BUDGET, SOCK_NONBLOCK, conn_new, el) ==
+        SRV_ACCEPT_BACKOFF) {
+        /* libev's io watchers are level-triggered: leave the listener out until the timer. */
+        ev_io_stop(loop, &el->accept_w);
+        ev_timer_set(&el->retry_w, SRV_BACKOFF_MS / 1000.0, 0.);
+        ev_timer_start(loop, &el->retry_w);
     }
 }
 
@@ -186,8 +169,9 @@ static const char *backend_name(unsigned b)
                                    : "other";
 }
 
-static int eloop_init(struct eloop *el, struct srv_server *srv, int i)
+static int eloop_init(void *arg, struct srv_server *srv, int i)
 {
+    struct eloop *el = arg;
     el->srv = srv;
     el->conns.next = el->conns.prev = &el->conns;
     el->acc.reserve_fd = -1;
@@ -200,13 +184,13 @@ static int eloop_init(struct eloop *el, struct srv_server *srv, int i)
     ev_io_start(el->loop, &el->accept_w);
     ev_io_start(el->loop, &el->stop_w);
     snprintf(engine_name, sizeof engine_name, "libev-%s", backend_name(ev_backend(el->loop)));
-    el->ready = true;
     return 0;
 }
 
 /* Safe after a failed or skipped eloop_init (calloc'd struct). */
-static void eloop_fini(struct eloop *el)
+static void eloop_fini(void *arg)
 {
+    struct eloop *el = arg;
     while (el->conns.next && el->conns.next != &el->conns)
         econn_free(el->conns.next);
     if (el->loop) ev_loop_destroy(el->loop);
@@ -216,41 +200,18 @@ static void eloop_fini(struct eloop *el)
     }
 }
 
-static void *eloop_main(void *arg)
+static void eloop_serve(void *arg)
 {
     struct eloop *el = arg;
     ev_run(el->loop, 0);
-    srv_stop(el->srv); /* a loop that ended on its own takes the others down */
-    return NULL;
 }
 
 static int libev_run(struct srv_server *srv)
 {
-    int n = srv->nlisten, started = 1, rc = 0;
-    struct eloop *els = calloc((size_t)n, sizeof *els);
-    if (!els) return -1;
-    for (int i = 0; i < n && rc == 0; i++)
-        rc = eloop_init(&els[i], srv, i);
+    static const struct srv_loop_ops ops = {"libev", sizeof(struct eloop), eloop_init, eloop_serve,
+                                            eloop_fini};
     srv->stats->engine = engine_name;
-    while (rc == 0 && started < n) {
-        if (pthread_create(&els[started].th, NULL, eloop_main, &els[started]) != 0)
-            rc = -1;
-        else
-            started++;
-    }
-    if (rc < 0) {
-        fputs("echo-server: cannot set up the libev loops\n", stderr);
-        srv_stop(srv);
-    } else {
-        srv_ready(srv);
-    }
-    if (els[0].ready) eloop_main(&els[0]); /* loop 0 on the calling thread */
-    for (int i = 1; i < started; i++)
-        pthread_join(els[i].th, NULL);
-    for (int i = 0; i < n; i++)
-        eloop_fini(&els[i]);
-    free(els);
-    return rc;
+    return srv_run_loops(srv, &ops);
 }
 
 const struct srv_model srv_model_libev = {.name = "libev",

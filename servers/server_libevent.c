@@ -4,11 +4,9 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #define ACCEPT_BUDGET 64
 #define HIGH_WATER    (1 << 20) /* echo bytes queued for a slow reader before reading pauses */
@@ -32,12 +30,9 @@ struct lev {
     struct srv_acceptor acc;
     struct lconn conns;
     uint64_t bytes;
-    pthread_t th;
-    bool ready; /* lev_init completed */
 };
 
 static char engine_name[48];
-static atomic_bool logged_spawn;
 
 /* Bytes still queued were never echoed: take them back out of the count. */
 static void lconn_free(struct lconn *c)
@@ -82,21 +77,16 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
     lconn_free(c); /* EOF with nothing owed, a reset, or an error */
 }
 
-static void conn_new(struct lev *lv, int fd)
+static void conn_new(int fd, void *arg)
 {
+    struct lev *lv = arg;
     struct lconn *c = calloc(1, sizeof *c);
     struct bufferevent *bev =
         c ? bufferevent_socket_new(lv->base, fd, BEV_OPT_CLOSE_ON_FREE) : NULL;
     if (!bev || bufferevent_enable(bev, EV_READ | EV_WRITE) < 0) {
-        if (bev)
-            bufferevent_free(bev);
-        else
-            close(fd);
+        if (bev) bufferevent_free(bev); /* BEV_OPT_CLOSE_ON_FREE closes fd */
         free(c);
-        srv_add(&lv->srv->stats->spawn_failed, 1);
-        srv_conn_done(lv->srv);
-        srv_log_once(&logged_spawn, "cannot make a bufferevent for a connection; connection "
-                                    "closed");
+        srv_conn_unserved(lv->srv, bev ? -1 : fd, "cannot make a bufferevent for a connection");
         return;
     }
     *c = (struct lconn){.lv = lv, .bev = bev, .next = lv->conns.next, .prev = &lv->conns};
@@ -116,22 +106,11 @@ static void on_accept(evutil_socket_t lfd, short what, void *arg)
 {
     struct lev *lv = arg;
     (void)lfd, (void)what;
-    for (int i = 0; i < ACCEPT_BUDGET; i++) {
-        int fd;
-        switch (srv_accept(&lv->acc, &fd, SOCK_NONBLOCK)) {
-        case SRV_ACCEPT_OK:
-            conn_new(lv, fd);
-            break;
-        case SRV_ACCEPT_SKIP:
-            break;
-        case SRV_ACCEPT_AGAIN:
-            return;
-        case SRV_ACCEPT_BACKOFF:
-            /* Level-triggered: leave the listener out until the timer, or it would spin. */
-            event_del(lv->accept_ev);
-            event_add(lv->retry_ev, &(struct timeval){0, SRV_BACKOFF_MS * 1000});
-            return;
-        }
+    if (srv_accept_batch(&lv->acc, ACCEPT_BUDGET, SOCK_NONBLOCK, conn_new, lv) ==
+        SRV_ACCEPT_BACKOFF) {
+        /* Level-triggered: leave the listener out until the timer, or it would spin. */
+        event_del(lv->accept_ev);
+        event_add(lv->retry_ev, &(struct timeval){0, SRV_BACKOFF_MS * 1000});
     }
 }
 
@@ -142,8 +121,9 @@ static void on_stop(evutil_socket_t fd, short what, void *arg)
     event_base_loopbreak(lv->base);
 }
 
-static int lev_init(struct lev *lv, struct srv_server *srv, int i)
+static int lev_init(void *arg, struct srv_server *srv, int i)
 {
+    struct lev *lv = arg;
     lv->srv = srv;
     lv->conns.next = lv->conns.prev = &lv->conns;
     lv->acc.reserve_fd = -1;
@@ -155,13 +135,13 @@ static int lev_init(struct lev *lv, struct srv_server *srv, int i)
     if (!lv->accept_ev || !lv->stop_ev || !lv->retry_ev) return -1;
     if (event_add(lv->accept_ev, NULL) < 0 || event_add(lv->stop_ev, NULL) < 0) return -1;
     snprintf(engine_name, sizeof engine_name, "libevent-%s", event_base_get_method(lv->base));
-    lv->ready = true;
     return 0;
 }
 
 /* Safe after a failed or skipped lev_init (calloc'd struct). */
-static void lev_fini(struct lev *lv)
+static void lev_fini(void *arg)
 {
+    struct lev *lv = arg;
     while (lv->conns.next && lv->conns.next != &lv->conns)
         lconn_free(lv->conns.next);
     if (lv->accept_ev) event_free(lv->accept_ev);
@@ -174,43 +154,19 @@ static void lev_fini(struct lev *lv)
     }
 }
 
-static void *lev_main(void *arg)
+static void lev_serve(void *arg)
 {
     struct lev *lv = arg;
     if (event_base_dispatch(lv->base) < 0)
         fputs("echo-server: event_base_dispatch failed\n", stderr);
-    srv_stop(lv->srv); /* a loop that ended on its own takes the others down */
-    return NULL;
 }
 
 static int libevent_run(struct srv_server *srv)
 {
-    int n = srv->nlisten, started = 1, rc = 0;
-    struct lev *lvs = calloc((size_t)n, sizeof *lvs);
-    if (!lvs) return -1;
-    for (int i = 0; i < n && rc == 0; i++)
-        rc = lev_init(&lvs[i], srv, i);
+    static const struct srv_loop_ops ops = {"libevent", sizeof(struct lev), lev_init, lev_serve,
+                                            lev_fini};
     srv->stats->engine = engine_name;
-    while (rc == 0 && started < n) {
-        if (pthread_create(&lvs[started].th, NULL, lev_main, &lvs[started]) != 0)
-            rc = -1;
-        else
-            started++;
-    }
-    if (rc < 0) {
-        fputs("echo-server: cannot set up the libevent loops\n", stderr);
-        srv_stop(srv);
-    } else {
-        srv_ready(srv);
-    }
-    if (lvs[0].ready)
-        lev_main(&lvs[0]); /* loop 0 on the calling thread: --threads 1 is single-threaded */
-    for (int i = 1; i < started; i++)
-        pthread_join(lvs[i].th, NULL);
-    for (int i = 0; i < n; i++)
-        lev_fini(&lvs[i]);
-    free(lvs);
-    return rc;
+    return srv_run_loops(srv, &ops);
 }
 
 const struct srv_model srv_model_libevent = {.name = "libevent",

@@ -1,7 +1,6 @@
 /* server_libuv.c - callback-style echo on libuv streams, one uv_loop_t per thread. */
 #include "server.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,12 +44,9 @@ struct uloop {
     struct srv_acceptor acc;
     struct uconn conns;
     uint64_t bytes;
-    pthread_t th;
-    bool loop_ok, ready; /* uv_loop_init, and uloop_init, completed */
+    bool loop_ok; /* uv_loop_init completed */
     char buf[LOOP_BUF];
 };
-
-static atomic_bool logged_spawn;
 
 static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b);
 static void on_accept(uv_poll_t *p, int status, int events);
@@ -139,15 +135,13 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
     }
 }
 
-static void conn_new(struct uloop *ul, int fd)
+static void conn_new(int fd, void *arg)
 {
+    struct uloop *ul = arg;
     struct uconn *c = calloc(1, sizeof *c);
     if (!c || uv_tcp_init(&ul->loop, &c->tcp) < 0) {
         free(c);
-        close(fd);
-        srv_add(&ul->srv->stats->spawn_failed, 1);
-        srv_conn_done(ul->srv);
-        srv_log_once(&logged_spawn, "cannot make a uv_tcp_t for a connection; connection closed");
+        srv_conn_unserved(ul->srv, fd, "cannot make a uv_tcp_t for a connection");
         return;
     }
     c->ul = ul;
@@ -175,22 +169,11 @@ static void on_accept(uv_poll_t *p, int status, int events)
 {
     struct uloop *ul = p->data;
     (void)status, (void)events;
-    for (int i = 0; i < ACCEPT_BUDGET; i++) {
-        int fd;
-        switch (srv_accept(&ul->acc, &fd, SOCK_NONBLOCK)) {
-        case SRV_ACCEPT_OK:
-            conn_new(ul, fd);
-            break;
-        case SRV_ACCEPT_SKIP:
-            break;
-        case SRV_ACCEPT_AGAIN:
-            return;
-        case SRV_ACCEPT_BACKOFF:
-            /* uv_poll_t is level-triggered: leave the listener out until the timer. */
-            uv_poll_stop(p);
-            uv_timer_start(&ul->retry_w, on_retry, SRV_BACKOFF_MS, 0);
-            return;
-        }
+    if (srv_accept_batch(&ul->acc, ACCEPT_BUDGET, SOCK_NONBLOCK, conn_new, ul) ==
+        SRV_ACCEPT_BACKOFF) {
+        /* uv_poll_t is level-triggered: leave the listener out until the timer. */
+        uv_poll_stop(p);
+        uv_timer_start(&ul->retry_w, on_retry, SRV_BACKOFF_MS, 0);
     }
 }
 
@@ -200,8 +183,9 @@ static void on_stop(uv_poll_t *p, int status, int events)
     uv_stop(p->loop);
 }
 
-static int uloop_init(struct uloop *ul, struct srv_server *srv, int i)
+static int uloop_init(void *arg, struct srv_server *srv, int i)
 {
+    struct uloop *ul = arg;
     ul->srv = srv;
     ul->conns.next = ul->conns.prev = &ul->conns;
     ul->acc.reserve_fd = -1;
@@ -220,7 +204,6 @@ static int uloop_init(struct uloop *ul, struct srv_server *srv, int i)
     if (uv_poll_start(&ul->accept_w, UV_READABLE, on_accept) < 0 ||
         uv_poll_start(&ul->stop_w, UV_READABLE, on_stop) < 0)
         return -1;
-    ul->ready = true;
     return 0;
 }
 
@@ -235,8 +218,9 @@ static void close_any(uv_handle_t *h, void *arg)
 }
 
 /* Safe after a failed or skipped uloop_init (calloc'd struct). */
-static void uloop_fini(struct uloop *ul)
+static void uloop_fini(void *arg)
 {
+    struct uloop *ul = arg;
     if (ul->loop_ok) {
         uv_walk(&ul->loop, close_any, NULL);
         uv_run(&ul->loop, UV_RUN_DEFAULT); /* runs the close callbacks, then ends */
@@ -249,41 +233,18 @@ static void uloop_fini(struct uloop *ul)
     }
 }
 
-static void *uloop_main(void *arg)
+static void uloop_serve(void *arg)
 {
     struct uloop *ul = arg;
     uv_run(&ul->loop, UV_RUN_DEFAULT);
-    srv_stop(ul->srv); /* a loop that ended on its own takes the others down */
-    return NULL;
 }
 
 static int libuv_run(struct srv_server *srv)
 {
-    int n = srv->nlisten, started = 1, rc = 0;
-    struct uloop *uls = calloc((size_t)n, sizeof *uls);
-    if (!uls) return -1;
-    for (int i = 0; i < n && rc == 0; i++)
-        rc = uloop_init(&uls[i], srv, i);
+    static const struct srv_loop_ops ops = {"libuv", sizeof(struct uloop), uloop_init, uloop_serve,
+                                            uloop_fini};
     srv->stats->engine = "libuv-epoll";
-    while (rc == 0 && started < n) {
-        if (pthread_create(&uls[started].th, NULL, uloop_main, &uls[started]) != 0)
-            rc = -1;
-        else
-            started++;
-    }
-    if (rc < 0) {
-        fputs("echo-server: cannot set up the libuv loops\n", stderr);
-        srv_stop(srv);
-    } else {
-        srv_ready(srv);
-    }
-    if (uls[0].ready) uloop_main(&uls[0]); /* loop 0 on the calling thread */
-    for (int i = 1; i < started; i++)
-        pthread_join(uls[i].th, NULL);
-    for (int i = 0; i < n; i++)
-        uloop_fini(&uls[i]);
-    free(uls);
-    return rc;
+    return srv_run_loops(srv, &ops);
 }
 
 const struct srv_model srv_model_libuv = {.name = "libuv",

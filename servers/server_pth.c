@@ -49,7 +49,6 @@ struct psession {
     int fd;
 };
 
-static atomic_bool logged_spawn;
 static struct srv_server *signalled; /* for on_signal */
 
 static void on_signal(int sig)
@@ -79,23 +78,15 @@ static void *session(void *arg)
     return NULL;
 }
 
-static void spawn_failed(struct pserv *ps, int fd, const char *why)
-{
-    close(fd);
-    srv_add(&ps->srv->stats->spawn_failed, 1);
-    srv_conn_done(ps->srv);
-    srv_log_once(&logged_spawn, "%s; connection closed", why);
-}
-
 static void conn_new(struct pserv *ps, pth_attr_t attr, int fd)
 {
     if (fd >= FD_SETSIZE) {
-        spawn_failed(ps, fd, "fd beyond FD_SETSIZE, which Pth's select cannot wait for");
+        srv_conn_unserved(ps->srv, fd, "fd beyond FD_SETSIZE, which Pth's select cannot wait for");
         return;
     }
     struct psession *s = malloc(sizeof *s);
     if (!s) {
-        spawn_failed(ps, fd, "out of memory for a Pth thread");
+        srv_conn_unserved(ps->srv, fd, "out of memory for a Pth thread");
         return;
     }
     *s = (struct psession){.ps = ps, .fd = fd};
@@ -103,7 +94,7 @@ static void conn_new(struct pserv *ps, pth_attr_t attr, int fd)
     if (!pth_spawn(attr, session, s)) {
         ps->live--;
         free(s);
-        spawn_failed(ps, fd, "cannot spawn a Pth thread");
+        srv_conn_unserved(ps->srv, fd, "cannot spawn a Pth thread");
     }
 }
 

@@ -180,8 +180,9 @@ static void enqueue(struct pool *p, struct conn *c)
     pthread_mutex_unlock(&p->lock);
 }
 
-static void conn_new(struct pool *p, int fd)
+static void conn_new(int fd, void *arg)
 {
+    struct pool *p = arg;
     struct conn *c = calloc(1, sizeof *c);
     struct epoll_event ev = {.events = CONN_EVENTS, .data.ptr = c};
     if (c) {
@@ -216,21 +217,9 @@ static void listener_pause(struct pool *p, bool pause)
 
 static void on_listener(struct pool *p)
 {
-    for (int i = 0; i < ACCEPT_BURST; i++) {
-        int fd;
-        switch (srv_accept(&p->acc, &fd, 0)) { /* blocking sockets for the workers */
-        case SRV_ACCEPT_OK:
-            conn_new(p, fd);
-            break;
-        case SRV_ACCEPT_SKIP:
-            break;
-        case SRV_ACCEPT_AGAIN:
-            return;
-        case SRV_ACCEPT_BACKOFF:
-            listener_pause(p, true);
-            return;
-        }
-    }
+    /* Blocking sockets (flags 0) for the workers. */
+    if (srv_accept_batch(&p->acc, ACCEPT_BURST, 0, conn_new, p) == SRV_ACCEPT_BACKOFF)
+        listener_pause(p, true);
 }
 
 static void dispatch(struct pool *p)

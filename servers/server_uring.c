@@ -65,8 +65,6 @@ struct loop {
     pthread_t th;
 };
 
-static atomic_bool logged_spawn;
-
 static long long now_ms(void)
 {
     struct timespec ts;
@@ -162,8 +160,9 @@ static void on_conn(struct loop *l, struct conn *c, int res)
     if (rc < 0) conn_close(l, c);
 }
 
-static void conn_new(struct loop *l, int fd)
+static void conn_new(int fd, void *arg)
 {
+    struct loop *l = arg;
     struct conn *c = malloc(sizeof *c);
     if (c) {
         c->it = (struct item){.kind = K_CONN, .fd = fd};
@@ -176,31 +175,21 @@ static void conn_new(struct loop *l, int fd)
         conn_close(l, c);
         return;
     }
-    close(fd);
-    srv_add(&l->srv->stats->spawn_failed, 1);
-    srv_conn_done(l->srv);
-    srv_log_once(&logged_spawn, "cannot allocate a connection: %s; connection closed",
-                 strerror(ENOMEM));
+    srv_conn_unserved(l->srv, fd, "cannot allocate a connection: %s", strerror(ENOMEM));
 }
 
 static void on_listener(struct loop *l)
 {
-    for (int i = 0; i < ACCEPT_BUDGET; i++) {
-        int fd;
-        switch (srv_accept(&l->acc, &fd, 0)) {
-        case SRV_ACCEPT_OK:
-            conn_new(l, fd);
-            break;
-        case SRV_ACCEPT_SKIP:
-            break;
-        case SRV_ACCEPT_AGAIN:
-            return;
-        case SRV_ACCEPT_BACKOFF:
-            l->retry_at_ms = now_ms() + SRV_BACKOFF_MS;
-            return;
-        }
+    switch (srv_accept_batch(&l->acc, ACCEPT_BUDGET, 0, conn_new, l)) {
+    case SRV_ACCEPT_BACKOFF:
+        l->retry_at_ms = now_ms() + SRV_BACKOFF_MS;
+        break;
+    case SRV_ACCEPT_SKIP:
+        l->retry_at_ms = now_ms(); /* more may be pending: come back after this pass */
+        break;
+    default:
+        break;
     }
-    l->retry_at_ms = now_ms(); /* more may be pending: come back after this pass */
 }
 
 /* Stop accepting and end every connection; their RECVs complete and close them. */
