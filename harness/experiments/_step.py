@@ -91,6 +91,19 @@ def fail(ctx, name, reason):
     return "failed: " + reason
 
 
+def full_only(why, step):
+    """The run function of an experiment the quick preset leaves out (no verdict reads it, or
+    it costs more than the quick suite has): in quick, its output file says "not run" and why;
+    in full, `step` measures."""
+    def run_step(ctx, exp):
+        if ctx.preset == "quick":
+            write_json(ctx.dir / exp.output, {"experiment": exp.name, "meta": ctx.meta(),
+                                              "status": "not run", "reason": why})
+            return "not run: " + why
+        return step(ctx, exp)
+    return run_step
+
+
 def driver(script, timeout=3600):
     """The run function of an experiment measured by one driver: harness/SCRIPT with the
     build folder, the preset's arguments and --out-file into the run folder."""

@@ -1,6 +1,6 @@
 """The experiment of harness/peers_bench.py: our fiber server beside the runtimes a reader would
 pick instead (issue 28)."""
-from experiments._step import Experiment, driver, write_json
+from experiments._step import Experiment, driver, full_only
 
 FULL = ["--conns", "100,1000", "--rounds", "5", "--duration", "1", "--warmup", "0.3",
         "--count-requests", "30000", "--count-rounds", "1"]
@@ -8,14 +8,6 @@ FULL = ["--conns", "100,1000", "--rounds", "5", "--duration", "1", "--warmup", "
 # has. The full preset measures the peers here and in fiberio.
 QUICK_WHY = ("not run in the quick preset (about 4 minutes); the full preset measures the "
              "peers here and in fiberio")
-
-
-def run(ctx, exp):
-    if ctx.preset == "quick":
-        write_json(ctx.dir / exp.output, {"experiment": exp.name, "meta": ctx.meta(),
-                                          "status": "not run", "reason": QUICK_WHY})
-        return "not run: " + QUICK_WHY
-    return driver("peers_bench.py")(ctx, exp)
 
 
 EXPERIMENT = Experiment(
@@ -26,7 +18,7 @@ EXPERIMENT = Experiment(
     claims=(),  # the report's peers section reads it; C13's rule is unchanged
     binaries=("echo-server", "echo-load"),
     output="peers.json",
-    presets={"quick": [], "full": FULL},  # quick: not run (run() above)
+    presets={"quick": [], "full": FULL},  # quick: not run
     estimate_s={"quick": 1, "full": 240},
-    run=run,
+    run=full_only(QUICK_WHY, driver("peers_bench.py")),
 )
