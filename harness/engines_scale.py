@@ -382,7 +382,11 @@ def main(argv=None):
               "loadavg_before": load_before}
     parts = {"idle": part_idle, "churn": part_churn, "completion": part_completion}
     with tempfile.TemporaryDirectory(prefix="engines-scale-") as a.tmp:
-        for name in a.parts:
+        for name in parts:
+            if name not in a.parts:
+                record[name] = {"status": "not run",
+                                "reason": f"left out of this run (--parts {','.join(a.parts)})"}
+                continue
             t0 = time.monotonic()
             record[name] = parts[name](a, hard)
             record[name]["seconds"] = round(time.monotonic() - t0, 1)

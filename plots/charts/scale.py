@@ -81,7 +81,8 @@ def completion(run, fig):
     comp = (run.get("scale") or {}).get("completion")
     series = D.scale_series(comp)
     if not series:
-        why = run.why("scale") if not run.get("scale") else "no readiness/completion run"
+        why = (run.why("scale") if not run.get("scale") else
+               (comp or {}).get("reason") or "no readiness/completion run")
         not_run(left, why)
         not_run(right, why)
         return ""

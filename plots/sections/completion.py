@@ -9,8 +9,8 @@ def completion_section(run):
     others)."""
     comp = (run.get("scale") or {}).get("completion")
     out = ["## Readiness against completion", ""]
-    if not comp:
-        return out + [f"not run: {run.why('scale')}", ""]
+    if not comp or comp.get("status") == "not run":
+        return out + [f"not run: {comp.get('reason') if comp else run.why('scale')}", ""]
     out += ["Throughput (requests/s), server CPU per request (us) and kernel entries per "
             "request (every system call of the server: perf on raw_syscalls:sys_enter in a "
             "separate counted run) by connections; medians of interleaved rounds. Published "
