@@ -149,6 +149,24 @@ class Verdicts(S.SyntheticRuns):
                 S.point("fork", "pingpong", 10000, 3000, errors=5)]
         self.assertEqual(self.verdict(claims.by_id("C7").verdict, sweep=S.sweep(extra=half)), V.PARTLY)
 
+    def test_c7_reads_the_ok_repetitions_of_a_client_bound_point(self):
+        def fork_top(statuses):
+            p = S.point("fork", "pingpong", 10000, 700)
+            p["rounds"] = [{"round": i, "status": st, "requests_per_sec": 700.0 + i,
+                            "p99_us": 5e5, "reasons": [] if st == "ok" else ["saturated"]}
+                           for i, st in enumerate(statuses)]
+            p["status"], p["reasons"] = "client-bound", ["round 5: echo-load saturated"]
+            return p
+        good = S.point("thread", "pingpong", 10000, 39000)
+        c7 = claims.by_id("C7").verdict
+        # Four ok repetitions far below fork's peak (3,000): fork fails; thread works; thread
+        # does not degrade past 1,000: one sub-claim of three.
+        four = fork_top(["ok", "ok", "ok", "ok", "client-bound"])
+        self.assertEqual(self.verdict(c7, sweep=S.sweep(extra=[good, four])), V.PARTLY)
+        # Two ok repetitions: its throughput is not read, fork is not shown to fail.
+        two = fork_top(["ok", "client-bound", "ok", "client-bound", "client-bound"])
+        self.assertEqual(self.verdict(c7, sweep=S.sweep(extra=[good, two])), V.NOT)
+
     def test_c8(self):
         self.assertEqual(self.verdict(claims.by_id("C8").verdict), V.HOLDS)
         # The kernel's part counts: 10 KiB of user memory but 1.5 MiB of kernel memory.
