@@ -10,6 +10,7 @@
  * Prints one JSON line: {"timers", "engine", "sleeps", "sleep_us", "pending", "lateness_us":
  * {"p50", "p99", "max", "mean"}}, then exits without waiting for the far sleepers.
  */
+#include "cli_args.h"
 #include "fiber.h"
 #include "io.h"
 #include "switch.h"
@@ -29,25 +30,11 @@ struct plan {
     int64_t *late; /* ns, one per sleep */
 };
 
-static void __attribute__((noreturn, format(printf, 1, 2))) bad(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("timer-lateness: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    exit(2);
-}
+#define bad(...) cli_bad("timer-lateness", __VA_ARGS__)
 
 static long number(const char *flag, const char *s, long lo, long hi)
 {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
-        bad("%s wants an integer in %ld..%ld, not '%s'", flag, lo, hi, s);
-    return v;
+    return cli_long("timer-lateness", flag, s, lo, hi);
 }
 
 static int cmp_i64(const void *a, const void *b)

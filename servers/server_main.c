@@ -1,4 +1,5 @@
 /* server_main.c - echo-server's command line, start-up, and the statistics line at exit. */
+#include "cli_args.h"
 #include "json_print.h"
 #include "server.h"
 
@@ -102,25 +103,11 @@ static void usage(FILE *f)
             names);
 }
 
-static void __attribute__((noreturn, format(printf, 1, 2))) bad(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("echo-server: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    exit(2);
-}
+#define bad(...) cli_bad("echo-server", __VA_ARGS__)
 
 static long number(const char *flag, const char *s, long lo, long hi)
 {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
-        bad("%s wants an integer in %ld..%ld, not '%s'", flag, lo, hi, s);
-    return v;
+    return cli_long("echo-server", flag, s, lo, hi);
 }
 
 static void parse(int argc, char **argv, struct srv_options *o)
