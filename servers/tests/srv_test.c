@@ -212,24 +212,39 @@ bool st_model_declares(const char *model, const char *key)
     return strncmp(st_model_prop(model, key), "true", 4) == 0;
 }
 
-/* A client that sends and never reads: a small receive buffer, filled with as much as the
- * server takes (until nothing moves for 200 ms, at most 2 s). */
-int st_slow_reader(struct tc_server *s)
+/* Clients that send and never read: small receive buffers, each filled with as much as the
+ * server takes. They fill side by side, until none has moved a byte for 200 ms (at most
+ * 2 s in all): one at a time, 20 of them took 4 s per model. */
+void st_slow_readers(struct tc_server *s, int *fds, int n)
 {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), small = 4096;
-    ASSERT_MSG(fd >= 0, "socket: %s", strerror(errno));
-    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)s->port)};
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ASSERT_MSG(connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0 || errno == EINPROGRESS,
-               "connect: %s", strerror(errno));
+    enum { MAX = 64 };
+    ASSERT_MSG(n > 0 && n <= MAX, "st_slow_readers: %d clients (1 to %d)", n, MAX);
+    struct pollfd p[MAX];
+    for (int i = 0; i < n; i++) {
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), small = 4096;
+        ASSERT_MSG(fd >= 0, "socket: %s", strerror(errno));
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)s->port)};
+        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        ASSERT_MSG(connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0 || errno == EINPROGRESS,
+                   "connect: %s", strerror(errno));
+        fds[i] = fd;
+        p[i] = (struct pollfd){fd, POLLOUT, 0};
+    }
     static char junk[1 << 16];
     long long end = tc_now_ms() + 2000, idle_since = tc_now_ms();
     while (tc_now_ms() < end && tc_now_ms() - idle_since < 200) {
-        struct pollfd p = {fd, POLLOUT, 0};
-        if (poll(&p, 1, 50) == 1 && send(fd, junk, sizeof junk, MSG_NOSIGNAL) > 0)
-            idle_since = tc_now_ms();
+        if (poll(p, (nfds_t)n, 50) <= 0) continue;
+        for (int i = 0; i < n; i++)
+            if ((p[i].revents & POLLOUT) && send(p[i].fd, junk, sizeof junk, MSG_NOSIGNAL) > 0)
+                idle_since = tc_now_ms();
     }
+}
+
+int st_slow_reader(struct tc_server *s)
+{
+    int fd;
+    st_slow_readers(s, &fd, 1);
     return fd;
 }
 

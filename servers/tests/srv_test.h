@@ -67,9 +67,10 @@ const char *st_model_prop(const char *model, const char *key);
 /* Does the model under test declare the boolean property key in `--list --json`? */
 bool st_model_declares(const char *model, const char *key);
 
-/* A client that sends and never reads: a small receive buffer, filled with as much as the
- * server takes (until nothing moves for 200 ms, at most 2 s). */
+/* Clients that send and never read: small receive buffers, filled side by side with as much
+ * as the server takes (until nothing moves for 200 ms, at most 2 s); one, or n into fds. */
 int st_slow_reader(struct tc_server *s);
+void st_slow_readers(struct tc_server *s, int *fds, int n);
 
 #define SRV_TEST__DECLARE(name, ...) void t_##name(void);
 SRV_TEST_CASES(SRV_TEST__DECLARE)

@@ -268,8 +268,7 @@ void t_slow_reader(void)
     int fds[SLOW_READERS];
     st_start(&s);
     bool held = st_model_declares(s.model, "conn_holds_worker");
-    for (int i = 0; i < SLOW_READERS; i++)
-        fds[i] = st_slow_reader(&s);
+    st_slow_readers(&s, fds, SLOW_READERS);
     tc_note("%d clients sent until the server stopped taking their bytes", SLOW_READERS);
     if (held && s.kids0 <= SLOW_READERS) {
         int fd = tc_connect(s.port);
