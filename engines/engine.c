@@ -91,26 +91,10 @@ long eng__grow_fd_table(void *table, size_t *len, size_t size, int fd)
     return (long)old;
 }
 
-eng__fd *eng__ep_fd(eng__ep *ep, int fd)
+eng__fd *eng__ep_fd_grow(eng__ep *ep, int fd)
 {
     if (eng__grow_fd_table(&ep->fds, &ep->nfds, sizeof *ep->fds, fd) < 0) return NULL;
     return &ep->fds[fd];
-}
-
-int eng__park(eng__ep *ep, eng__fd *f, uint32_t dir, void *token)
-{
-    int i = eng__dir_index(dir);
-    if ((dir != ENG_IN && dir != ENG_OUT) || !token) {
-        errno = EINVAL;
-        return -1;
-    }
-    if (f->tok[i]) {
-        errno = EBUSY;
-        return -1;
-    }
-    f->tok[i] = token;
-    ep->st.waits++;
-    return 0;
 }
 
 static uint64_t *op_counter(eng__ep *ep, int op)
@@ -141,16 +125,20 @@ int eng__ctl(eng__ep *ep, int op, int fd, uint32_t mask, uint32_t extra)
 
 int eng__wait(eng__ep *ep, int64_t timeout_ns)
 {
-    /* epoll_pwait2 takes a timespec, so sleepers are not rounded up to whole milliseconds;
-     * kernels older than 5.11 lack it and get epoll_wait with the timeout rounded up. */
+    /* epoll_pwait2 takes a timespec, so a sleeper is not rounded up to whole milliseconds. A
+     * timeout that is infinite, zero or whole milliseconds loses nothing in epoll_wait, whose
+     * kernel path is shorter (no timespec copied in, no signal mask looked at): a server with
+     * no timers armed polls with -1 or 0 only. Kernels older than 5.11 lack epoll_pwait2 and
+     * get epoll_wait with the timeout rounded up. */
     static int no_pwait2; /* shared by all threads: atomic so the one store is not a race */
     int n;
     ep->seq++;
     ep->st.polls++;
-    if (!__atomic_load_n(&no_pwait2, __ATOMIC_RELAXED)) {
+    if (timeout_ns > 0 && timeout_ns % 1000000 != 0 &&
+        !__atomic_load_n(&no_pwait2, __ATOMIC_RELAXED)) {
         struct timespec ts = {timeout_ns / 1000000000, timeout_ns % 1000000000};
         ep->st.epoll_waits++;
-        n = epoll_pwait2(ep->epfd, ep->evs, ENG__BATCH, timeout_ns < 0 ? NULL : &ts, NULL);
+        n = epoll_pwait2(ep->epfd, ep->evs, ENG__BATCH, &ts, NULL);
         if (n >= 0 || errno != ENOSYS) goto done;
         __atomic_store_n(&no_pwait2, 1, __ATOMIC_RELAXED);
     }
@@ -162,39 +150,6 @@ int eng__wait(eng__ep *ep, int64_t timeout_ns)
 done:
     if (n < 0 && errno == EINTR) return 0;
     return n;
-}
-
-uint32_t eng__revents(uint32_t events)
-{
-    uint32_t r = 0;
-    if (events & (EPOLLIN | EPOLLRDHUP)) r |= ENG_IN;
-    if (events & EPOLLOUT) r |= ENG_OUT;
-    if (events & (EPOLLHUP | EPOLLRDHUP)) r |= ENG_HUP;
-    if (events & EPOLLERR) r |= ENG_ERR;
-    if (events & (EPOLLHUP | EPOLLERR)) r |= ENG_IN | ENG_OUT;
-    return r;
-}
-
-uint32_t eng__deliver(eng__ep *ep, eng__fd *f, uint32_t ready, eng_deliver_fn fn, void *ctx,
-                      int *ndelivered)
-{
-    uint32_t done = 0;
-    for (int i = 0; i < 2; i++) {
-        uint32_t dir = i ? ENG_OUT : ENG_IN;
-        void *tok = f->tok[i];
-        if (!(ready & dir)) continue;
-        if (!tok) {
-            if (f->kmask & dir) ep->st.stray++;
-            continue;
-        }
-        f->tok[i] = NULL; /* forget first: the callback may free the waiter */
-        f->idle[i] = ep->seq;
-        done |= dir;
-        ep->st.delivered++;
-        (*ndelivered)++;
-        fn(ctx, tok, (ready & ~(ENG_IN | ENG_OUT)) | dir);
-    }
-    return done;
 }
 
 void eng__ep_stats(const eng__ep *ep, eng_stats *out)

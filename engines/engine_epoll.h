@@ -28,8 +28,15 @@ typedef struct eng__ep {
 
 int eng__ep_init(eng__ep *ep);
 void eng__ep_fini(eng__ep *ep);
-/* The fd's entry, growing the table as needed; NULL with errno (EBADF for fd < 0, ENOMEM). */
-eng__fd *eng__ep_fd(eng__ep *ep, int fd);
+/* eng__ep_fd's path when the table does not cover fd yet: grow it (out of line, rare). */
+eng__fd *eng__ep_fd_grow(eng__ep *ep, int fd);
+/* The fd's entry, growing the table as needed; NULL with errno (EBADF for fd < 0, ENOMEM).
+ * Every want looks its fd up here, so the covered case is inline and the growth is not. */
+static inline eng__fd *eng__ep_fd(eng__ep *ep, int fd)
+{
+    if (__builtin_expect(fd >= 0 && (size_t)fd < ep->nfds, 1)) return &ep->fds[fd];
+    return eng__ep_fd_grow(ep, fd);
+}
 /* The fd's entry if the table already covers it, else NULL. */
 static inline eng__fd *eng__ep_peek(eng__ep *ep, int fd)
 {
@@ -44,8 +51,24 @@ static inline uint32_t eng__waiting(const eng__fd *f)
 {
     return (f->tok[0] ? ENG_IN : 0) | (f->tok[1] ? ENG_OUT : 0);
 }
-/* Register a waiter (EBUSY when the direction is taken). */
-int eng__park(eng__ep *ep, eng__fd *f, uint32_t dir, void *token);
+/* Register a waiter (EINVAL for a bad direction or token, EBUSY when the direction is taken).
+ * Inline, as the three helpers below: they run once per wait or per event. */
+#include <errno.h>
+static inline int eng__park(eng__ep *ep, eng__fd *f, uint32_t dir, void *token)
+{
+    int i = eng__dir_index(dir);
+    if (__builtin_expect((dir != ENG_IN && dir != ENG_OUT) || !token, 0)) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (__builtin_expect(f->tok[i] != NULL, 0)) {
+        errno = EBUSY;
+        return -1;
+    }
+    f->tok[i] = token;
+    ep->st.waits++;
+    return 0;
+}
 
 /* One counted epoll_ctl. `mask` is ENG_IN|ENG_OUT, `extra` raw EPOLL* flags (EPOLLET, ...).
  * ADD failing with EEXIST is retried as MOD and MOD failing with ENOENT as ADD (the kernel and
@@ -59,12 +82,42 @@ int eng__wait(eng__ep *ep, int64_t timeout_ns);
 
 /* Translate kernel revents into ENG_* bits: the directions they make ready plus ERR/HUP.
  * HUP and ERR make both directions ready, so every waiter learns about them. */
-uint32_t eng__revents(uint32_t events);
+static inline uint32_t eng__revents(uint32_t events)
+{
+    uint32_t r = 0;
+    if (events & (EPOLLIN | EPOLLRDHUP)) r |= ENG_IN;
+    if (events & EPOLLOUT) r |= ENG_OUT;
+    if (__builtin_expect(events & (EPOLLHUP | EPOLLRDHUP | EPOLLERR), 0)) {
+        if (events & (EPOLLHUP | EPOLLRDHUP)) r |= ENG_HUP;
+        if (events & EPOLLERR) r |= ENG_ERR;
+        if (events & (EPOLLHUP | EPOLLERR)) r |= ENG_IN | ENG_OUT;
+    }
+    return r;
+}
 
 /* Deliver to the waiters of f whose direction is in `ready` (ENG_* bits from eng__revents).
  * Returns the directions delivered; counts the rest of `ready` & f->kmask as stray. */
-uint32_t eng__deliver(eng__ep *ep, eng__fd *f, uint32_t ready, eng_deliver_fn fn, void *ctx,
-                      int *ndelivered);
+static inline uint32_t eng__deliver(eng__ep *ep, eng__fd *f, uint32_t ready, eng_deliver_fn fn,
+                                    void *ctx, int *ndelivered)
+{
+    uint32_t done = 0;
+    for (int i = 0; i < 2; i++) {
+        uint32_t dir = i ? ENG_OUT : ENG_IN;
+        void *tok = f->tok[i];
+        if (!(ready & dir)) continue;
+        if (!tok) {
+            if (f->kmask & dir) ep->st.stray++;
+            continue;
+        }
+        f->tok[i] = NULL; /* forget first: the callback may free the waiter */
+        f->idle[i] = ep->seq;
+        done |= dir;
+        ep->st.delivered++;
+        (*ndelivered)++;
+        fn(ctx, tok, (ready & ~(ENG_IN | ENG_OUT)) | dir);
+    }
+    return done;
+}
 
 void eng__ep_stats(const eng__ep *ep, eng_stats *out);
 

@@ -93,8 +93,10 @@ static int merged_poll(void *st, int64_t timeout_ns, eng_deliver_fn fn, void *ct
             continue;
         }
         uint32_t ready = eng__revents(m->ep.evs[i].events);
-        eng__deliver(&m->ep, f, ready, fn, ctx, &got);
-        prune(&m->ep, fd, f, ready);
+        uint32_t done = eng__deliver(&m->ep, f, ready, fn, ctx, &got);
+        /* A direction just delivered has a fresh idle mark and is kept: prune only looks at
+         * the others, and in a ping-pong there are none. */
+        if (ready & f->kmask & ~done) prune(&m->ep, fd, f, ready);
     }
     return nev < 0 ? -1 : got;
 }
