@@ -190,7 +190,8 @@ static io_fd *fd_slot(fb_io *io, int fd)
 
 /* ---- ending a wait ------------------------------------------------------------------------- */
 
-static void finish(fb_io *io, io_wait *w, int err, uint32_t revents)
+static inline __attribute__((always_inline)) void finish(fb_io *io, io_wait *w, int err,
+                                                         uint32_t revents)
 {
     if (tm_armed(&w->timer)) io->tm->cancel(io->timers, &w->timer);
     if (w->timer.kind == TM_SLEEP) {
@@ -326,10 +327,9 @@ static io_wait *new_wait(fiber *self)
  * ETIMEDOUT when the deadline (-1: none) has passed. Both forms (wait_until, complete_op)
  * start here and end in park_wait.
  */
-static inline __attribute__((always_inline)) io_wait *begin_wait(fb_io *io, int fd, uint32_t dir,
-                                                                 int64_t deadline)
+static inline __attribute__((always_inline)) io_wait *begin_wait(fb_io *io, fiber *self, int fd,
+                                                                 uint32_t dir, int64_t deadline)
 {
-    fiber *self = fb_self();
     io_fd *slot = fd_slot(io, fd);
     if (!slot) return NULL;
     if (!self) {
@@ -344,8 +344,17 @@ static inline __attribute__((always_inline)) io_wait *begin_wait(fb_io *io, int 
         errno = ETIMEDOUT;
         return NULL;
     }
+    /* Field by field rather than a whole-record initialiser: the completion form's op_copy
+     * (most of the record) is written only by complete_op, and the timer's links only when
+     * it is armed; zeroing them on every wait was a third of the wait's instructions. */
     io_wait *w = new_wait(self);
-    *w = (io_wait){.timer.kind = TM_WAIT, .f = self, .fd = fd, .dir = dir};
+    tm_node_init(&w->timer, TM_WAIT);
+    w->f = self;
+    w->fd = fd;
+    w->dir = dir;
+    w->err = 0;
+    w->revents = 0;
+    w->op = NULL;
     return w;
 }
 
@@ -366,7 +375,7 @@ static void park_wait(fb_io *io, io_wait *w)
 static ssize_t complete_op(fb_io *io, eng_op *op, uint32_t dir, int64_t deadline)
 {
     for (;;) {
-        io_wait *w = begin_wait(io, op->fd, dir, deadline);
+        io_wait *w = begin_wait(io, fb_self(), op->fd, dir, deadline);
         if (!w) return -1;
         /* The engine writes the operation's result while the fiber is parked, so the
          * operation too goes into the wait area, and its result is copied back at once: the
@@ -417,14 +426,22 @@ static ssize_t complete_buffered(fb_io *io, eng_op *op, uint32_t dir, int64_t de
     return n;
 }
 
-/* Park the calling fiber until fd is ready for dir or the deadline (-1: none) passes. */
-static int wait_until(fb_io *io, int fd, uint32_t dir, int64_t deadline)
+/* wait_until on a completion engine: readiness awaited as an operation. */
+static __attribute__((noinline)) int wait_completion(fb_io *io, int fd, uint32_t dir,
+                                                     int64_t deadline)
 {
-    if (io->ops->submit) { /* a completion engine waits for readiness as an operation */
-        eng_op op = {.kind = ENG_OP_POLL, .fd = fd, .dir = dir};
-        return complete_op(io, &op, dir, deadline) < 0 ? -1 : 0;
-    }
-    io_wait *w = begin_wait(io, fd, dir, deadline);
+    eng_op op = {.kind = ENG_OP_POLL, .fd = fd, .dir = dir};
+    return complete_op(io, &op, dir, deadline) < 0 ? -1 : 0;
+}
+
+/* Park self, the calling fiber (NULL outside one: EAGAIN), until fd is ready for dir or the
+ * deadline (-1: none) passes. Inline: a read that waits first runs it once per request, and a
+ * call's frame costs as much as the checks it holds. */
+static inline __attribute__((always_inline)) int wait_ready(fb_io *io, fiber *self, int fd,
+                                                            uint32_t dir, int64_t deadline)
+{
+    if (io->ops->submit) return wait_completion(io, fd, dir, deadline);
+    io_wait *w = begin_wait(io, self, fd, dir, deadline);
     if (!w) return -1;
     int rc = io->ops->want(io->eng, fd, dir, w);
     if (rc != 0) return rc > 0 ? 0 : -1; /* 1: the engine already knows it is ready */
@@ -440,10 +457,15 @@ static int wait_until(fb_io *io, int fd, uint32_t dir, int64_t deadline)
     return 0;
 }
 
-/* The thread's IO runtime, and the fd made non-blocking once. */
-static fb_io *prepare(int fd)
+/* wait_ready for the calling fiber. */
+static int wait_until(fb_io *io, int fd, uint32_t dir, int64_t deadline)
 {
-    fb_io *io = tls_io;
+    return wait_ready(io, fb_self(), fd, dir, deadline);
+}
+
+/* prepare's first call on an fd: the table grown to cover it, O_NONBLOCK set. */
+static __attribute__((noinline)) fb_io *prepare_first(fb_io *io, int fd)
+{
     if (!io) {
         errno = EPERM;
         return NULL;
@@ -456,6 +478,16 @@ static fb_io *prepare(int fd)
         slot->nonblock_set = true;
     }
     return io;
+}
+
+/* The thread's IO runtime, and the fd made non-blocking once. Every read and write starts
+ * here, so the case of an fd already seen is inline and the rest is not. */
+static inline __attribute__((always_inline)) fb_io *prepare(int fd)
+{
+    fb_io *io = tls_io;
+    if (__builtin_expect(io && fd >= 0 && (size_t)fd < io->nfds && io->fds[fd].nonblock_set, 1))
+        return io;
+    return prepare_first(io, fd);
 }
 
 int fb_wait(int fd, uint32_t dir, int64_t timeout_ns)
@@ -499,9 +531,10 @@ int fb_sleep(int64_t ns)
 /* ---- read policies --------------------------------------------------------------------------- */
 
 /* Try the system call first (true) or wait for readiness first (false)? */
-static bool try_first(const fb_io *io, const io_hint *h)
+static inline bool try_first(const fb_io *io, const io_hint *h)
 {
-    if (h->kind == IO_KIND_UNPOLLABLE || !fb_self()) return true; /* outside a fiber: no waits */
+    /* Outside a fiber nothing can wait: wait_first finds that out and tries the call. */
+    if (h->kind == IO_KIND_UNPOLLABLE) return true;
     switch (io->read_policy) {
     case FB_READ_WAIT:
         /* An edge engine would never report data that was there before the last edge was
@@ -517,7 +550,7 @@ static bool try_first(const fb_io *io, const io_hint *h)
 /* Whether a short read on fd means its queue was empty: true for stream sockets and pipes.
  * A datagram socket returns one datagram per read, however many wait behind it; a regular
  * file or directory never blocks, and epoll refuses it. */
-static uint8_t classify(int fd)
+static __attribute__((noinline)) uint8_t classify(int fd)
 {
     int type = 0;
     socklen_t len = sizeof type;
@@ -529,7 +562,7 @@ static uint8_t classify(int fd)
     return S_ISFIFO(st.st_mode) ? IO_KIND_STREAM : IO_KIND_OTHER;
 }
 
-static void hint_note(fb_io *io, int fd, enum io_outcome what)
+static inline void hint_note(fb_io *io, int fd, enum io_outcome what)
 {
     io_hint *h = &io->fds[fd].hint; /* re-read: the table may have moved during a wait */
     switch (what) {
@@ -552,13 +585,15 @@ static void hint_note(fb_io *io, int fd, enum io_outcome what)
 /* The policy chose to wait before the call. Files that never block and that epoll refuses
  * (regular files, directories) are recognised on the first such wait and always read at
  * once; an engine refusing some other file with EPERM gets the same treatment. */
-static int wait_first(fb_io *io, int fd, int64_t deadline)
+static inline __attribute__((always_inline)) int wait_first(fb_io *io, int fd, int64_t deadline)
 {
+    fiber *self = fb_self(); /* looked up once, here, for the wait as well */
+    if (!self) return 0;     /* outside a fiber nothing waits: the call is tried at once */
     io_hint *h = &io->fds[fd].hint;
     if (h->kind == IO_KIND_UNKNOWN) h->kind = classify(fd);
     if (h->kind == IO_KIND_UNPOLLABLE) return 0;
     io->reads_waited_first++;
-    if (wait_until(io, fd, FB_IN, deadline) == 0) {
+    if (wait_ready(io, self, fd, FB_IN, deadline) == 0) {
         hint_note(io, fd, IO_GOT_READY);
         return 0;
     }
