@@ -41,9 +41,9 @@ static void merged_free(void *st)
     free(m);
 }
 
-static int merged_want(void *st, int fd, uint32_t dir, void *token)
+/* merged_want when the fd's entry, the direction or the kernel's interest needs work. */
+static __attribute__((noinline)) int want_slow(merged *m, int fd, uint32_t dir, void *token)
 {
-    merged *m = st;
     eng__fd *f = eng__ep_fd(&m->ep, fd);
     if (!f || eng__park(&m->ep, f, dir, token) < 0) return -1;
     uint32_t need = f->kmask | dir;
@@ -54,6 +54,22 @@ static int merged_want(void *st, int fd, uint32_t dir, void *token)
     }
     f->kmask = need;
     return 0;
+}
+
+static int merged_want(void *st, int fd, uint32_t dir, void *token)
+{
+    /* The merge itself, kept free of calls so that it needs no frame: a known fd, a valid and
+     * free direction, and interest the kernel already holds. Anything else goes the long way. */
+    merged *m = st;
+    eng__fd *f = eng__ep_peek(&m->ep, fd);
+    int i = eng__dir_index(dir);
+    if (__builtin_expect(
+            f && token && (f->kmask & dir) && !f->tok[i] && (dir == ENG_IN || dir == ENG_OUT), 1)) {
+        f->tok[i] = token;
+        m->ep.st.waits++;
+        return 0;
+    }
+    return want_slow(m, fd, dir, token);
 }
 
 static void merged_cancel(void *st, int fd, uint32_t dir)

@@ -190,10 +190,16 @@ static io_fd *fd_slot(fb_io *io, int fd)
 
 /* ---- ending a wait ------------------------------------------------------------------------- */
 
+/* finish's end for a wait whose timer is armed. */
+static __attribute__((noinline)) void cancel_timer_and_wake(fb_io *io, io_wait *w)
+{
+    io->tm->cancel(io->timers, &w->timer);
+    fb_wake(w->f);
+}
+
 static inline __attribute__((always_inline)) void finish(fb_io *io, io_wait *w, int err,
                                                          uint32_t revents)
 {
-    if (tm_armed(&w->timer)) io->tm->cancel(io->timers, &w->timer);
     if (w->timer.kind == TM_SLEEP) {
         io->sleepers--;
     } else {
@@ -204,7 +210,11 @@ static inline __attribute__((always_inline)) void finish(fb_io *io, io_wait *w, 
     w->err = err;
     w->revents = revents;
     io->woke++;
-    fb_wake(w->f);
+    /* Both ends are tail calls, so that the engine's delivery callback needs no frame. */
+    if (tm_armed(&w->timer))
+        cancel_timer_and_wake(io, w);
+    else
+        fb_wake(w->f);
 }
 
 static void deliver(void *ctx, void *token, uint32_t revents)
@@ -658,13 +668,13 @@ ssize_t fb_read(int fd, void *buf, size_t len)
  * buffer partly returns a short count, and the loop's next send gets EAGAIN and waits: that
  * extra call happens once per full buffer, not once per request.
  */
-ssize_t fb_write(int fd, const void *buf, size_t len)
+/* fb_write on a completion engine: a short write is submitted again for the rest, like
+ * write(2)'s. */
+static __attribute__((noinline)) ssize_t write_completion(fb_io *io, int fd, const char *buf,
+                                                          size_t len)
 {
-    fb_io *io = prepare(fd);
     size_t done = 0;
-    if (!io) return -1;
-    while (io->ops->submit && done < len) {
-        /* Completion: a short write is submitted again for the rest, like write(2)'s. */
+    while (done < len) {
         size_t left = len - done;
         eng_op op = {.kind = ENG_OP_WRITE,
                      .fd = fd,
@@ -680,12 +690,23 @@ ssize_t fb_write(int fd, const void *buf, size_t len)
         if (n <= 0) return done ? (ssize_t)done : -1;
         done += (size_t)n;
     }
+    return (ssize_t)done;
+}
+
+/* fb_write on a readiness engine, from its first call on: `n` is what that call returned when
+ * fb_write already made it (tried), else it is made here. */
+static __attribute__((noinline)) ssize_t write_ready(fb_io *io, int fd, const char *buf, size_t len,
+                                                     ssize_t n, bool tried)
+{
+    size_t done = 0;
     while (done < len) {
         /* send with MSG_NOSIGNAL on sockets: a reset peer gives EPIPE, never SIGPIPE. The fd
          * table is re-read each time: it may have moved while this fiber was parked. */
-        const char *p = (const char *)buf + done;
-        ssize_t n = io->fds[fd].not_socket ? write(fd, p, len - done)
-                                           : send(fd, p, len - done, MSG_NOSIGNAL);
+        const char *p = buf + done;
+        if (!tried)
+            n = io->fds[fd].not_socket ? write(fd, p, len - done)
+                                       : send(fd, p, len - done, MSG_NOSIGNAL);
+        tried = false;
         if (n < 0 && errno == ENOTSOCK) {
             io->fds[fd].not_socket = true;
             continue;
@@ -698,6 +719,20 @@ ssize_t fb_write(int fd, const void *buf, size_t len)
         if (errno != EAGAIN || wait_until(io, fd, FB_OUT, -1) < 0) return done ? (ssize_t)done : -1;
     }
     return (ssize_t)done;
+}
+
+ssize_t fb_write(int fd, const void *buf, size_t len)
+{
+    fb_io *io = prepare(fd);
+    if (!io) return -1;
+    if (io->ops->submit) return write_completion(io, fd, buf, len);
+    /* The common case, a socket that takes the whole reply at once, without the loop's frame. */
+    if (__builtin_expect(len && !io->fds[fd].not_socket, 1)) {
+        ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+        if (__builtin_expect(n == (ssize_t)len, 1)) return n;
+        return write_ready(io, fd, buf, len, n, true);
+    }
+    return write_ready(io, fd, buf, len, 0, false);
 }
 
 int fb_accept(int lfd, struct sockaddr *addr, socklen_t *addrlen)
