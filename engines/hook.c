@@ -256,7 +256,10 @@ static int close_through_io(int fd)
 
 /* ---- reading ------------------------------------------------------------------------------ */
 
-ssize_t read(int fd, void *buf, size_t len)
+/* read, recv, write and send are in every echo-server model's path, hooks enabled or not:
+ * on a thread that has not enabled them each goes straight to libc, a tail call with no
+ * frame, and the hooked_ form does the rest. */
+static __attribute__((noinline)) ssize_t hooked_read(int fd, void *buf, size_t len)
 {
     hook_fd *h = managed(fd);
     if (!h) return REAL(read)(fd, buf, len);
@@ -265,6 +268,12 @@ ssize_t read(int fd, void *buf, size_t len)
         ssize_t n = libc.read(fd, buf, len);
         if (n >= 0 || errno != EAGAIN || wait_fd(fd, FB_IN, deadline) < 0) return n >= 0 ? n : -1;
     }
+}
+
+ssize_t read(int fd, void *buf, size_t len)
+{
+    if (__builtin_expect(!tls_on && libc.read != NULL, 1)) return libc.read(fd, buf, len);
+    return hooked_read(fd, buf, len);
 }
 
 ssize_t readv(int fd, const struct iovec *iov, int iovcnt)
@@ -280,7 +289,7 @@ ssize_t readv(int fd, const struct iovec *iov, int iovcnt)
 
 /* MSG_WAITALL keeps its meaning: collect len bytes unless end of file, an error or the
  * timeout comes first (then what arrived so far). */
-ssize_t recv(int fd, void *buf, size_t len, int flags)
+static __attribute__((noinline)) ssize_t hooked_recv(int fd, void *buf, size_t len, int flags)
 {
     hook_fd *h = (flags & MSG_DONTWAIT) ? NULL : managed(fd);
     if (!h) return REAL(recv)(fd, buf, len, flags);
@@ -298,9 +307,15 @@ ssize_t recv(int fd, void *buf, size_t len, int flags)
     }
 }
 
+ssize_t recv(int fd, void *buf, size_t len, int flags)
+{
+    if (__builtin_expect(!tls_on && libc.recv != NULL, 1)) return libc.recv(fd, buf, len, flags);
+    return hooked_recv(fd, buf, len, flags);
+}
+
 /* ---- writing: a blocking write returns once every byte is written --------------------------- */
 
-ssize_t write(int fd, const void *buf, size_t len)
+static __attribute__((noinline)) ssize_t hooked_write(int fd, const void *buf, size_t len)
 {
     hook_fd *h = managed(fd);
     if (!h) return REAL(write)(fd, buf, len);
@@ -314,7 +329,13 @@ ssize_t write(int fd, const void *buf, size_t len)
     }
 }
 
-ssize_t send(int fd, const void *buf, size_t len, int flags)
+ssize_t write(int fd, const void *buf, size_t len)
+{
+    if (__builtin_expect(!tls_on && libc.write != NULL, 1)) return libc.write(fd, buf, len);
+    return hooked_write(fd, buf, len);
+}
+
+static __attribute__((noinline)) ssize_t hooked_send(int fd, const void *buf, size_t len, int flags)
 {
     hook_fd *h = (flags & MSG_DONTWAIT) ? NULL : managed(fd);
     if (!h) return REAL(send)(fd, buf, len, flags);
@@ -326,6 +347,12 @@ ssize_t send(int fd, const void *buf, size_t len, int flags)
         if (n >= 0) return (ssize_t)done;
         if (errno != EAGAIN || wait_fd(fd, FB_OUT, deadline) < 0) return done ? (ssize_t)done : -1;
     }
+}
+
+ssize_t send(int fd, const void *buf, size_t len, int flags)
+{
+    if (__builtin_expect(!tls_on && libc.send != NULL, 1)) return libc.send(fd, buf, len, flags);
+    return hooked_send(fd, buf, len, flags);
 }
 
 /* After a partial write the rest of the current element goes out alone (write), then the
