@@ -53,8 +53,8 @@ typedef struct shared_stack {
  * line before the context header, together with ctx.sp (on x86_64 the struct below puts them
  * exactly there, so the hot line is next..ctx.sp and the register line follows the header's
  * one). In copy mode the record goes on with an inline save area of SAVE_INLINE bytes, line
- * aligned, right after the context: the first part of an evicted live part is copied there,
- * only the rest (deep frames) into a buffer of its own. A resume at 8 live bytes then reads
+ * aligned, right after the context: an evicted live part that fits is copied there, a deeper
+ * one into a buffer of its own. A resume at 8 live bytes (192 moved) then reads
  * the hot line, the register line and three lines of save area, all within one record, and
  * records are laid out in creation order, which is the order a round-robin visits them.
  */
@@ -67,8 +67,8 @@ struct fiber {
     void *exit_to[5];           /* fiber_main's __builtin_setjmp buffer (fb_exit) */
     fiber *prev_all, *next_all; /* every record the runtime owns, for fb_runtime_free */
     sw_stack stack;             /* guarded mode */
-    char *save_rest;            /* copy mode: the live part beyond the inline save area */
-    uint32_t rest_cap;          /* its bytes */
+    char *save_buf;             /* copy mode: a live part too deep for the inline save area */
+    uint32_t save_cap;          /* its bytes */
     bool joinable, joined;
     /* The hot line, up to and including ctx.sp. */
     fiber *next;      /* run queue, or the runtime's free list of records */
@@ -121,6 +121,15 @@ struct fb_runtime {
 };
 
 static __thread fb_runtime *tls_rt;
+
+/*
+ * The functions of a hop and of a copy-stack resume start on a cache line, so that their
+ * placement does not move with the code before them in this file. Without it, a change
+ * elsewhere that shifted fb_run and fb_yield by 16 bytes took copystack/resume at 8 live bytes
+ * and one fiber from 22.9-23.1 to 24.4-24.6 ns (medians of 8 alternating runs each, 2-core
+ * Xeon VM), with no instruction changed in them.
+ */
+#define LINE_ALIGNED __attribute__((aligned(64)))
 
 /*
  * Every switch the runtime makes goes through here, and from here through the switch layer's
@@ -202,31 +211,27 @@ static inline char *save_area(const fb_runtime *rt, fiber *f)
     return (char *)f + rt->save_inline;
 }
 
-/* Out of line, for live parts deeper than the inline area: copy [SAVE_INLINE, n) of the part
- * at `sp` to or from the fiber's own buffer, grown (64-byte steps) on a save. */
-static void __attribute__((noinline))
-move_rest(fb_runtime *rt, fiber *f, char *sp, uint32_t n, bool save)
+/* Out of line: the buffer of a live part deeper than the inline area, grown first if it is too
+ * small (64-byte steps). */
+static char *__attribute__((noinline)) save_buffer(fb_runtime *rt, fiber *f, uint32_t n)
 {
-    uint32_t rest = n - SAVE_INLINE;
-    if (save && rest > f->rest_cap) {
+    if (n > f->save_cap) {
         /* What the buffer held is overwritten next: no need to keep it. */
-        uint32_t cap = (rest + LINE - 1) & ~(uint32_t)(LINE - 1);
+        uint32_t cap = (n + LINE - 1) & ~(uint32_t)(LINE - 1);
         char *grown = aligned_alloc(LINE, cap);
         if (!grown) copy_failed("out of memory for a save buffer");
-        free(f->save_rest);
-        rt->stats.save_bytes += cap - f->rest_cap;
-        f->save_rest = grown;
-        f->rest_cap = cap;
+        free(f->save_buf);
+        rt->stats.save_bytes += cap - f->save_cap;
+        f->save_buf = grown;
+        f->save_cap = cap;
     }
-    if (save)
-        move_bytes(rt, f->save_rest, sp + SAVE_INLINE, rest);
-    else
-        move_bytes(rt, sp + SAVE_INLINE, f->save_rest, rest);
+    return f->save_buf;
 }
 
 /*
- * Copy a suspended owner's live part out: its first SAVE_INLINE bytes into the record's save
- * area, the rest, if any, into its own buffer.
+ * Copy a suspended owner's live part out: into the record's save area when it fits there,
+ * else whole into a buffer of its own (one copy each way: splitting a deep part between the
+ * two cost one more call and copy, 2 ns per resume and yield at 512 live bytes).
  *
  * Without tools watching, the part copied starts at the cache line of the stack pointer, not
  * at the pointer itself: the few bytes below it are dead (the fiber is suspended inside a
@@ -236,7 +241,7 @@ move_rest(fb_runtime *rt, fiber *f, char *sp, uint32_t n, bool save)
  * 8 to 72 live bytes, one fiber, 2-core Xeon VM: 27-32 ns, aligned 25-26 ns). ASan and
  * memcheck get the exact live part: the bytes below the stack pointer are poisoned there.
  */
-static void save_live_part(fb_runtime *rt, fiber *f)
+static void LINE_ALIGNED save_live_part(fb_runtime *rt, fiber *f)
 {
     char *sp = rt->backend->live_sp(&f->ctx);
     char *base = f->ss->stack.base, *top = base + f->ss->stack.size;
@@ -247,11 +252,8 @@ static void save_live_part(fb_runtime *rt, fiber *f)
     f->save_len = n;
     rt->stats.stack_saves++;
     rt->stats.bytes_saved += n;
-    if (n > SAVE_INLINE) {
-        move_rest(rt, f, sp, n, true);
-        n = SAVE_INLINE;
-    }
-    move_bytes(rt, save_area(rt, f), sp, n); /* last, so that it is a tail call */
+    char *to = n <= SAVE_INLINE ? save_area(rt, f) : save_buffer(rt, f, n);
+    move_bytes(rt, to, sp, n); /* last, so that it is a tail call */
 }
 
 /*
@@ -260,7 +262,7 @@ static void save_live_part(fb_runtime *rt, fiber *f)
  * never ran. The caller runs on another stack: the scheduler's, or a fiber's on another
  * shared stack. The save buffer is kept for the next eviction (it only grows).
  */
-static void __attribute__((noinline)) claim_stack(fb_runtime *rt, fiber *to)
+static void LINE_ALIGNED __attribute__((noinline)) claim_stack(fb_runtime *rt, fiber *to)
 {
     shared_stack *ss = to->ss;
     if (ss->owner) save_live_part(rt, ss->owner);
@@ -282,11 +284,7 @@ static void __attribute__((noinline)) claim_stack(fb_runtime *rt, fiber *to)
 #endif
     rt->stats.stack_restores++;
     rt->stats.bytes_restored += n;
-    if (n > SAVE_INLINE) {
-        move_rest(rt, to, sp, n, false);
-        n = SAVE_INLINE;
-    }
-    move_bytes(rt, sp, save_area(rt, to), n); /* last, so that it is a tail call */
+    move_bytes(rt, sp, n <= SAVE_INLINE ? save_area(rt, to) : to->save_buf, n); /* last */
 }
 
 static inline fiber *fiber_of(sw_ctx *ctx)
@@ -309,7 +307,7 @@ static inline fiber *fiber_of(sw_ctx *ctx)
  * stack switch has made stale. On the 2-core Xeon VM, copystack/resume at 8 live bytes and one
  * fiber took 58 ns with that frame and 28 ns without (harness/NOTES.md, 2026-12-02).
  */
-static void copy_jump(sw_ctx *from, sw_ctx *to)
+static void LINE_ALIGNED copy_jump(sw_ctx *from, sw_ctx *to)
 {
     fb_runtime *rt = tls_rt;
     if (to != &rt->sched) {
@@ -355,7 +353,7 @@ static inline fiber *running_fiber(fb_runtime *rt, const char *caller)
 }
 
 /* The hot path of ring mode: one switch plus a handful of loads and stores. */
-void fb_yield(void)
+void LINE_ALIGNED fb_yield(void)
 {
     fb_runtime *rt = tls_rt;
     fiber *self = running_fiber(rt, "fb_yield");
@@ -378,7 +376,7 @@ void fb_yield(void)
     switch_to(rt, &self->ctx, &rt->sched);
 }
 
-void fb_park(void)
+void LINE_ALIGNED fb_park(void)
 {
     fb_runtime *rt = tls_rt;
     fiber *self = running_fiber(rt, "fb_park");
@@ -473,9 +471,9 @@ bool fb_on_shared_stack(const void *p, size_t len)
  * started on a page the TLB did not hold: a page walk, which on this VM (nested paging) costs
  * about as much as a miss to memory, and the hardware prefetchers start over at every page.
  * copystack/resume/bytes:8/fibers:100000, 2-core Xeon VM, 8 alternating runs: 36.3 ns median
- * with 4 KiB pages, 29.6 with huge ones. The mapping is trimmed to an aligned 2 MiB so that
- * transparent huge pages can back it (enabled=madvise here); where they cannot, it is an
- * ordinary mapping.
+ * with 4 KiB pages, 29.6 with huge ones (87.9 against 38.8 in a run beside another job). The
+ * mapping is trimmed to an aligned 2 MiB so that transparent huge pages can back it
+ * (enabled=madvise here); where they cannot, it is an ordinary mapping.
  */
 static record_slab *slab_map(void)
 {
@@ -561,8 +559,8 @@ static fiber *spawn(fb_runtime *rt, void (*fn)(void *), void *arg, bool joinable
     }
     fiber *f = record_new(rt);
     if (!f) return NULL;
-    f->save_rest = NULL;
-    f->save_len = f->rest_cap = 0;
+    f->save_buf = NULL;
+    f->save_len = f->save_cap = 0;
     memset(&f->stack, 0, sizeof f->stack);
     if (rt->shared) {
         /* The context is made on the shared stack when the fiber first runs (claim_stack):
@@ -629,10 +627,10 @@ static void release_stack(fb_runtime *rt, fiber *f)
 {
     if (f->ss) {
         if (f->ss->owner == f) f->ss->owner = NULL; /* its frames are dead: nothing to save */
-        rt->stats.save_bytes -= f->rest_cap;
-        free(f->save_rest);
-        f->save_rest = NULL;
-        f->rest_cap = f->save_len = 0;
+        rt->stats.save_bytes -= f->save_cap;
+        free(f->save_buf);
+        f->save_buf = NULL;
+        f->save_cap = f->save_len = 0;
         f->ss = NULL;
     } else if (f->stack.map) {
         fb__pool_put(&rt->pool, &f->stack);
@@ -676,7 +674,7 @@ static bool waiting_on_poller(const fb_runtime *rt)
  * poller runs without blocking. With nothing runnable, the poller blocks instead; with nothing
  * to wait for either, the loop ends.
  */
-int fb_run(fb_runtime *rt)
+int LINE_ALIGNED fb_run(fb_runtime *rt)
 {
     if (!rt || rt != tls_rt || rt->current) {
         errno = EINVAL; /* another thread's runtime, or called from inside a fiber */
@@ -791,7 +789,7 @@ void fb_runtime_free(fb_runtime *rt)
     while (rt->all) {
         fiber *f = rt->all;
         if (f->stack.map) sw_stack_free(&f->stack); /* never finished: discarded */
-        free(f->save_rest);
+        free(f->save_buf);
         record_free(rt, f);
     }
     while (rt->slabs) {

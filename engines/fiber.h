@@ -37,9 +37,9 @@ typedef enum fb_policy { FB_STAR, FB_RING } fb_policy;
  *   FB_STACK_COPY     the fibers share K guarded stacks (fiber i runs on stack i mod K).
  *                     When a fiber is to run on a stack that holds another fiber's frames,
  *                     that fiber's live part (its saved stack pointer up to the top) is first
- *                     copied out (its first 256 bytes into the fiber's record, any more into
- *                     a save buffer of its own, grown as needed), and the new fiber's part
- *                     copied back in; a fiber whose frames are still on its stack resumes
+ *                     copied out (into the fiber's record when it is at most 256 bytes, else
+ *                     into a save buffer of its own, grown as needed), and the new fiber's
+ *                     part copied back in; a fiber whose frames are still on its stack resumes
  *                     without any copy. The memory per fiber is its record and its live part.
  *                     Needs a backend with props.copy_stack (not setjmp). In ring mode a hop
  *                     between two fibers of one stack goes through the scheduler context (the
@@ -106,8 +106,8 @@ typedef struct fb_stats {
     uint64_t stack_saves, stack_restores; /* live parts copied out, copied back in */
     uint64_t bytes_saved, bytes_restored; /* their bytes */
     uint64_t handoffs;                    /* ring hops routed through the scheduler */
-    size_t save_bytes;                    /* now: bytes held in save buffers (the parts of
-                                             live parts beyond what a record holds) */
+    size_t save_bytes;                    /* now: bytes held in save buffers (live parts
+                                             deeper than a record holds) */
 } fb_stats;
 
 /* Create the calling thread's runtime. Returns NULL with errno on failure: EINVAL for a bad

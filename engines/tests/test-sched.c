@@ -530,7 +530,7 @@ static void test_deep(void)
 /*
  * More fibers than the first slabs of records hold (copy mode: past the first huge slab),
  * each with a pattern of its own in its wait area and in a local array of 0 to 480 bytes, so
- * that live parts end on either side of the part a record keeps inline. Every fiber checks
+ * that live parts fall on either side of what a record holds inline (256 bytes). Every fiber checks
  * both after each yield: a record placed over another, a wait area off its 16-byte alignment,
  * or a live part restored from the wrong place shows as a bad byte.
  */
