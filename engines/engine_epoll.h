@@ -34,13 +34,14 @@ eng__fd *eng__ep_fd_grow(eng__ep *ep, int fd);
  * Every want looks its fd up here, so the covered case is inline and the growth is not. */
 static inline eng__fd *eng__ep_fd(eng__ep *ep, int fd)
 {
-    if (__builtin_expect(fd >= 0 && (size_t)fd < ep->nfds, 1)) return &ep->fds[fd];
+    /* One unsigned compare covers fd < 0 too: (size_t)-1 is never below a table's length. */
+    if (__builtin_expect((size_t)fd < ep->nfds, 1)) return &ep->fds[fd];
     return eng__ep_fd_grow(ep, fd);
 }
 /* The fd's entry if the table already covers it, else NULL. */
 static inline eng__fd *eng__ep_peek(eng__ep *ep, int fd)
 {
-    return fd >= 0 && (size_t)fd < ep->nfds ? &ep->fds[fd] : NULL;
+    return (size_t)fd < ep->nfds ? &ep->fds[fd] : NULL; /* fd < 0 wraps to above any length */
 }
 static inline int eng__dir_index(uint32_t dir)
 {

@@ -183,7 +183,8 @@ const char *fb_read_policy_names(void)
 
 static io_fd *fd_slot(fb_io *io, int fd)
 {
-    if (__builtin_expect(fd >= 0 && (size_t)fd < io->nfds, 1)) return &io->fds[fd];
+    /* fd < 0 wraps to above any length; eng__grow_fd_table then says EBADF. */
+    if (__builtin_expect((size_t)fd < io->nfds, 1)) return &io->fds[fd];
     if (eng__grow_fd_table(&io->fds, &io->nfds, sizeof *io->fds, fd) < 0) return NULL;
     return &io->fds[fd];
 }
@@ -495,8 +496,8 @@ static __attribute__((noinline)) fb_io *prepare_first(fb_io *io, int fd)
 static inline __attribute__((always_inline)) fb_io *prepare(int fd)
 {
     fb_io *io = tls_io;
-    if (__builtin_expect(io && fd >= 0 && (size_t)fd < io->nfds && io->fds[fd].nonblock_set, 1))
-        return io;
+    /* One unsigned compare covers fd < 0 too: (size_t)-1 is never below a table's length. */
+    if (__builtin_expect(io && (size_t)fd < io->nfds && io->fds[fd].nonblock_set, 1)) return io;
     return prepare_first(io, fd);
 }
 
