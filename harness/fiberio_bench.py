@@ -81,8 +81,9 @@ def parse_args(argv):
                     help="requests of each count run (default 200000)")
     ap.add_argument("--full-rounds", type=int, default=None,
                     help="rounds that run every load and server, with the count runs (default: "
-                         "every round); the other rounds run the deciding pair only: the "
-                         "default fiber server and the epoll yardstick on the ping-pong loads")
+                         "every round); the other rounds run the pairs C13 judges only: the "
+                         "default fiber server and the epoll yardstick on every load, and "
+                         "epoll-touch8 at 1,000 connections")
     ap.add_argument("--no-aa", dest="aa", action="store_false",
                     help="skip the A/A pair (the default server a second time each round)")
     ap.add_argument("--peers", default=",".join(PEERS),
@@ -303,6 +304,13 @@ def print_table(say, summary, rat):
             f"{', '.join(fmt(x) for x in r['per_round'])})")
 
 
+def deciding(kind, default):
+    """The servers C13 judges on a load (plots/claims/c13_sync_code_async_speed.py): the
+    default fiber server against the epoll yardstick, and at 1,000 connections against the
+    epoll server touching memory per connection as a fiber stack does."""
+    return (default, "epoll") + (("epoll-touch8",) if kind == "pingpong-1k" else ())
+
+
 def main(argv=None):
     a = parse_args(argv if argv is not None else sys.argv[1:])
     say = cli.reporter(a)
@@ -349,9 +357,7 @@ def main(argv=None):
             full = rnd < full_rounds
             for kind, variants in plan:
                 if not full:
-                    if kind == "stream":
-                        continue
-                    variants = [v for v in variants if v in (default, "epoll")]
+                    variants = [v for v in variants if v in deciding(kind, default)]
                 # The default server a second time in the round: the A/A pair.
                 items = variants + ([aa] if a.aa and kind == "pingpong" else [])
                 for v in rounds.rotated(items, rnd):

@@ -32,6 +32,7 @@ from sweep_point import LEVEL_ARGS, PERF_EVENTS, measure_point  # noqa: E402
 MODES = ["pingpong", "churn", "slow"]
 DEFAULT_MODES = ["pingpong", "churn"]  # slow clients are their own experiment (--modes slow)
 LEVELS = [1, 2, 4, 10, 50, 100, 200, 500, 1000, 2000, 5000, 10000]
+OTHERS = "*"  # in a --plan, every model no other group names
 QUICK_LEVELS = [1, 10, 100, 1000]
 IDLE_SAMPLES = 5  # /proc/meminfo reads, 0.1 s apart, before the server starts and once idle
 
@@ -88,6 +89,15 @@ def parse_plan(text):
     return groups
 
 
+def expand_others(groups, declared):
+    """A plan's '*' stands for every declared model no other group names, so that a model
+    added to echo-server is swept without editing the plan."""
+    named = {m for ms, _, _ in groups for m in ms if m != OTHERS}
+    others = [m for m in declared if m not in named]
+    return [([x for m in ms for x in (others if m == OTHERS else [m])], modes, levels)
+            for ms, modes, levels in groups]
+
+
 def positive(text):
     try:
         v = float(text)
@@ -115,7 +125,8 @@ def parse_args(argv):
     ap.add_argument("--plan", type=parse_plan, default=None,
                     help="instead of --models x --modes x --levels: groups 'MODELS/MODES/LEVELS' "
                          "separated by ';', each a cross product, e.g. "
-                         "'thread,fork/pingpong,churn/1,100;epoll/pingpong/100'")
+                         "'thread,fork/pingpong,churn/1,100;epoll/pingpong/100'; a MODELS of * "
+                         "is every model no other group names")
     ap.add_argument("--repeat", type=int, default=1,
                     help="echo-load runs per point, back to back against the same server, each "
                          "with its own ramp-up, warm-up and window; the point's `load` is the "
@@ -150,7 +161,6 @@ def parse_args(argv):
     if a.repeat < 1:
         ap.error("--repeat must be at least 1")
     if a.plan:
-        a.models = list(dict.fromkeys(m for ms, _, _ in a.plan for m in ms))
         a.modes = list(dict.fromkeys(m for _, ms, _ in a.plan for m in ms))
         a.levels = sorted({n for _, _, ns in a.plan for n in ns})
     a.modes = a.modes or DEFAULT_MODES
@@ -164,6 +174,9 @@ def parse_args(argv):
     if not os.access(a.server, os.X_OK):
         ap.error(f"{a.server} is missing: build first (./run.sh build)")
     a.declared = declared_models(a.server)
+    if a.plan:
+        a.plan = expand_others(a.plan, a.declared)
+        a.models = list(dict.fromkeys(m for ms, _, _ in a.plan for m in ms))
     bad = [m for m in a.models or [] if m not in a.declared]
     if bad:
         ap.error(f"argument --models: unknown model {', '.join(bad)} "

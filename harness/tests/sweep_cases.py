@@ -39,6 +39,23 @@ def case_dry_run_limits(a):
             check(line.endswith("would run"), "small points fit", line)
 
 
+def case_plan_others(a):
+    """A plan's '*' is every model the other groups leave out, each with that group's levels."""
+    server = Path(a.load).parent / "echo-server"
+    listed = [m["name"] for m in json.loads(subprocess.run(
+        [server, "--list", "--json"], capture_output=True, check=True).stdout)["members"]]
+    rc, out, err = sweep("--dry-run", "--load", a.load, "--plan",
+                         "thread,epoll/pingpong/1,100;*/pingpong,churn/10")
+    print(out, end="")
+    check(rc == 0, "dry run exits 0", err)
+    planned = [l.split()[2:5] for l in out.splitlines() if l.startswith("[plan ")]
+    others = [m for m in listed if m not in ("thread", "epoll")]
+    want = ([[m, "pingpong", f"conns={n}"] for m in ("thread", "epoll") for n in (1, 100)]
+            + [[m, mode, "conns=10"] for m in others for mode in ("pingpong", "churn")])
+    check(planned == want, "the named models at their levels, every other one at '*''s",
+          planned)
+
+
 def case_bad_args(a):
     server = Path(a.load).parent / "echo-server"
     listed = json.loads(subprocess.run([server, "--list", "--json"], capture_output=True,
