@@ -102,18 +102,24 @@ void bt_timers_batch(bt_timers *b)
     b->preempted += b->last_preempted;
 }
 
+size_t bt_timers_per_batch(bt_workload w, size_t pending, bt_op op)
+{
+    size_t batch = pending / 2 < 512 ? pending / 2 : 512;
+    size_t c = w == BT_CANCELLED ? batch : (batch / 16 ? batch / 16 : 1);
+    size_t e = w == BT_CANCELLED ? (batch / 20 ? batch / 20 : 1) : batch;
+    return op == BT_CANCEL ? c : op == BT_EXPIRE ? e : c + e;
+}
+
 int bt_timers_init(bt_timers *b)
 {
     if (!b->ops || b->pending < 2 || b->workload >= BT_WORKLOADS) {
         errno = EINVAL;
         return -1;
     }
-    size_t batch = b->pending / 2 < 512 ? b->pending / 2 : 512;
-    size_t c = b->workload == BT_CANCELLED ? batch : (batch / 16 ? batch / 16 : 1);
-    size_t e = b->workload == BT_CANCELLED ? (batch / 20 ? batch / 20 : 1) : batch;
-    b->per_batch[BT_CANCEL] = c;
-    b->per_batch[BT_EXPIRE] = e;
-    b->per_batch[BT_ARM] = c + e;
+    size_t c = bt_timers_per_batch(b->workload, b->pending, BT_CANCEL);
+    size_t e = bt_timers_per_batch(b->workload, b->pending, BT_EXPIRE);
+    for (int op = 0; op < BT_OPS; op++)
+        b->per_batch[op] = bt_timers_per_batch(b->workload, b->pending, (bt_op)op);
     b->rng = 0x2545f4914f6cdd1dull ^ b->pending;
     b->now = clock_now();
     b->st = b->ops->init(b->now);

@@ -55,6 +55,8 @@ typedef struct bt_timers {
     int64_t clock_ns; /* the cost of one clock read, subtracted from each phase */
 } bt_timers;
 
+/* C + E, C or E (the phase's ops per batch) for a workload and N; pending at least 2. */
+size_t bt_timers_per_batch(bt_workload w, size_t pending, bt_op op);
 /* Arm N timers and run enough batches for the structure to reach its steady state. 0, or -1
  * with errno. */
 int bt_timers_init(bt_timers *b);

@@ -55,8 +55,10 @@ RULE = ("precision: the median lateness of 1 ms sleeps beyond cyclictest's media
         "holds; does not hold when none does; not run without the lateness figures "
         "(cyclictest's included) or without any cost figure")
 
-# Google Benchmark appends the time it reports to a row timed by hand (`/manual_time`).
-ROW = re.compile(r"^timers/([^/]+)/([^/]+)/([^/]+)/pending:(\d+)(?:/manual_time|/real_time)?$")
+# Google Benchmark appends a fixed iteration count (`/iterations:N`) and the time it reports to a
+# row timed by hand (`/manual_time`).
+ROW = re.compile(r"^timers/([^/]+)/([^/]+)/([^/]+)/pending:(\d+)(?:/iterations:\d+)?"
+                 r"(?:/manual_time|/real_time)?$")
 
 
 def lateness_fig(doc, variant, q="p50"):

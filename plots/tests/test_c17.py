@@ -27,7 +27,7 @@ def switch_with_timer_rows(tree_growth, wheel_growth=1.1):
                           ("rbtree", "arm", tree_growth), ("rbtree", "cancel", 1.0),
                           ("rbtree", "expire", 1.0)):
         for n, ns in ((100, 20.0), (1000000, 20.0 * growth)):
-            name = f"timers/cancelled/{op}/{s}/pending:{n}/manual_time"
+            name = f"timers/cancelled/{op}/{s}/pending:{n}/iterations:{256 * n // 200}/manual_time"
             # CPU time: the whole loop's, set-up included; the row's own phase is its real time.
             doc["benchmarks"].append({"name": name + "_median", "run_name": name,
                                       "run_type": "aggregate", "aggregate_name": "median",
