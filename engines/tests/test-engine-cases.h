@@ -15,6 +15,7 @@
     X(cancel)                                                                                      \
     X(pattern)                                                                                     \
     X(idle)                                                                                        \
+    X(not_early)                                                                                   \
     X(hup)                                                                                         \
     X(err)                                                                                         \
     X(reuse)                                                                                       \

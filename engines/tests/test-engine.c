@@ -234,6 +234,31 @@ static void t_pattern(void)
 }
 
 /*
+ * A poll with nothing to deliver returns no sooner than its timeout, whole milliseconds or not:
+ * an engine that rounded a sub-millisecond part down (or sent it to a call that takes whole
+ * milliseconds) would wake a sleeper early, and the runtime would poll again for the rest.
+ */
+static void polls_not_early(void)
+{
+    static const int64_t timeouts_ns[] = {250000, 1500000, 2000000, 2700000};
+    for (size_t i = 0; i < sizeof timeouts_ns / sizeof *timeouts_ns; i++) {
+        int64_t t0 = now_ns();
+        ngot = 0;
+        ASSERT_GE(ops->poll(eng, timeouts_ns[i], on_ready, NULL), 0);
+        int64_t took = now_ns() - t0;
+        printf("%s: poll(%lld ns) took %lld ns\n", ops->name, (long long)timeouts_ns[i],
+               (long long)took);
+        ASSERT_EQ(ngot, 0);
+        ASSERT_GE(took, timeouts_ns[i]);
+    }
+}
+
+static void t_not_early(void)
+{
+    polls_not_early();
+}
+
+/*
  * Interest nobody waits on must not spin a level-triggered loop: a readable fd whose waiter
  * was delivered (and which is never read) may end at most two polls early; then polls block
  * for their full timeout.
@@ -592,6 +617,21 @@ static void t_op_idle(void)
 {
     t_op_read();
     ASSERT_LE(early_polls(), 1);
+}
+
+/* The same with an operation in flight that does not complete. */
+static void t_op_not_early(void)
+{
+    int sv[2];
+    char buf[8];
+    pair(sv);
+    eng_op op = op_of(ENG_OP_READ, sv[0], buf, sizeof buf);
+    ASSERT_EQ(ops->submit(eng, &op, &tok1), 0);
+    polls_not_early();
+    ops->abort(eng, &op);
+    ASSERT_EQ(poll_for(1000), 1);
+    forget(sv[0]);
+    forget(sv[1]);
 }
 
 /* A read in flight when the peer closes completes with end of file. */
