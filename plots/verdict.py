@@ -205,9 +205,23 @@ def apart_from_noise(fig, aa):
 
 def noise_entry(fig, aa):
     """What a claim's measure() lists under "noise_floor" for one deciding ratio; decide()
-    makes the verdict inconclusive when any such ratio is not apart from its A/A interval."""
+    makes the verdict inconclusive when any such ratio is not apart from its A/A interval and
+    a threshold it is compared with lies within that noise (noise_matters)."""
     return {"figure": fig["name"], "aa": aa, "apart": apart_from_noise(fig, aa),
             "value": fig["value"], "low": fig.get("low"), "high": fig.get("high")}
+
+
+def noise_matters(entry, tests):
+    """Whether a ratio's overlap with its A/A interval bears on the verdict: a threshold the rule
+    compares that ratio with lies between the ends of the two intervals taken together. Equal
+    to noise says 'no difference'; when every threshold is beyond both intervals (a ratio of
+    0.97 judged against 1.05 and 1.25, say), the verdict is the same wherever in the noise the
+    truth lies."""
+    aa = entry["aa"]
+    if entry.get("low") is None or entry.get("high") is None or aa.get("low") is None:
+        return True
+    lo, hi = min(entry["low"], aa["low"]), max(entry["high"], aa["high"])
+    return any(t["figure"] == entry["figure"] and lo <= t["threshold"] <= hi for t in tests)
 
 
 def noise_line(entry):
@@ -247,8 +261,13 @@ def decide(rule, m, judge):
     r["margin"] = None if near is None else {
         "figure": near["figure"], "threshold": near["threshold"], "relative": near["margin"]}
     r["thresholds"] = thresholds_of(judge, tests)
-    r["noise_floor"] = list(m.get("noise_floor") or [])
-    noisy = [e for e in r["noise_floor"] if e["apart"] is False]
+    r["noise_floor"] = [dict(e, matters=noise_matters(e, tests.values()))
+                        for e in m.get("noise_floor") or []]
+    noisy = [e for e in r["noise_floor"] if e["apart"] is False and e["matters"]]
+    r["measured"] = list(r["measured"]) + [
+        f"- {e['figure']} overlaps its A/A noise floor, but no threshold it is compared with "
+        "lies within that noise: the overlap cannot change the verdict"
+        for e in r["noise_floor"] if e["apart"] is False and not e["matters"]]
     if noisy and verdict not in (NOTRUN, INCONCLUSIVE):
         r["verdict"], r["noisy"] = INCONCLUSIVE, noisy
         r["possible"] = verdicts

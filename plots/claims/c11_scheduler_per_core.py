@@ -27,7 +27,8 @@ RULE = ("with server and load sharing the same CPUs, on the ratio of 2 scheduler
         f"one-thread server used < {PLACED_SHARE} of a core (its placement beside the load "
         f"decided the ratio); otherwise holds at >= {HOLDS_AT}x, holds partly at "
         f"{PARTLY_AT}-{HOLDS_AT}x, does not hold below; a ratio within the A/A noise floor "
-        "(when the run has one) is inconclusive")
+        "(when the run has one) is inconclusive when a threshold it is compared with lies "
+        "within that noise")
 
 
 def per_round(th, key="requests_per_sec"):

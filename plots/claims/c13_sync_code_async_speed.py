@@ -44,7 +44,8 @@ RULE = ("the fiber server (its default read policy, merged engine) against the r
         f"system calls per request (kernel count); holds partly when the CPU ratio is at "
         f"most {PARTLY_CPU} and the throughput ratio at least {PARTLY_TPUT} everywhere "
         "(\"slightly below\", seed 004's words); otherwise does not hold; a ratio within the "
-        "A/A noise floor (when the run has one) is inconclusive")
+        "A/A noise floor (when the run has one) is inconclusive when a threshold it is "
+        "compared with lies within that noise")
 
 
 def paired_rounds(doc, load, default, yardstick=YARDSTICK):

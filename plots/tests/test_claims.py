@@ -246,6 +246,11 @@ class Rules(unittest.TestCase):
         eng["aa"] = {"tput naive/naive": {"per_round": [0.7, 1.0, 1.3, 1.0, 1.35]}}
         r = self.result("C2", engines=eng)
         self.assertEqual(r["verdict"], V.INCONCLUSIVE)
+        # Inside a wide A/A interval but with every threshold beyond both intervals: equal to
+        # noise is "no gain", and the verdict does not depend on where in the noise it lies.
+        r = self.result("C11", threads=S.threads(ratio=0.95, rounds=3, aa=[0.9, 1.0, 1.02]))
+        self.assertEqual((r["verdict"], r["noise_floor"][0]["apart"]), (V.NOT, False))
+        self.assertIn("cannot change the verdict", self.text(r))
         # No A/A pairs (older runs): nothing said, nothing changed.
         r = self.result("C11", threads=S.threads(ratio=1.12, rounds=3))
         self.assertEqual((r["verdict"], r["noise_floor"]), (V.PARTLY, []))
