@@ -422,8 +422,9 @@ void BM_epoll_ctl(benchmark::State &state)
 bt_timers g_timers;
 // Batches per row and repetition, a fixed count rather than --benchmark_min_time: the loop runs
 // all three phases and the row times one, so reaching 0.1 s of one phase's time took up to
-// 70 s a row where that phase is a small share of the batch (a cancel among 512 expiries at
-// 10^6 pending), over an hour for the 150 rows of the full preset.
+// 74 s for one repetition of a row where that phase is a small share of the batch (the 25
+// expiries among 512 cancels, rbtree, 10^6 pending), and 500 s for one repetition of the 60
+// rows at 10^5 and 10^6 (the full preset runs 5).
 constexpr size_t TIMER_BATCHES = 256;
 
 void BM_timers(benchmark::State &state, const tm_ops *t, bt_workload w, bt_op op)
