@@ -1,6 +1,7 @@
 /* fiber.c - the single-threaded fiber runtime: run queue, star and ring scheduling, poller hook. */
 #define _GNU_SOURCE
 #include "fiber.h"
+#include "fiber_record_slab.h"
 #include "fiber_stack_pool.h"
 #include "switch_backends.h"
 
@@ -9,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #ifdef SWITCHYARD_ASAN
 #include <sanitizer/asan_interface.h>
@@ -18,19 +18,11 @@
 #include <valgrind/memcheck.h>
 #endif
 
-enum { DEFAULT_STACK = 64 * 1024, DEFAULT_SHARED_STACK = 256 * 1024, MAX_SHARED_STACKS = 1024 };
+enum { DEFAULT_STACK = 64 * 1024, DEFAULT_SHARED_STACK = 256 * 1024 };
 
-/* Records are carved from slabs, the first SLAB_FIRST bytes, each next one twice as large up
- * to SLAB_HUGE (see record_new); copy mode keeps the first SAVE_INLINE bytes of an evicted
- * fiber's live part inside its record (see struct fiber). Slabs start on a page, so that
- * where a record falls in its page does not depend on what the heap held before. */
-enum {
-    LINE = 64,
-    PAGE = 4096,
-    SLAB_FIRST = 16 * 1024,
-    SLAB_HUGE = 2 * 1024 * 1024,
-    SAVE_INLINE = 256
-};
+/* Records come from slabs (fiber_record_slab.h); copy mode keeps the first SAVE_INLINE bytes
+ * of an evicted fiber's live part inside its record (see struct fiber). */
+enum { LINE = 64, SAVE_INLINE = 256 };
 
 /* A fiber is RUNNABLE while queued or running, PARKED while it waits for fb_wake, DONE once
  * its function returned (or it called fb_exit). Running needs no state of its own. */
@@ -81,13 +73,6 @@ struct fiber {
     sw_ctx ctx;            /* last but for the save area: sw_ctx_size(backend) bytes of it */
 };
 
-/* A slab of records; the records start at the first line after this header. */
-typedef struct record_slab {
-    struct record_slab *next;
-    size_t bytes;
-    bool mapped; /* by slab_map (munmap it), else by aligned_alloc */
-} record_slab;
-
 struct fb_runtime {
     /* The hot fields first: a hop touches only these and the two fibers' records. */
     fiber *current; /* the running fiber; NULL while the scheduler context runs */
@@ -106,13 +91,8 @@ struct fb_runtime {
     fb__pool pool;
     fiber *free_records;
     fiber *all;
-    size_t record_size;  /* the stride of records in a slab: whole cache lines */
-    size_t record_shift; /* where a record starts in its stride (ctx.priv on a line) */
-    size_t save_inline;  /* offset of the inline save area in a record; 0 when guarded */
-    char *slab_next;     /* the next unused stride of the newest slab */
-    size_t slab_left;    /* strides left there */
-    record_slab *slabs;
-    size_t slab_bytes;    /* the size of the next slab */
+    fb__slabs records;    /* strides of whole lines, shifted so that ctx.priv starts a line */
+    size_t save_inline;   /* offset of the inline save area in a record; 0 when guarded */
     shared_stack *shared; /* copy mode: `nshared` stacks; NULL when guarded */
     unsigned nshared;
     fb_stack_mode stack_mode;
@@ -465,64 +445,14 @@ bool fb_on_shared_stack(const void *p, size_t len)
 
 /* ---- records --------------------------------------------------------------------------- */
 
-/*
- * A slab of SLAB_HUGE bytes on a huge page (copy mode). With 10^5 fibers the records fill
- * about 70 MB that a round-robin walks in order, and on 4 KiB pages every sixth resume
- * started on a page the TLB did not hold: a page walk, which on this VM (nested paging) costs
- * about as much as a miss to memory, and the hardware prefetchers start over at every page.
- * copystack/resume/bytes:8/fibers:100000, 2-core Xeon VM, 8 alternating runs: 36.3 ns median
- * with 4 KiB pages, 29.6 with huge ones (87.9 against 38.8 in a run beside another job). The
- * mapping is trimmed to an aligned 2 MiB so that transparent huge pages can back it
- * (enabled=madvise here); where they cannot, it is an ordinary mapping.
- */
-static record_slab *slab_map(void)
-{
-    char *p = mmap(NULL, 2 * SLAB_HUGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) return NULL;
-    char *at = (char *)(((uintptr_t)p + SLAB_HUGE - 1) & ~(uintptr_t)(SLAB_HUGE - 1));
-    if (at > p) munmap(p, (size_t)(at - p));
-    if (at + SLAB_HUGE < p + 2 * SLAB_HUGE)
-        munmap(at + SLAB_HUGE, (size_t)(p + 2 * SLAB_HUGE - (at + SLAB_HUGE)));
-#ifdef MADV_HUGEPAGE
-    madvise(at, SLAB_HUGE, MADV_HUGEPAGE); /* a hint: without it, the slab still works */
-#endif
-    record_slab *slab = (record_slab *)at;
-    slab->mapped = true;
-    return slab;
-}
-
-/* A record from the free list, or the next stride of the newest slab (a new slab when it is
- * used up): records made one after another lie one after another in memory. Slabs double
- * from SLAB_FIRST, so that a runtime of a few fibers stays small. */
+/* A record from the free list, or the next one of the slabs. */
 static fiber *record_new(fb_runtime *rt)
 {
     fiber *f = rt->free_records;
-    if (f) {
+    if (f)
         rt->free_records = f->next;
-    } else {
-        if (!rt->slab_left) {
-            size_t bytes = rt->slab_bytes;
-            while (bytes < LINE + rt->record_size)
-                bytes *= 2;
-            record_slab *slab;
-            if (bytes >= SLAB_HUGE && rt->save_inline) {
-                bytes = SLAB_HUGE;
-                slab = slab_map();
-            } else if ((slab = aligned_alloc(PAGE, bytes))) {
-                slab->mapped = false;
-            }
-            if (!slab) return NULL;
-            slab->bytes = bytes;
-            slab->next = rt->slabs;
-            rt->slabs = slab;
-            rt->slab_next = (char *)slab + LINE;
-            rt->slab_left = (bytes - LINE) / rt->record_size;
-            rt->slab_bytes = bytes < SLAB_HUGE ? bytes * 2 : SLAB_HUGE;
-        }
-        f = (fiber *)(rt->slab_next + rt->record_shift);
-        rt->slab_next += rt->record_size;
-        rt->slab_left--;
-    }
+    else if (!(f = fb__slabs_take(&rt->records)))
+        return NULL;
     f->prev_all = NULL;
     f->next_all = rt->all;
     if (rt->all) rt->all->prev_all = f;
@@ -727,7 +657,7 @@ fb_runtime *fb_runtime_new(const fb_config *cfg)
     unsigned k = cfg && cfg->shared_stacks ? cfg->shared_stacks : 1;
     if (!cfg || !cfg->backend || (cfg->policy != FB_STAR && cfg->policy != FB_RING) ||
         (cfg->poller.poll && !cfg->poller.pending) || stack < SW_STACK_MIN ||
-        (cfg->stack_mode != FB_STACK_GUARDED && !copy) || k > MAX_SHARED_STACKS ||
+        (cfg->stack_mode != FB_STACK_GUARDED && !copy) || k > FB_SHARED_STACKS_MAX ||
         (!copy && cfg->shared_stacks) || (cfg->timers && !tm_ops_valid(cfg->timers))) {
         errno = EINVAL;
         return NULL;
@@ -766,12 +696,11 @@ fb_runtime *fb_runtime_new(const fb_config *cfg)
     /* Shift records in their strides so that ctx.priv starts a line, as far as the record's
      * own alignment allows; the inline save area (copy mode) starts at the line after ctx. */
     size_t priv_at = offsetof(fiber, ctx) + offsetof(sw_ctx, priv);
-    rt->record_shift = ((LINE - priv_at % LINE) % LINE) & ~(_Alignof(fiber) - 1);
-    size_t end = rt->record_shift + offsetof(fiber, ctx) + sw_ctx_size(cfg->backend);
+    size_t shift = ((LINE - priv_at % LINE) % LINE) & ~(_Alignof(fiber) - 1);
+    size_t end = shift + offsetof(fiber, ctx) + sw_ctx_size(cfg->backend);
     end = (end + LINE - 1) & ~(size_t)(LINE - 1);
-    rt->save_inline = copy ? end - rt->record_shift : 0;
-    rt->record_size = copy ? end + SAVE_INLINE : end;
-    rt->slab_bytes = SLAB_FIRST;
+    rt->save_inline = copy ? end - shift : 0;
+    fb__slabs_init(&rt->records, copy ? end + SAVE_INLINE : end, shift, copy);
     fb__pool_init(&rt->pool, stack);
     if (copy && map_shared_stacks(rt, k, stack) != 0) {
         int saved = errno;
@@ -792,14 +721,7 @@ void fb_runtime_free(fb_runtime *rt)
         free(f->save_buf);
         record_free(rt, f);
     }
-    while (rt->slabs) {
-        record_slab *slab = rt->slabs;
-        rt->slabs = slab->next;
-        if (slab->mapped)
-            munmap(slab, slab->bytes);
-        else
-            free(slab);
-    }
+    fb__slabs_drain(&rt->records);
     fb__pool_drain(&rt->pool);
     for (unsigned i = 0; rt->shared && i < rt->nshared; i++)
         if (rt->shared[i].stack.map) sw_stack_free(&rt->shared[i].stack);
@@ -835,47 +757,4 @@ void fb__evict_shared(fb_runtime *rt)
             ss->owner = NULL;
         }
     }
-}
-
-const char *fb_stack_mode_name(fb_stack_mode m)
-{
-    return m == FB_STACK_GUARDED ? "guarded" : m == FB_STACK_COPY ? "copy" : "?";
-}
-
-int fb_stack_mode_parse(const char *text, fb_stack_mode *mode, unsigned *shared_stacks)
-{
-    if (text && strcmp(text, "guarded") == 0) {
-        *mode = FB_STACK_GUARDED;
-        *shared_stacks = 0;
-        return 0;
-    }
-    if (!text || strncmp(text, "copy", 4) != 0) return -1;
-    unsigned long k = 1;
-    if (text[4] == ':') {
-        char *end;
-        if (text[5] < '0' || text[5] > '9') return -1;
-        k = strtoul(text + 5, &end, 10);
-        if (*end || k < 1 || k > MAX_SHARED_STACKS) return -1;
-    } else if (text[4]) {
-        return -1;
-    }
-    *mode = FB_STACK_COPY;
-    *shared_stacks = (unsigned)k;
-    return 0;
-}
-
-const char *fb_policy_name(fb_policy p)
-{
-    return p == FB_STAR ? "star" : p == FB_RING ? "ring" : "?";
-}
-
-int fb_policy_parse(const char *name, fb_policy *out)
-{
-    if (name && strcmp(name, "star") == 0)
-        *out = FB_STAR;
-    else if (name && strcmp(name, "ring") == 0)
-        *out = FB_RING;
-    else
-        return -1;
-    return 0;
 }

@@ -83,6 +83,8 @@ typedef struct fb_poller {
     size_t (*pending)(void *state);
 } fb_poller;
 
+enum { FB_SHARED_STACKS_MAX = 1024 }; /* copy mode: the most shared stacks a runtime has */
+
 typedef struct fb_config {
     const sw_backend *backend; /* switch backend (required) */
     fb_policy policy;
@@ -166,7 +168,8 @@ void fb_get_stats(const fb_runtime *rt, fb_stats *out);
 void fb__evict_shared(fb_runtime *rt);
 const char *fb_policy_name(fb_policy p);
 const char *fb_stack_mode_name(fb_stack_mode m);
-/* Parse "guarded", "copy" or "copy:K" (1 <= K <= 1024); returns 0, or -1 for anything else. */
+/* Parse "guarded", "copy" or "copy:K" (1 <= K <= FB_SHARED_STACKS_MAX); returns 0, or -1 for
+ * anything else. */
 int fb_stack_mode_parse(const char *text, fb_stack_mode *mode, unsigned *shared_stacks);
 /* Parse "star" or "ring"; returns 0, or -1 for anything else. */
 int fb_policy_parse(const char *name, fb_policy *out);

@@ -149,8 +149,6 @@ void fb_io_get_stats(const fb_io *io, fb_io_stats *out)
     out->sleepers = io->sleepers;
 }
 
-static const char *const read_policy_names[] = {"eager", "wait", "adaptive"};
-
 void fb_io_set_read_policy(fb_io *io, fb_read_policy p)
 {
     io->read_policy = p;
@@ -159,26 +157,6 @@ void fb_io_set_read_policy(fb_io *io, fb_read_policy p)
 fb_read_policy fb_io_read_policy(const fb_io *io)
 {
     return io->read_policy;
-}
-
-const char *fb_read_policy_name(fb_read_policy p)
-{
-    return (unsigned)p < 3 ? read_policy_names[p] : "?";
-}
-
-int fb_read_policy_parse(const char *name, fb_read_policy *out)
-{
-    for (int i = 0; name && i < 3; i++)
-        if (strcmp(name, read_policy_names[i]) == 0) {
-            *out = (fb_read_policy)i;
-            return 0;
-        }
-    return -1;
-}
-
-const char *fb_read_policy_names(void)
-{
-    return "eager, wait, adaptive";
 }
 
 static io_fd *fd_slot(fb_io *io, int fd)
