@@ -166,6 +166,10 @@ void fb_get_stats(const fb_runtime *rt, fb_stats *out);
  * out now, as if another fiber needed the stack, so that the next resume restores it. No-op
  * in guarded mode. */
 void fb__evict_shared(fb_runtime *rt);
+/* For tests: the fiber copy mode prefetches when it claims a stack for f, the one claimed
+ * FB__CLAIM_AHEAD claims after f's claim the last time round (NULL: none yet, or guarded). */
+#define FB__CLAIM_AHEAD 16
+fiber *fb__claim_ahead(const fiber *f);
 const char *fb_policy_name(fb_policy p);
 const char *fb_stack_mode_name(fb_stack_mode m);
 /* Parse "guarded", "copy" or "copy:K" (1 <= K <= FB_SHARED_STACKS_MAX); returns 0, or -1 for

@@ -16,7 +16,7 @@ struct fb__slab {
 
 /*
  * A slab of FB__SLAB_HUGE bytes on a huge page (copy mode). With 10^5 fibers the records fill
- * about 70 MB that a round-robin walks in order, and on 4 KiB pages every sixth resume
+ * about 77 MB that a round-robin walks in order, and on 4 KiB pages every fifth resume
  * started on a page the TLB did not hold: a page walk, which on this VM (nested paging) costs
  * about as much as a miss to memory, and the hardware prefetchers start over at every page.
  * copystack/resume/bytes:8/fibers:100000, 2-core Xeon VM, 8 alternating runs: 36.3 ns median

@@ -581,6 +581,47 @@ static void test_records(void)
     fb_runtime_free(rt);
 }
 
+/* ---- ahead: copy mode learns the order in which fibers claim their stacks --------------- */
+
+/*
+ * Fibers taking turns in a fixed order: from the second pass on, the fiber each one expects
+ * FB__CLAIM_AHEAD claims after its own (whose record copy mode fetches early) is the one that
+ * many turns later, across the end of a pass too. Guarded stacks are never claimed: no
+ * expectation at all.
+ */
+enum { AHEAD_FIBERS = 2 * FB__CLAIM_AHEAD + 5, AHEAD_YIELDS = 3 };
+static fiber *ahead_fibers[AHEAD_FIBERS];
+static long ahead_bad, ahead_checked;
+
+static void ahead_fiber(void *arg)
+{
+    long id = (long)arg;
+    ahead_fibers[id] = fb_self();
+    for (int y = 0; y < AHEAD_YIELDS; y++) {
+        fb_yield();
+        if (y == 0) continue; /* the first pass is still being learned */
+        fiber *want = copy_mode ? ahead_fibers[(id + FB__CLAIM_AHEAD) % AHEAD_FIBERS] : NULL;
+        fiber *got = fb__claim_ahead(fb_self());
+        if (got != want)
+            printf("fiber %ld, pass %d: expects %p, not %p\n", id, y + 1, (void *)got,
+                   (void *)want);
+        ahead_bad += got != want;
+        ahead_checked++;
+    }
+}
+
+static void test_ahead(void)
+{
+    fb_runtime *rt = new_runtime();
+    for (long i = 0; i < AHEAD_FIBERS; i++)
+        ASSERT_TRUE(fb_spawn(rt, ahead_fiber, (void *)i));
+    ASSERT_EQ(fb_run(rt), 0);
+    printf("%d fibers, %ld checks, %ld wrong\n", AHEAD_FIBERS, ahead_checked, ahead_bad);
+    ASSERT_EQ(ahead_checked, AHEAD_FIBERS * (AHEAD_YIELDS - 1));
+    ASSERT_EQ(ahead_bad, 0);
+    fb_runtime_free(rt);
+}
+
 /* ---- overflow: a fiber running off its stack is reported in one line, in both modes ------ */
 
 static volatile bool keep_digging = true; /* never cleared: the recursion only ends by fault */
