@@ -40,7 +40,8 @@ RULE = ("on the steady state (the measured window, after echo-load's ramp-up; ra
         f"peak lies past level 1 at >= {RISE}x the level-1 figure and a later level falls to "
         f"<= {V.share(COLLAPSE)} the peak or has errors (>= {ERRORS_AT:.0%} of its measured "
         "requests failed or unfinished, on a point whose load ran; a machine limit does not "
-        f"count); fork is 'far lower' when its peak is <= {V.share(FAR_LOWER)} "
+        "count; with no ok level after the peak, the fall is not measured: anywhere from 0 to "
+        f"1 of the peak); fork is 'far lower' when its peak is <= {V.share(FAR_LOWER)} "
         "thread's. Holds when both hold in some mode, holds partly when one does, "
         "otherwise does not hold")
 
@@ -52,6 +53,14 @@ def error_rate(p):
     failed = D.point_errors(p) + (load.get("unfinished") or 0)
     total = (load.get("requests") or 0) + failed
     return failed / total if total else None
+
+
+def unmeasured_fall(mode):
+    """The fall when the peak is the last ok level: nothing after it was measured, so it may
+    lie anywhere from none (1, the peak itself) to all the way down (0). Its interval says
+    so, and the collapse it decides stays open (inconclusive) instead of reading as "no"."""
+    return F.estimate(f"thread {mode} lowest level after the peak over the peak (no ok level "
+                      "after the peak)", 1.0, 0.0, 1.0, 0, "x", "sweep")
 
 
 def shape_figures(mode, th, fk, later):
@@ -73,7 +82,8 @@ def shape_figures(mode, th, fk, later):
                             rounds(th[0]), "x", "sweep") if k > 0 else
             F.once(f"thread {mode} peak over its first level", None, "x", "sweep"),
             "fall": F.ratio(f"thread {mode} lowest level after the peak over the peak",
-                            rounds(low) if low and peak else [], rounds(th[k]), "x", "sweep"),
+                            rounds(low) if low and peak else [], rounds(th[k]), "x", "sweep")
+            if after else unmeasured_fall(mode),
             "errors": F.exact(f"thread {mode} highest error rate after the peak", worst[0], "",
                               "sweep") if worst[0] is not None else None,
             "errors_at": worst[1],

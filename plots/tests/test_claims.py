@@ -165,6 +165,21 @@ class Rules(unittest.TestCase):
         self.assertEqual(r["verdict"], V.PARTLY)
         self.assertIn("1000 (limit: fd limit (synthetic))", self.text(r))
 
+    def test_c6_no_level_after_the_peak_cannot_say(self):
+        # Thread still rising at its last ok level: whether it collapses was not measured, so
+        # fork's part alone (holds partly) and both parts (holds) stay possible.
+        sw = S.sweep(thread={1: 1000, 10: 2000, 100: 4000, 1000: 5000},
+                     fork={1: 400, 10: 400, 100: 400, 1000: 400})
+        r = self.result("C6", sweep=sw)
+        self.assertEqual(r["verdict"], V.INCONCLUSIVE)
+        self.assertIn("collapses: cannot say (thread pingpong lowest level after the peak over "
+                      "the peak (no ok level after the peak) 1 [0, 1] straddles 0.5)", self.text(r))
+        # The same with the last level falling to 0.4 of the peak at 2000: it collapses.
+        sw = S.sweep(thread={1: 1000, 10: 2000, 100: 4000, 1000: 5000, 2000: 2000},
+                     fork={1: 400, 10: 400, 100: 400, 1000: 400, 2000: 400},
+                     levels=(1, 10, 100, 1000, 2000))
+        self.assertEqual(self.result("C6", sweep=sw)["verdict"], V.HOLDS)
+
     def test_c7_labels_follow_the_rule(self):
         levels = (1, 100, 1000, 10000)
         sw = S.sweep(thread={1: 10000, 100: 40000, 1000: 39000, 10000: 10000},
