@@ -10,10 +10,10 @@ from experiments import ORDER  # noqa: E402  (the experiment registry: the one l
 # The measured points' statuses and the sweep's readers live in pointdata.py; every reader of a
 # run imports them from here.
 from pointdata import (  # noqa: E402,F401
-    FAILED_SHARE, MEASURED, POINT_STATUSES, kernel_per_conn, memory_points, memory_rounds,
-    memory_top, ok_points, point_errors, point_status, ramp, rps, rps_rounds, SERVER_CPU,
-    server_cpu_us_per_request, status_text, sweep_flagged, sweep_not_run, sweep_points,
-    sweep_series, user_kb)
+    FAILED_SHARE, MEASURED, MIN_OK_ROUNDS, POINT_STATUSES, kernel_per_conn, memory_points,
+    memory_rounds, memory_top, ok_points, point_errors, point_status, ramp, rps, rps_rounds,
+    SERVER_CPU, server_cpu_us_per_request, status_text, sweep_flagged, sweep_not_run,
+    sweep_points, sweep_series, throughput_points, user_kb)
 
 # The files a run folder may hold: the suite's own record, then one per experiment.
 EXPERIMENTS = ["suite", *ORDER]

@@ -40,7 +40,8 @@ RULE = ("on the steady state (the measured window, after echo-load's ramp-up; ra
         f"peak lies past level 1 at >= {RISE}x the level-1 figure and a later level falls to "
         f"<= {V.share(COLLAPSE)} the peak or has errors (>= {ERRORS_AT:.0%} of its measured "
         "requests failed or unfinished, on a point whose load ran; a machine limit does not "
-        "count; with no ok level after the peak, the fall is not measured: anywhere from 0 to "
+        f"count; a point not ok in every repetition is read on its ok ones when it has at least "
+        f"{D.MIN_OK_ROUNDS}; with no ok level after the peak, the fall is not measured: anywhere from 0 to "
         f"1 of the peak); fork is 'far lower' when its peak is <= {V.share(FAR_LOWER)} "
         "thread's. Holds when both hold in some mode, holds partly when one does, "
         "otherwise does not hold")
@@ -103,10 +104,10 @@ def ramp_errors(p):
 
 def left_out(run, model, mode):
     """Lines naming a model's points the throughput did not read, with their status and why."""
-    out = []
+    out, read = [], {p["conns"] for p in D.throughput_points(run, model, mode)}
     for p in D.sweep_points(run, model, mode):
         status, why = D.point_status(p)
-        if status != "ok":
+        if status != "ok" and p["conns"] not in read:
             out.append(f"{p['conns']} ({status}: {'; '.join(why) or 'no reason recorded'})")
     return [f"  - {model} {mode} points left out of the throughput: " + ", ".join(out)] \
         if out else []
@@ -115,6 +116,7 @@ def left_out(run, model, mode):
 def level_text(p):
     rate = error_rate(p)
     return (f"{p['conns']}: {D.rps(p):.0f}"
+            + (f" ({len(p['rounds'])} of {p['ok_of']} repetitions ok)" if "ok_of" in p else "")
             + (f" ({D.point_errors(p)} errors, {rate:.2%} of its requests)"
                if D.point_errors(p) and rate is not None else "")
             + (f" [ramp-up errors {ramp_errors(p)}]" if ramp_errors(p) else ""))
@@ -125,7 +127,8 @@ def measure(run):
         return {"lines": [f"no sweep: {run.why('sweep')}"]}
     lines, modes, figures = [], {}, []
     for mode in ("pingpong", "churn"):
-        th, fk = D.ok_points(run, "thread", mode), D.ok_points(run, "fork", mode)
+        th = D.throughput_points(run, "thread", mode)
+        fk = D.throughput_points(run, "fork", mode)
         if not th:
             continue
         later = D.ok_points(run, "thread", mode, allow=ERROR_STATUSES)

@@ -16,7 +16,7 @@ HALF_PEAK = 0.5
 P99_LIMIT_US = 1e6
 DEGRADES_PAST = 1000  # thread's best past this over its best up to it
 BLOCKING_MODELS = ("thread", "fork")
-MIN_OK_ROUNDS = 3  # ok repetitions a client-bound point needs for its throughput to be read
+MIN_OK_ROUNDS = D.MIN_OK_ROUNDS  # ok repetitions a client-bound point needs (pointdata.py)
 
 RULE = ("three sub-claims on the persistent-connection sweep's steady state (the window "
         "after echo-load's ramp-up; ramp-up time and errors listed beside): thread fails at "

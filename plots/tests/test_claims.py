@@ -180,6 +180,25 @@ class Rules(unittest.TestCase):
                      levels=(1, 10, 100, 1000, 2000))
         self.assertEqual(self.result("C6", sweep=sw)["verdict"], V.HOLDS)
 
+    def test_c6_reads_a_partly_client_bound_peak_on_its_ok_repetitions(self):
+        def run(ok_rounds):
+            sw = S.sweep(thread={1: 1000, 10: 2000, 100: 5000, 1000: 2000},
+                         fork={1: 400, 10: 400, 100: 400, 1000: 400})
+            for p in sw["points"]:
+                if p["model"] == "thread" and p["conns"] == 100:
+                    p.update(status="client-bound", reasons=["echo-load used 0.95 of its core"],
+                             rounds=[{"status": "ok" if i < ok_rounds else "client-bound",
+                                      "requests_per_sec": 5000.0 + i} for i in range(5)])
+            return self.result("C6", sweep=sw)
+        # Three ok repetitions of five: the peak at 100 is read on them, and 1000 falls to 0.4.
+        r = run(3)
+        self.assertEqual(r["verdict"], V.HOLDS)
+        self.assertIn("100: 5001 (3 of 5 repetitions ok)", self.text(r))
+        # Two: the point is left out, the peak is 10's and 1000 does not fall below it.
+        r = run(2)
+        self.assertEqual(r["verdict"], V.PARTLY)
+        self.assertIn("left out of the throughput: 100 (client-bound", self.text(r))
+
     def test_c7_labels_follow_the_rule(self):
         levels = (1, 100, 1000, 10000)
         sw = S.sweep(thread={1: 10000, 100: 40000, 1000: 39000, 10000: 10000},
