@@ -151,6 +151,11 @@ def rps(p):
 MIN_OK_ROUNDS = 3
 
 
+def ok_rounds(p):
+    """A sweep point's repetitions (`rounds`) whose own status is ok."""
+    return [r for r in p.get("rounds") or [] if r.get("status") == "ok"]
+
+
 def throughput_points(run, model, mode):
     """A model's points whose throughput may be read: the ok points, and the points that are
     client-bound or contended in some of their repetitions but ok in at least MIN_OK_ROUNDS,
@@ -162,8 +167,7 @@ def throughput_points(run, model, mode):
         if status == "ok":
             out.append(p)
         elif status in ("client-bound", "contended") and p.get("load"):
-            ok = [r for r in p.get("rounds") or [] if r.get("status") == "ok"
-                  and r.get("requests_per_sec") is not None]
+            ok = [r for r in ok_rounds(p) if r.get("requests_per_sec") is not None]
             if len(ok) >= MIN_OK_ROUNDS:
                 median = statistics.median(r["requests_per_sec"] for r in ok)
                 out.append(dict(p, rounds=ok, status="ok", ok_of=len(p["rounds"]),

@@ -40,9 +40,10 @@ RULE = ("on the steady state (the measured window, after echo-load's ramp-up; ra
         f"peak lies past level 1 at >= {RISE}x the level-1 figure and a later level falls to "
         f"<= {V.share(COLLAPSE)} the peak or has errors (>= {ERRORS_AT:.0%} of its measured "
         "requests failed or unfinished, on a point whose load ran; a machine limit does not "
-        f"count; a point not ok in every repetition is read on its ok ones when it has at least "
-        f"{D.MIN_OK_ROUNDS}; with no ok level after the peak, the fall is not measured: anywhere from 0 to "
-        f"1 of the peak); fork is 'far lower' when its peak is <= {V.share(FAR_LOWER)} "
+        "count; a point not ok in every repetition is read on its ok ones when it has at "
+        f"least {D.MIN_OK_ROUNDS}; with no ok level after the peak, the fall is not measured: "
+        "anywhere from 0 to 1 of the peak); fork is 'far lower' when its peak is <= "
+        f"{V.share(FAR_LOWER)} "
         "thread's. Holds when both hold in some mode, holds partly when one does, "
         "otherwise does not hold")
 
@@ -102,9 +103,10 @@ def ramp_errors(p):
     return D.ramp(p).get("errors_total") or 0
 
 
-def left_out(run, model, mode):
-    """Lines naming a model's points the throughput did not read, with their status and why."""
-    out, read = [], {p["conns"] for p in D.throughput_points(run, model, mode)}
+def left_out(run, model, mode, read_points):
+    """Lines naming a model's points the throughput did not read (those not in read_points),
+    with their status and why."""
+    out, read = [], {p["conns"] for p in read_points}
     for p in D.sweep_points(run, model, mode):
         status, why = D.point_status(p)
         if status != "ok" and p["conns"] not in read:
@@ -148,7 +150,7 @@ def measure(run):
         th_peak = max(D.rps(p) for p in th)
         lines.append(f"- {mode}: thread req/s by level (ok points): "
                      + ", ".join(level_text(p) for p in th))
-        lines += left_out(run, "thread", mode) + left_out(run, "fork", mode)
+        lines += left_out(run, "thread", mode, th) + left_out(run, "fork", mode, fk)
         if f["errors"] is not None:
             lines.append(f"  - highest error rate after the peak: {f['errors']['value']:.2%} "
                          f"of the measured requests, at {f['errors_at']} connections (errors "

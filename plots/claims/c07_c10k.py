@@ -49,7 +49,7 @@ def fails_at(model, p, peak, t):
         return f"{D.point_errors(p)} errors"
     rps, p99 = D.rps_rounds(p), p99_rounds(p)
     if status != "ok":
-        ok = [r for r in p.get("rounds") or [] if r.get("status") == "ok"]
+        ok = D.ok_rounds(p)
         if len(ok) < MIN_OK_ROUNDS:
             return None
         rps = [r["requests_per_sec"] for r in ok if r.get("requests_per_sec") is not None]
@@ -72,7 +72,7 @@ def p99_rounds(p):
 
 def ok_rounds_text(p):
     """What a point that is not ok overall was read for."""
-    n = sum(1 for r in p.get("rounds") or [] if r.get("status") == "ok")
+    n = len(D.ok_rounds(p))
     return (f"throughput and p99 read on its {n} ok repetitions" if n >= MIN_OK_ROUNDS else
             "only the connections held and errors read")
 
