@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 """The experiment registry (harness/experiments/) and the suite's reading of it: every
 experiment file is in the ordered list and the list names only files; each declaration is
-complete; `suite.py --list` and `--only` follow the list.
+complete; `suite.py --list` and `--only` follow the list; switch-bench's passes measure each
+row once.
 
-usage: suite_cases.py CASE
+usage: suite_cases.py CASE [--bin DIR]
 """
 import subprocess
 import sys
@@ -48,5 +49,28 @@ def case_cli(a):
           "registry lacks", p.stderr)
 
 
+def case_switch_passes(a):
+    """Every switch-bench row a preset's main filter names, or every row for an empty one, is
+    run by exactly one of its passes, and each pass apart names at least one row."""
+    from experiments import switch
+
+    def rows(flt):
+        p = subprocess.run([str(Path(a.bin) / "switch-bench"), "--benchmark_list_tests=true",
+                            f"--benchmark_filter={flt}"], capture_output=True, text=True,
+                           timeout=30)
+        check(p.returncode == 0, f"switch-bench lists {flt!r}", p.stderr)
+        return p.stdout.split()
+    every = rows("")
+    for preset in PRESETS:
+        p = switch.EXPERIMENT.presets[preset]
+        passes = switch.passes(p)
+        apart = [rows(f) for f, _, _ in passes[1:]]
+        check(all(apart), f"{preset}: each pass apart names rows", apart)
+        named = every if not p["filter"] else rows(p["filter"]) + sum(apart, [])
+        ran = rows(passes[0][0]) + sum(apart, [])
+        check(sorted(ran) == sorted(set(named)), f"{preset}: each named row runs exactly once",
+              sorted(set(ran) ^ set(named))[:10] or "a row runs twice")
+
+
 if __name__ == "__main__":
-    sys.exit(run(globals(), __doc__))
+    sys.exit(run(globals(), __doc__, ("--bin", {"default": ""})))
