@@ -25,8 +25,10 @@ def verdict_table(results, ref_results=None):
     if ref_results is not None:
         head, line = head + " reference |", line + "---|"
     out = ["## Verdicts", "",
-           "The deciding figure is the one nearest a threshold of the claim's rule (for an "
-           "inconclusive verdict, the threshold its interval straddles); `exact` marks a "
+           "The deciding figure is the one nearest a threshold of the claim's rule among the "
+           "comparisons its interval settles (for an inconclusive verdict, the threshold its "
+           "interval straddles); `at most this` or `at least this` marks a bound read against "
+           "a client-bound peak, `exact` a "
            "deterministic count, `n=1, no interval` a figure measured once.", "", head, line]
     for c in claims.CLAIMS:
         r = results[c.ID]
@@ -61,12 +63,13 @@ def claim_sections(run, results, ref_results=None):
 
 def figure_doc(fig):
     return {"name": fig["name"], "value": fig["value"], "low": fig["low"], "high": fig["high"],
-            "n": fig["n"], "unit": fig["unit"], "exact": fig["exact"], "source": fig["source"]}
+            "n": fig["n"], "unit": fig["unit"], "exact": fig["exact"], "source": fig["source"],
+            "bound": fig.get("bound")}
 
 
 def test_doc(test):
     return {"figure": test["figure"], "op": test["op"], "threshold": test["threshold"],
-            "outcome": test["outcome"], "basis": test["basis"]}
+            "outcome": test["outcome"], "basis": test["basis"], "bound": test.get("bound")}
 
 
 def noise_doc(entry):

@@ -11,7 +11,7 @@ from experiments import ORDER  # noqa: E402  (the experiment registry: the one l
 # run imports them from here.
 from pointdata import (  # noqa: E402,F401
     FAILED_SHARE, MEASURED, MIN_OK_ROUNDS, POINT_STATUSES, kernel_per_conn, memory_points,
-    memory_rounds, memory_top, ok_points, ok_rounds, point_errors, point_status, ramp, rps,
+    memory_rounds, memory_top, ok_points, ok_rounds, peak, point_errors, point_status, ramp, rps,
     rps_rounds, SERVER_CPU, server_cpu_us_per_request, status_text, sweep_flagged, sweep_not_run,
     sweep_points, sweep_series, throughput_points, user_kb)
 

@@ -103,6 +103,21 @@ def estimate(name, value, low, high, n, unit, source):
     return _fig(TIMING, name, value, unit, source, low=low, high=high, n=n)
 
 
+# A figure read on a point where the load generator, not the server, set the pace (client-bound)
+# is a bound of what the server does, not a measurement of it: the server served at least that
+# much. AT_LEAST and AT_MOST name the side that stays open. The figure keeps its measured
+# interval; a rule comparing it takes the open side as unbounded, so the figure can confirm a
+# threshold on its closed side and never refute one.
+AT_LEAST, AT_MOST = "at least", "at most"
+
+
+def bounded(fig, side):
+    """fig as a one-sided bound (side AT_LEAST or AT_MOST), its name saying so."""
+    if fig is None or fig.get("value") is None:
+        return fig
+    return dict(fig, bound=side, name=f"{fig['name']} ({side}: a client-bound peak)")
+
+
 def exact(name, value, unit, source):
     """A count that repeats exactly from run to run (callgrind instructions, perf syscall
     tracepoints, epoll_ctl per request, connections held): its interval is its value."""
@@ -174,13 +189,18 @@ def compare(fig, op, threshold):
     compared: nothing is rounded first."""
     lo, hi, basis = bounds(fig)
     test = OPS[op]
+    side = fig.get("bound")
+    # A one-sided bound's open end reaches past every threshold (the bound's own low and high
+    # stay what was measured, for the report).
+    open_lo = -math.inf if side == AT_MOST else lo
+    open_hi = math.inf if side == AT_LEAST else hi
     # The interval's worst and best ends for this operator: ">=" holds everywhere when its low
     # end holds, nowhere when its high end fails.
-    worst, best = (lo, hi) if op in (">=", ">") else (hi, lo)
+    worst, best = (open_lo, open_hi) if op in (">=", ">") else (open_hi, open_lo)
     outcome = YES if test(worst, threshold) else NO if not test(best, threshold) else STRADDLES
     v = fig["value"]
     return {"figure": fig["name"], "op": op, "threshold": threshold, "outcome": outcome,
-            "value": v, "low": lo, "high": hi, "n": fig["n"], "basis": basis,
+            "value": v, "low": lo, "high": hi, "n": fig["n"], "basis": basis, "bound": side,
             "margin": (v / threshold - 1) if threshold else v}
 
 
@@ -240,7 +260,8 @@ def fmt_interval(fig):
         return " (exact)"
     if fig.get("low") is None:
         return f" (n={fig['n']}, no interval)"
-    return f" [{num(fig['low'])}, {num(fig['high'])}] (n={fig['n']})"
+    side = f"; {fig['bound']} this" if fig.get("bound") else ""
+    return f" [{num(fig['low'])}, {num(fig['high'])}] (n={fig['n']}{side})"
 
 
 def fmt_with_interval(fig):

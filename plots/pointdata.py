@@ -175,6 +175,21 @@ def throughput_points(run, model, mode):
     return out
 
 
+def peak(run, model, mode, read, upto=None):
+    """(point, bound): a model's highest throughput in one mode (at most `upto` connections).
+    The best of `read` (points whose throughput is the server's), unless a client-bound point
+    measured more: the server served at least that while echo-load, not the server, set the
+    pace, so that point is the peak as a lower bound (bound True) and what is read against it
+    is a bound too."""
+    best = max(read, key=rps, default=None)
+    top = max((p for p in sweep_points(run, model, mode)
+               if p.get("load") and point_status(p)[0] == "client-bound"
+               and (upto is None or p["conns"] <= upto)), key=rps, default=None)
+    if top is not None and (best is None or rps(top) > rps(best)):
+        return top, True
+    return best, False
+
+
 def memory_top(run, model):
     """A model's largest persistent point >= 100 connections with a memory figure, error-free
     when it has one (the point claim C8 reads and the memory chart stacks), or None."""

@@ -235,7 +235,8 @@ def noise_line(entry):
 def straddle_text(test):
     return (f"{test['figure']} {F.num(test['value'])} [{F.num(test['low'])}, "
             f"{F.num(test['high'])}] straddles {num(test['threshold'])}"
-            + (" (one sample, +- margin)" if test["basis"] == "one sample" else ""))
+            + (" (one sample, +- margin)" if test["basis"] == "one sample" else "")
+            + (f" ({test['bound']} this)" if test.get("bound") else ""))
 
 
 def decide(rule, m, judge):
@@ -257,7 +258,11 @@ def decide(rule, m, judge):
     r["possible"] = verdicts
     r["single_sample"] = sorted({t["figure"] for t in tests.values()
                                  if t["basis"] == "one sample"})
-    near = min(tests.values(), key=lambda t: abs(t["margin"]), default=None)
+    # A decided verdict did not hang on a comparison that straddled (every way through it led
+    # to the same verdict): the nearest of the settled ones is what decided it.
+    settled = [t for t in tests.values() if t["outcome"] != F.STRADDLES]
+    near = min(settled if verdict != INCONCLUSIVE and settled else tests.values(),
+               key=lambda t: abs(t["margin"]), default=None)
     r["margin"] = None if near is None else {
         "figure": near["figure"], "threshold": near["threshold"], "relative": near["margin"]}
     r["thresholds"] = thresholds_of(judge, tests)

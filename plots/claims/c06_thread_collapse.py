@@ -42,7 +42,10 @@ RULE = ("on the steady state (the measured window, after echo-load's ramp-up; ra
         "requests failed or unfinished, on a point whose load ran; a machine limit does not "
         "count; a point not ok in every repetition is read on its ok ones when it has at "
         f"least {D.MIN_OK_ROUNDS}; with no ok level after the peak, the fall is not measured: "
-        "anywhere from 0 to 1 of the peak); fork is 'far lower' when its peak is <= "
+        "anywhere from 0 to 1 of the peak; a client-bound point that served more than every "
+        "ok level is the peak as a lower bound, the server's peak being at least that, so the "
+        "rise can then only be confirmed and the fall and fork's share only confirmed below "
+        "their thresholds, never refuted); fork is 'far lower' when its peak is <= "
         f"{V.share(FAR_LOWER)} "
         "thread's. Holds when both hold in some mode, holds partly when one does, "
         "otherwise does not hold")
@@ -65,32 +68,39 @@ def unmeasured_fall(mode):
                       "after the peak)", 1.0, 0.0, 1.0, 0, "x", "sweep")
 
 
-def shape_figures(mode, th, fk, later):
+def shape_figures(mode, th, fk, later, top):
     """The figures the rule reads for one mode: thread's peak over its first level, its
     lowest level after the peak over the peak, fork's peak over thread's (ratios over the
     points' repeated runs, `rounds`, with their interval; measured once in older runs), and
     the highest error rate of a level after the peak (`later`: thread's points of every
-    status the error rate allows)."""
-    k = max(range(len(th)), key=lambda i: D.rps(th[i]))
-    peak = D.rps(th[k])
-    after = th[k + 1:]
+    status the error rate allows). top: thread's peak, (point, bound) of data.peak: a
+    client-bound peak makes the rise a lower bound and the fall and fork's share upper ones."""
+    pk, bound = top
+    peak = D.rps(pk)
+    after = [p for p in th if p["conns"] > pk["conns"]]
     low = min(after, key=D.rps, default=None)
     fk_top = max(fk, key=D.rps, default=None)
     rates = [(error_rate(p), p["conns"]) for p in later
-             if p["conns"] > th[k]["conns"] and error_rate(p) is not None]
+             if p["conns"] > pk["conns"] and error_rate(p) is not None]
     worst = max(rates, default=(None, None))
     rounds = D.rps_rounds
-    return {"rise": F.ratio(f"thread {mode} peak over its first level", rounds(th[k]),
-                            rounds(th[0]), "x", "sweep") if k > 0 else
+
+    def side(fig, which):
+        return F.bounded(fig, which) if bound else fig
+    return {"rise": side(F.ratio(f"thread {mode} peak over its first level", rounds(pk),
+                                 rounds(th[0]), "x", "sweep"), F.AT_LEAST)
+            if pk["conns"] > th[0]["conns"] else
             F.once(f"thread {mode} peak over its first level", None, "x", "sweep"),
-            "fall": F.ratio(f"thread {mode} lowest level after the peak over the peak",
-                            rounds(low) if low and peak else [], rounds(th[k]), "x", "sweep")
+            "fall": side(F.ratio(f"thread {mode} lowest level after the peak over the peak",
+                                 rounds(low) if low and peak else [], rounds(pk), "x",
+                                 "sweep"), F.AT_MOST)
             if after else unmeasured_fall(mode),
             "errors": F.exact(f"thread {mode} highest error rate after the peak", worst[0], "",
                               "sweep") if worst[0] is not None else None,
             "errors_at": worst[1],
-            "fork": F.ratio(f"fork {mode} peak over thread's", rounds(fk_top) if fk_top and
-                            peak else [], rounds(th[k]), "x", "sweep")}
+            "fork": side(F.ratio(f"fork {mode} peak over thread's", rounds(fk_top)
+                                 if fk_top and peak else [], rounds(pk), "x", "sweep"),
+                         F.AT_MOST)}
 
 
 def rises_collapses(f, t):
@@ -134,20 +144,21 @@ def measure(run):
         if not th:
             continue
         later = D.ok_points(run, "thread", mode, allow=ERROR_STATUSES)
+        top = D.peak(run, "thread", mode, th)
         fk_top = max(fk, key=D.rps, default=None)
         figures += [F.repeated(f"thread {mode} req/s at {th[0]['conns']} connection(s)",
                                D.rps_rounds(th[0]), "req/s", "sweep"),
-                    F.repeated(f"thread {mode} peak req/s", D.rps_rounds(max(th, key=D.rps)),
+                    F.repeated(f"thread {mode} peak req/s", D.rps_rounds(top[0]),
                                "req/s", "sweep"),
                     F.repeated(f"thread {mode} req/s at the highest level",
                                D.rps_rounds(th[-1]), "req/s", "sweep"),
                     F.repeated(f"fork {mode} peak req/s",
                                D.rps_rounds(fk_top) if fk_top else [], "req/s", "sweep")]
-        modes[mode] = f = shape_figures(mode, th, fk, later)
+        modes[mode] = f = shape_figures(mode, th, fk, later, top)
         rises, collapses = (V.settled_text(*V.settle(lambda t, i=i: rises_collapses(f, t)[i]),
                                            "yes", "no") for i in (0, 1))
         fk_peak = max((D.rps(p) for p in fk), default=None)
-        th_peak = max(D.rps(p) for p in th)
+        th_peak = D.rps(top[0])
         lines.append(f"- {mode}: thread req/s by level (ok points): "
                      + ", ".join(level_text(p) for p in th))
         lines += left_out(run, "thread", mode, th) + left_out(run, "fork", mode, fk)
@@ -155,6 +166,11 @@ def measure(run):
             lines.append(f"  - highest error rate after the peak: {f['errors']['value']:.2%} "
                          f"of the measured requests, at {f['errors_at']} connections (errors "
                          f"count from {ERRORS_AT:.0%})")
+        if top[1]:
+            lines.append(f"  - thread's peak is its client-bound point at {top[0]['conns']} "
+                         f"connections ({th_peak:.0f} req/s, more than any ok level): echo-load "
+                         "set the pace there, so the server's peak is at least that; the rise "
+                         "reads as a lower bound, the fall and fork's share as upper bounds")
         lines.append(f"  - thread rises: {rises}, collapses: {collapses}; fork peak "
                      f"{V.fmt(fk_peak, '.0f')} vs thread peak {th_peak:.0f} req/s")
     if not lines:

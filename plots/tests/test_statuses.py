@@ -51,7 +51,7 @@ class Statuses(Base):
         fork_limit = {"model": "fork", "mode": "pingpong", "conns": 10000, "status": "limit",
                       "reasons": ["pids: 10000 processes exceed pid_max"]}
         bound = marked(slow_thread, "client-bound", "echo-load used 1.00 of its 1 core(s)")
-        peak = S.point("thread", "pingpong", 100, 40000)
+        peak = (S.point("thread", "pingpong", 100, 40000), False)
         t = V.Tester({})
         self.assertIsNone(C7.fails_at("thread", bound, peak, t))
         self.assertIsNotNone(C7.fails_at("thread", slow_thread, peak, t))

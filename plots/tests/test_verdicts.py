@@ -69,6 +69,24 @@ class Compare(unittest.TestCase):
                          F.STRADDLES)
         self.assertEqual(self.outcome(once, ">=", 100.0 * (1 + 2 * F.SINGLE_MARGIN)), F.NO)
 
+    def test_bound_confirms_never_refutes(self):
+        share = F.estimate("s", 0.4, 0.35, 0.45, 5, "x", "t")
+        at_most = F.bounded(share, F.AT_MOST)
+        self.assertEqual((at_most["low"], at_most["high"], at_most["bound"]), (0.35, 0.45,
+                                                                              F.AT_MOST))
+        self.assertIn("at most", at_most["name"])
+        # Below the threshold on its closed side: confirmed, as the measurement would be.
+        self.assertEqual(self.outcome(at_most, "<=", 0.5), F.YES)
+        # Where the measurement says no, an upper bound cannot: the truth may lie lower.
+        self.assertEqual(self.outcome(share, "<=", 0.3), F.NO)
+        self.assertEqual(self.outcome(at_most, "<=", 0.3), F.STRADDLES)
+        self.assertEqual(self.outcome(at_most, ">", 0.3), F.STRADDLES)
+        at_least = F.bounded(share, F.AT_LEAST)
+        self.assertEqual(self.outcome(at_least, ">=", 0.3), F.YES)
+        self.assertEqual(self.outcome(at_least, ">=", 0.5), F.STRADDLES)
+        self.assertEqual(F.compare(at_least, ">=", 0.5)["bound"], F.AT_LEAST)
+        self.assertIn("at least this", F.fmt_interval(at_least))
+
     def test_interval_is_deterministic(self):
         self.assertEqual(F.interval([1.0, 2.0, 3.0, 4.0]), F.interval([1.0, 2.0, 3.0, 4.0]))
 
@@ -133,7 +151,7 @@ class Decide(S.SyntheticRuns):
 class VerdictsJson(unittest.TestCase):
     FIELDS = {"id", "verdict", "possible", "rule", "quoted", "figures", "thresholds",
               "comparisons", "margin", "straddled", "single_sample"}
-    FIGURE = {"name", "value", "low", "high", "n", "unit", "exact", "source"}
+    FIGURE = {"name", "value", "low", "high", "n", "unit", "exact", "source", "bound"}
 
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory(prefix="verdicts-json-")
