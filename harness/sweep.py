@@ -26,6 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import meta  # noqa: E402  (the harness's shared meta module, beside this file)
 from drive import cli, runnable, status  # noqa: E402
+from drive.memory import kernel_resolution  # noqa: E402
 from drive.limits import RSS_GUESS_KB, limit_verdict  # noqa: E402
 from sweep_point import LEVEL_ARGS, PERF_EVENTS, measure_point  # noqa: E402
 
@@ -205,9 +206,11 @@ def summary(point):
     errs = sum(r["errors"].values())
     ramp = r.get("ramp_up") or {}
     kern = (point.get("kernel") or {}).get("per_conn_total_kb")
+    res = kernel_resolution(point.get("conns"))
+    kern = "n/a" if kern is None else f"< {res:.3g}" if kern < res else kern
     return (f"{r['requests_per_sec']:>9.0f} req/s  p99 {r['latency_us']['p99']:>9.1f} us  "
             f"errors {errs}  rss/conn {point['rss']['per_conn_kb']} KiB  kernel/conn "
-            f"{kern if kern is not None else 'n/a'} KiB"
+            f"{kern} KiB"
             + (f"  ramp {ramp['seconds']:.2f} s ({ramp.get('errors_total', 0)} errors)"
                if ramp else "")
             + (f"  rounds {min(rounds):.0f}-{max(rounds):.0f}" if len(rounds) > 1 else "")

@@ -33,6 +33,8 @@ from pathlib import Path
 # harness/stats.py is the project's one statistics module; plots reach it from here only.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "harness"))
 import stats  # noqa: E402
+from drive.memory import (  # noqa: E402,F401  (the resolution's one copy; readers use F.)
+    KERNEL_RESOLUTION_KIB, MEMINFO_DRIFT_KIB, kernel_resolution)
 
 TIMING, EXACT, ONCE = "timing", "exact", "once"
 LEVEL = 0.95  # of every interval
@@ -212,19 +214,8 @@ def num(v, exact=False):
     return f"{v:.4g}" if exact else f"{v:.3g}"
 
 
-# Kernel memory per connection is a machine-wide /proc/meminfo difference (loaded minus idle
-# medians, over the connections). The kernel grows those fields a page at a time, and other
-# processes move them between the two reads: on the reference's slow-client points at 10
-# connections the difference came out between -221 and +88 KiB per connection, about 2 MiB
-# machine-wide. A difference below max(a page, that drift over the connections) says only that
-# a connection cost less than that; a negative one is noise, never memory given back.
-KERNEL_RESOLUTION_KIB = 4.0
-MEMINFO_DRIFT_KIB = 2048.0
-
-
-def kernel_resolution(conns):
-    """The smallest kernel KiB per connection a point with `conns` connections can tell."""
-    return max(KERNEL_RESOLUTION_KIB, MEMINFO_DRIFT_KIB / conns if conns else 0.0)
+# Kernel memory per connection below its resolution (harness/drive/memory.py says why) is
+# printed as such, never as a figure.
 
 
 def kernel_kib(kib, conns=None):

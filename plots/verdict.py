@@ -98,8 +98,9 @@ class Tester:
     comparison takes its answer from `assumed`, or True when met for the first time (and is
     remembered in `met`, so `explore` can try False too)."""
 
-    def __init__(self, assumed):
+    def __init__(self, assumed, noisy=frozenset()):
         self.assumed, self.met, self.tests, self.figures = assumed, [], {}, {}
+        self.noisy = noisy  # (figure, threshold) pairs taken as straddled: see decide()
 
     def __call__(self, fig, op, threshold, name=None):
         if fig is None or fig.get("value") is None:
@@ -107,7 +108,7 @@ class Tester:
         key = (fig["name"], op, threshold)
         test = self.tests.setdefault(key, dict(F.compare(fig, op, threshold), name=name))
         self.figures.setdefault(fig["name"], fig)
-        if test["outcome"] != F.STRADDLES:
+        if test["outcome"] != F.STRADDLES and (fig["name"], threshold) not in self.noisy:
             return test["outcome"] == F.YES
         if key not in self.assumed:
             self.assumed = {**self.assumed, key: True}
@@ -122,16 +123,17 @@ def point(fig, op, threshold, name=None):
         F.OPS[op](fig["value"], threshold)
 
 
-def explore(judge, m):
+def explore(judge, m, noisy=frozenset()):
     """({verdict: the straddle answers of one way leading to it}, {key: test}, {name: figure
     tested}, [straddled keys the rule consulted]) over every way through the rule: each
-    straddle met is answered True first, then False (depth first)."""
+    straddle met is answered True first, then False (depth first). noisy: (figure, threshold)
+    pairs to take as straddled whatever their interval says."""
     outcomes, tests, tested, straddled = {}, {}, {}, []
     todo, runs = [{}], 0
     while todo and runs < MAX_PATHS:
         runs += 1
         assumed = todo.pop()
-        t = Tester(assumed)
+        t = Tester(assumed, noisy)
         v = judge(m, t)
         tests.update(t.tests)
         tested.update(t.figures)
@@ -205,23 +207,31 @@ def apart_from_noise(fig, aa):
 
 def noise_entry(fig, aa):
     """What a claim's measure() lists under "noise_floor" for one deciding ratio; decide()
-    makes the verdict inconclusive when any such ratio is not apart from its A/A interval and
-    a threshold it is compared with lies within that noise (noise_matters)."""
+    makes the verdict inconclusive when any such ratio is not apart from its A/A interval, a
+    threshold it is compared with lies within that noise (noise_matters), and the verdict
+    would change with the side of that threshold the truth lies on."""
     return {"figure": fig["name"], "aa": aa, "apart": apart_from_noise(fig, aa),
             "value": fig["value"], "low": fig.get("low"), "high": fig.get("high")}
 
 
-def noise_matters(entry, tests):
-    """Whether a ratio's overlap with its A/A interval bears on the verdict: a threshold the rule
-    compares that ratio with lies between the ends of the two intervals taken together. Equal
-    to noise says 'no difference'; when every threshold is beyond both intervals (a ratio of
-    0.97 judged against 1.05 and 1.25, say), the verdict is the same wherever in the noise the
-    truth lies."""
+def noise_thresholds(entry, tests):
+    """The thresholds the rule compares a ratio with that lie between the ends of its interval
+    and its A/A interval taken together: where the ratio overlaps its noise floor, the truth
+    may lie on either side of them. Equal to noise says 'no difference'; when every threshold
+    is beyond both intervals (a ratio of 0.97 judged against 1.05 and 1.25, say), the verdict
+    is the same wherever in the noise the truth lies. Without intervals, every threshold."""
     aa = entry["aa"]
+    mine = [t["threshold"] for t in tests if t["figure"] == entry["figure"]]
     if entry.get("low") is None or entry.get("high") is None or aa.get("low") is None:
-        return True
+        return mine
     lo, hi = min(entry["low"], aa["low"]), max(entry["high"], aa["high"])
-    return any(t["figure"] == entry["figure"] and lo <= t["threshold"] <= hi for t in tests)
+    return [x for x in mine if lo <= x <= hi]
+
+
+def noise_matters(entry, tests):
+    """Whether a ratio's overlap with its A/A interval reaches a threshold it is compared
+    with (noise_thresholds)."""
+    return bool(noise_thresholds(entry, tests))
 
 
 def noise_line(entry):
@@ -274,8 +284,20 @@ def decide(rule, m, judge):
         "lies within that noise: the overlap cannot change the verdict"
         for e in r["noise_floor"] if e["apart"] is False and not e["matters"]]
     if noisy and verdict not in (NOTRUN, INCONCLUSIVE):
-        r["verdict"], r["noisy"] = INCONCLUSIVE, noisy
-        r["possible"] = verdicts
+        # The truth may lie on either side of a threshold within the noise: every way through
+        # those comparisons is tried, and only a verdict they could change is inconclusive.
+        pairs = frozenset((e["figure"], x) for e in noisy
+                          for x in noise_thresholds(e, tests.values()))
+        within = explore(judge, m, pairs)[0]
+        within = [v for v in VERDICTS if v in within] + \
+            ([INCONCLUSIVE] if INCONCLUSIVE in within else [])
+        if within == [verdict]:
+            r["measured"].append(
+                "- " + "; ".join(e["figure"] for e in noisy) + " overlaps its A/A noise floor "
+                "across a threshold, but the verdict is the same on either side of it")
+        else:
+            r["verdict"], r["noisy"] = INCONCLUSIVE, noisy
+            r["possible"] = [v for v in within if v != INCONCLUSIVE]
     return r
 
 
@@ -286,7 +308,7 @@ def why(r):
         return ("inconclusive: " + "; ".join(
             f"{e['figure']} {F.num(e['value'])} [{F.num(e['low'])}, {F.num(e['high'])}] "
             f"overlaps the A/A noise floor {F.fmt_with_interval(e['aa'])}" for e in r["noisy"])
-            + f" (without the noise floor it would be {' or '.join(r['possible'])})")
+            + f" (within that noise it could be {' or '.join(r['possible'])})")
     if r["verdict"] == INCONCLUSIVE:
         return ("inconclusive: " + "; ".join(straddle_text(t) for t in r["straddled"])
                 + f" (it could be {' or '.join(r['possible'])})")

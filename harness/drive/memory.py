@@ -7,6 +7,20 @@ import time
 
 import meta
 
+# Kernel memory per connection is a machine-wide /proc/meminfo difference (loaded minus idle
+# medians, over the connections). The kernel grows those fields a page at a time, and other
+# processes move them between the two reads: on the reference's slow-client points at 10
+# connections the difference came out between -221 and +88 KiB per connection, about 2 MiB
+# machine-wide. A difference below max(a page, that drift over the connections) says only that
+# a connection cost less than that; a negative one is noise, never memory given back.
+KERNEL_RESOLUTION_KIB = 4.0
+MEMINFO_DRIFT_KIB = 2048.0
+
+
+def kernel_resolution(conns):
+    """The smallest kernel KiB per connection a point with `conns` connections can tell."""
+    return max(KERNEL_RESOLUTION_KIB, MEMINFO_DRIFT_KIB / conns if conns else 0.0)
+
 
 def sample_while(proc, server_pid, deadline):
     """While the load `proc` runs: (peak resident KiB of the server and its children, processes

@@ -142,6 +142,29 @@ class Decide(S.SyntheticRuns):
                                                          [V.HOLDS, V.PARTLY, V.NOT]))
         self.assertEqual([t["figure"] for t in r["straddled"]], ["a", "b"])
 
+    def test_noise_that_cannot_change_the_verdict(self):
+        """A ratio clear of 1.05 by its own interval, but overlapping an A/A floor that
+        reaches across 1.05: inconclusive when that threshold can change the verdict, decided
+        when another comparison already settled it."""
+        ratio = F.estimate("cpu ratio", 1.08, 1.055, 1.1, 5, "x", "t")
+        aa = F.estimate("A/A", 1.0, 0.95, 1.06, 5, "x", "t")
+
+        def decide(calls):
+            count = F.exact("calls", calls, "", "t")
+
+            def judge(m, t):
+                holds = t(ratio, "<=", 1.05) and t(count, "<=", 2.1)
+                return V.HOLDS if holds else V.PARTLY if t(ratio, "<=", 1.25) else V.NOT
+            return V.decide("rule", {"lines": [], "figures": [ratio, count],
+                                     "noise_floor": [V.noise_entry(ratio, aa)]}, judge)
+        r = decide(2.0)
+        self.assertEqual((r["verdict"], r["possible"]), (V.INCONCLUSIVE, [V.HOLDS, V.PARTLY]))
+        self.assertIn("within that noise it could be holds or holds partly", V.why(r))
+        # 2.2 calls a request rule "holds" out on either side of 1.05.
+        r = decide(2.2)
+        self.assertEqual(r["verdict"], V.PARTLY)
+        self.assertIn("the verdict is the same on either side of it", "\n".join(r["measured"]))
+
     def test_rules_say_intervals_are_compared(self):
         for c in claims.CLAIMS:
             self.assertIn("compared with the figure's 95% interval", c.verdict(
