@@ -288,9 +288,7 @@ def decide(rule, m, judge):
         # those comparisons is tried, and only a verdict they could change is inconclusive.
         pairs = frozenset((e["figure"], x) for e in noisy
                           for x in noise_thresholds(e, tests.values()))
-        within = explore(judge, m, pairs)[0]
-        within = [v for v in VERDICTS if v in within] + \
-            ([INCONCLUSIVE] if INCONCLUSIVE in within else [])
+        within = [v for v in VERDICTS if v in explore(judge, m, pairs)[0]]
         if within == [verdict]:
             r["measured"].append(
                 "- " + "; ".join(e["figure"] for e in noisy) + " overlaps its A/A noise floor "

@@ -84,23 +84,20 @@ def shape_figures(mode, th, fk, later, top):
              if p["conns"] > pk["conns"] and error_rate(p) is not None]
     worst = max(rates, default=(None, None))
     rounds = D.rps_rounds
-
-    def side(fig, which):
-        return F.bounded(fig, which) if bound else fig
-    return {"rise": side(F.ratio(f"thread {mode} peak over its first level", rounds(pk),
-                                 rounds(th[0]), "x", "sweep"), F.AT_LEAST)
+    return {"rise": F.bounded(F.ratio(f"thread {mode} peak over its first level", rounds(pk),
+                                      rounds(th[0]), "x", "sweep"), F.AT_LEAST, bound)
             if pk["conns"] > th[0]["conns"] else
             F.once(f"thread {mode} peak over its first level", None, "x", "sweep"),
-            "fall": side(F.ratio(f"thread {mode} lowest level after the peak over the peak",
-                                 rounds(low) if low and peak else [], rounds(pk), "x",
-                                 "sweep"), F.AT_MOST)
+            "fall": F.bounded(F.ratio(f"thread {mode} lowest level after the peak over the "
+                                      "peak", rounds(low) if low and peak else [], rounds(pk),
+                                      "x", "sweep"), F.AT_MOST, bound)
             if after else unmeasured_fall(mode),
             "errors": F.exact(f"thread {mode} highest error rate after the peak", worst[0], "",
                               "sweep") if worst[0] is not None else None,
             "errors_at": worst[1],
-            "fork": side(F.ratio(f"fork {mode} peak over thread's", rounds(fk_top)
-                                 if fk_top and peak else [], rounds(pk), "x", "sweep"),
-                         F.AT_MOST)}
+            "fork": F.bounded(F.ratio(f"fork {mode} peak over thread's", rounds(fk_top)
+                                      if fk_top and peak else [], rounds(pk), "x", "sweep"),
+                              F.AT_MOST, bound)}
 
 
 def rises_collapses(f, t):

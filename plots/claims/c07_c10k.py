@@ -63,7 +63,7 @@ def fails_at(model, p, peak, t):
     # Over repeated runs (`rounds`) the ratio carries their interval; older runs: n=1.
     share = F.ratio(f"{at}: req/s over its peak", rps, D.rps_rounds(peak) if peak else [],
                     "x", "sweep")
-    if peak and t(F.bounded(share, F.AT_MOST) if bound else share, "<", HALF_PEAK):
+    if peak and t(F.bounded(share, F.AT_MOST, bound), "<", HALF_PEAK):
         return f"throughput {F.stats.median(rps):.0f} < half its peak {D.rps(peak):.0f}"
     if p99 and t(F.repeated(f"{at}: p99 latency", p99, "us", "sweep"), ">", P99_LIMIT_US):
         return f"p99 latency over {P99_LIMIT_US / 1e6:g} s"
@@ -101,8 +101,8 @@ def measure(run):
         high = [p for p in pts if p["conns"] >= HIGH_LEVEL]
         if not high:
             continue
-        # Its peak as C6 reads it: over the points whose throughput is the server's (status
-        # ok), or a client-bound point above them as a lower bound.
+        # Its peak over the points whose throughput is the server's (status ok), or, as C6
+        # reads it, a client-bound point above them as a lower bound.
         peak = D.peak(run, model, "pingpong", D.ok_points(run, model, "pingpong"))
         top = high[-1]
         # The same comparisons the verdict makes, on intervals: a server within a threshold's
@@ -139,7 +139,7 @@ def measure(run):
     if low and D.rps(low) and high is not None:
         degrade = F.ratio(f"thread best req/s past {DEGRADES_PAST} connections over its best "
                           "up to it", D.rps_rounds(high), D.rps_rounds(low), "x", "sweep")
-        degrade = F.bounded(degrade, F.AT_MOST) if bound else degrade
+        degrade = F.bounded(degrade, F.AT_MOST, bound)
         lines.append(f"- thread best up to {DEGRADES_PAST} connections {D.rps(low):.0f} req/s "
                      f"({low['conns']}{', client-bound: at least that' if bound else ''}), "
                      f"past {DEGRADES_PAST} {D.rps(high):.0f} req/s ({high['conns']})")
