@@ -6,7 +6,7 @@ from typing import NamedTuple
 
 import charts
 import claims
-from claims_table import claim_section, verdict_table
+from claims_table import annotate, claim_section, verdict_table
 from reference import reference_line
 from sections import (arch, completion, hooks, instruments, machine, peers, points, ramp,
                       slow, sharpen, surprises, timers)
@@ -49,7 +49,7 @@ def chart_links(run):
 def build(run, reference=None):
     """The report's parts. `reference`: a D.Run whose figures and verdicts are set beside
     this run's (None: no reference column)."""
-    results = claims.evaluate(run)
+    results = annotate(run, claims.evaluate(run))  # a not-run verdict: what stopped it
     ref_results = claims.evaluate(reference, tolerant=True) if reference is not None else None
     head = machine.machine_section(run)
     if reference is not None:

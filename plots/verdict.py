@@ -7,8 +7,12 @@ True when the figure's whole interval satisfies `op threshold`, False when none 
 (plots/figures.py's compare). When an interval straddles a threshold, `decide` runs the rule
 once with each answer; if every way leads to the same verdict the straddle does not matter,
 otherwise the verdict is `inconclusive` and names the thresholds straddled and the verdicts
-they leave open.
+they leave open, and `open` says per straddled comparison what would decide it on this
+machine (`open_entry`: about how many rounds the measured noise needs, or that the figure sits
+at its threshold, needs repetitions, or is a bound only a faster load generator can lift).
+plots/claims_table.py says what stopped a `not run` verdict and what would lift it.
 """
+import math
 import statistics
 import sys
 
@@ -44,7 +48,7 @@ def result(verdict, rule, measured, notes=None, numbers=None, figures=None):
             "numbers": numbers,
             "figures": figures if figures is not None else F.from_numbers(numbers),
             "tests": [], "straddled": [], "possible": [verdict], "single_sample": [],
-            "margin": None, "thresholds": {}, "noise_floor": []}
+            "margin": None, "thresholds": {}, "noise_floor": [], "open": []}
 
 
 def switch_fig(run, row, name=None):
@@ -296,6 +300,7 @@ def decide(rule, m, judge):
         else:
             r["verdict"], r["noisy"] = INCONCLUSIVE, noisy
             r["possible"] = [v for v in within if v != INCONCLUSIVE]
+    r["open"] = open_comparisons(r)
     return r
 
 
@@ -313,3 +318,137 @@ def why(r):
     if r.get("single_sample") and r["verdict"] != NOTRUN:
         return "rests on figures measured once: " + ", ".join(r["single_sample"])
     return ""
+
+
+# ---- what would decide an open verdict on this machine ------------------------------------------
+
+# A value within this share of its threshold sits on it: no number of rounds moves its interval
+# clear (for a threshold of 0, within this share of the interval's half-width: over 40,000x the
+# rounds).
+AT_THRESHOLD = 0.005
+ROUNDS, AT, REPETITIONS, LIMIT = "rounds", "at the threshold", "repetitions", "limit"
+BOUND_LIMIT = ("the figure is a bound read on a client-bound peak: the load generator "
+               "(echo-load) saturated its core there, so the server's own figure is open on "
+               "that side")
+BOUND_LIFT = ("no number of rounds lifts that limit; a load generator that keeps up with the "
+              "server (more CPU for echo-load than the server uses) would decide it")
+
+
+def rounds_to_clear(value, low, high, n, threshold):
+    """(rounds, half-width, distance) for an interval [low, high] of n samples around value to
+    clear threshold, if its width shrinks as 1/sqrt(n): n * (half-width / distance)^2 rounded
+    up, at least n + 1. The half-width is the interval's side facing the threshold (a bootstrap
+    interval need not be symmetric). rounds is None when the value sits at the threshold
+    (AT_THRESHOLD), and n when the interval already clears it."""
+    side = (high - value) if threshold >= value else (value - low)
+    dist = abs(value - threshold)
+    scale = abs(threshold) if threshold else side
+    if dist <= AT_THRESHOLD * scale:
+        return None, side, dist
+    if side < dist:
+        return n, side, dist
+    # Rounded before ceil: value 0.9, interval [0.7, 1.1], threshold 1.0 gives
+    # 20.00000000000003, which is 20 rounds, not 21.
+    return max(n + 1, math.ceil(round(n * (side / dist) ** 2, 6))), side, dist
+
+
+def _interval(v, lo, hi, n, bound=None):
+    return (f"{F.num(v)} [{F.num(lo)}, {F.num(hi)}] (n={n}"
+            + (f"; {bound} this" if bound else "") + ")")
+
+
+def _rounds_text(rounds, n, side, dist, t):
+    return (f"about {rounds} rounds would decide it on this machine (this run has {n}; an "
+            f"estimate from the interval's width, which shrinks about as 1/sqrt(n): {n} x "
+            f"({F.num(side)} / {F.num(dist)})^2, the half-width toward {num(t)} over the "
+            "distance to it)")
+
+
+def open_entry(test):
+    """What would decide one straddled comparison (a test of figures.compare): a dict of the
+    figure, its interval and n, the threshold, `needs` (ROUNDS, AT, REPETITIONS or LIMIT),
+    `rounds` (the estimated rounds in all, or None), `half_width`, `distance` and `text`."""
+    v, lo, hi, n, t = test["value"], test["low"], test["high"], test["n"], test["threshold"]
+    bound = test.get("bound")
+    e = {"figure": test["figure"], "value": v, "low": lo, "high": hi, "n": n,
+         "op": test["op"], "threshold": t, "basis": test["basis"], "bound": bound,
+         "noise_floor": None, "needs": ROUNDS, "rounds": None, "half_width": None,
+         "distance": abs(v - t)}
+    head = f"{test['figure']} "
+    if test["basis"] == "one sample":
+        e["needs"] = REPETITIONS
+        e["text"] = (f"{head}{F.num(v)} (n={n}, measured once) is within the +-"
+                     f"{F.SINGLE_MARGIN:.0%} a single sample is taken as of {num(t)}: it needs "
+                     "repetitions (an interval from repeated rounds) before anything can "
+                     "decide it")
+        return e
+    rounds, side, dist = rounds_to_clear(v, lo, hi, n, t)
+    e["half_width"] = side
+    where = f"{head}{_interval(v, lo, hi, n, bound)} straddles {num(t)}: "
+    # A bound can be decided by rounds only when its value lies on the side it can confirm
+    # (an upper bound below the threshold, a lower bound above it).
+    confirmable = (bound == F.AT_MOST and v < t) or (bound == F.AT_LEAST and v > t)
+    if bound and not confirmable:
+        e["needs"] = LIMIT
+        e["text"] = where + BOUND_LIMIT + "; " + BOUND_LIFT
+    elif rounds is None:
+        e["needs"] = AT
+        e["text"] = (where + f"the figure is at the threshold (within {AT_THRESHOLD:.1%} of "
+                     "it): no number of rounds will decide it here")
+    else:
+        e["rounds"] = rounds
+        e["text"] = where + _rounds_text(rounds, n, side, dist, t) + (
+            f"; {BOUND_LIMIT}, but its value lies on the side the bound can confirm, so "
+            "rounds can decide it" if bound else "")
+    return e
+
+
+def noise_open_entry(entry, threshold, n):
+    """What would decide a ratio whose overlap with its A/A noise floor reaches across
+    threshold: both intervals clear of it (each estimated as in rounds_to_clear)."""
+    aa, v, t = entry["aa"], entry["value"], threshold
+    mine = rounds_to_clear(v, entry["low"], entry["high"], n, t)
+    noise = rounds_to_clear(aa["value"], aa["low"], aa["high"], aa["n"], t)
+    e = {"figure": entry["figure"], "value": v, "low": entry["low"], "high": entry["high"],
+         "n": n, "op": None, "threshold": t, "basis": "interval", "bound": None,
+         "noise_floor": aa["name"], "needs": ROUNDS, "rounds": None, "half_width": mine[1],
+         "distance": abs(v - t)}
+    where = (f"{entry['figure']} {_interval(v, entry['low'], entry['high'], n)} and its A/A "
+             f"noise floor {_interval(aa['value'], aa['low'], aa['high'], aa['n'])} reach "
+             f"across {num(t)}: ")
+    if mine[0] is None or noise[0] is None:
+        e["needs"] = AT
+        e["text"] = where + ("the figure is at the threshold" if mine[0] is None else
+                             "the noise floor is at the threshold") + \
+            f" (within {AT_THRESHOLD:.1%} of it): no number of rounds will decide it here"
+        return e
+    # The noise floor's rounds are rounds too (the A/A pair runs in the same rounds).
+    e["rounds"] = max(n + 1, mine[0], noise[0])
+    e["text"] = where + (f"about {e['rounds']} rounds would take both intervals clear of it on "
+                         f"this machine (this run has {n}; an estimate from the intervals' "
+                         "widths, which shrink about as 1/sqrt(n): n x (half-width toward "
+                         f"{num(t)} / distance to it)^2 for each, the larger)")
+    return e
+
+
+def open_comparisons(r):
+    """open_entry for every comparison that keeps an inconclusive verdict open (a straddled
+    threshold, or a ratio's overlap with its A/A noise floor); [] for any other verdict."""
+    if r["verdict"] != INCONCLUSIVE:
+        return []
+    if r.get("noisy"):
+        ns = {f["name"]: f["n"] for f in r["figures"] or []}
+        return [noise_open_entry(e, x, ns.get(e["figure"]) or e["aa"]["n"])
+                for e in r["noisy"] for x in noise_thresholds(e, r["tests"])]
+    return [open_entry(t) for t in r["straddled"]]
+
+
+def short_open(e):
+    """An open comparison in a few words, for the verdict table's cell."""
+    if e["needs"] == ROUNDS:
+        return f"about {e['rounds']} rounds would decide it (now {e['n']})"
+    if e["needs"] == AT:
+        return "at the threshold: no number of rounds decides it here"
+    if e["needs"] == REPETITIONS:
+        return "measured once: needs repetitions"
+    return "limit: a client-bound peak (echo-load saturated its core)"

@@ -39,7 +39,9 @@ def sharpen_section(run, results):
         diffs = [f"{src}: `{preset_text(full[src])}` (here `{preset_text(mine.get(src))}`)"
                  for src in srcs if src in full and mine.get(src) != full[src]]
         if r["verdict"] == NOTRUN:
-            why = r["measured"][0].lstrip("- ") if r["measured"] else "no data"
+            # What stopped it, as the verdict's note says it (claims_table.annotate).
+            why = (r.get("not_run") or {}).get("reason") or \
+                (r["measured"][0].lstrip("- ") if r["measured"] else "no data")
             change = f"may reach a verdict where this run did not ({why})"
         elif diffs:
             why = []

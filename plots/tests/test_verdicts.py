@@ -173,7 +173,8 @@ class Decide(S.SyntheticRuns):
 
 class VerdictsJson(unittest.TestCase):
     FIELDS = {"id", "verdict", "possible", "rule", "quoted", "figures", "thresholds",
-              "comparisons", "margin", "straddled", "single_sample"}
+              "comparisons", "margin", "straddled", "single_sample",
+              "open", "not_run", "would_decide"}  # the last three: tests/test_undecided.py
     FIGURE = {"name", "value", "low", "high", "n", "unit", "exact", "source", "bound"}
 
     def setUp(self):
