@@ -11,9 +11,9 @@ from experiments import ORDER  # noqa: E402  (the experiment registry: the one l
 # run imports them from here.
 from pointdata import (  # noqa: E402,F401
     FAILED_SHARE, MEASURED, MIN_OK_ROUNDS, POINT_STATUSES, kernel_per_conn, memory_points,
-    memory_rounds, memory_top, ok_points, ok_rounds, peak, point_errors, point_status, ramp, rps,
-    rps_rounds, SERVER_CPU, server_cpu_us_per_request, status_text, sweep_flagged, sweep_not_run,
-    sweep_points, sweep_series, throughput_points, user_kb)
+    memory_rounds, memory_top, ok_points, ok_rounds, over_budget, peak, point_errors, point_status,
+    ramp, rps, rps_rounds, SERVER_CPU, server_cpu_us_per_request, status_text, sweep_flagged,
+    sweep_not_run, sweep_points, sweep_series, throughput_points, user_kb)
 
 # The files a run folder may hold: the suite's own record, then one per experiment.
 EXPERIMENTS = ["suite", *ORDER]

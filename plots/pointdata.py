@@ -88,6 +88,16 @@ def sweep_points(run, model, mode):
                   key=lambda p: p["conns"])
 
 
+# How a driver's time budget (harness/drive/budget.py) words a point it left out: not measured,
+# so no evidence that the server works or fails there.
+OVER_BUDGET = "over budget"
+
+
+def over_budget(p):
+    """Whether the driver left the point out for want of time (not for a limit)."""
+    return p.get("status") == "not run" and (p.get("reason") or "").startswith(OVER_BUDGET)
+
+
 # The load generator's share of the measured requests that may fail before the point is failed
 # (echo-load's own --max-failed default).
 FAILED_SHARE = 0.01

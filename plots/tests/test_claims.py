@@ -251,6 +251,28 @@ class Rules(unittest.TestCase):
         self.assertIn("- epoll at 10000 connections: fails (throughput 120000 < half its peak "
                       "300000)", self.text(self.result("C7", sweep=sw)))
 
+    def test_c7_over_budget_is_open_not_failed(self):
+        """A level the sweep's budget left out is no evidence that the model fails there: with
+        fork's 10,000 left out, C7 is open between holds and holds partly, and says why."""
+        levels = (1, 100, 1000, 10000)
+        sw = S.sweep(thread={1: 10000, 100: 40000, 1000: 39000, 10000: 10000},
+                     fork={1: 3000, 100: 3000, 1000: 3000, 10000: 1000}, levels=levels)
+        self.assertEqual(self.result("C7", sweep=sw)["verdict"], V.HOLDS)
+        why = "over budget (predicted 212 s; 40 s of the step's 150 s left)"
+        for p in sw["points"]:
+            if p["model"] == "fork" and p["mode"] == "pingpong" and p["conns"] == 10000:
+                p.clear()
+                p.update(model="fork", mode="pingpong", conns=10000, status="not run",
+                         reasons=[why], reason=why)
+        r = self.result("C7", sweep=sw)
+        self.assertEqual(r["verdict"], V.INCONCLUSIVE)
+        self.assertIn(f"- fork at 10000 connections: not run ({why})", self.text(r))
+        # A limit of the machine is still the model not working there.
+        for p in sw["points"]:
+            if p["model"] == "fork" and p["conns"] == 10000:
+                p.update(status="limit", reasons=["pids: 10000 processes"], reason="pids")
+        self.assertEqual(self.result("C7", sweep=sw)["verdict"], V.HOLDS)
+
     def test_c9_parts_agree_with_the_verdict(self):
         # 200 ns at 2000 MHz: 400 cycles on a VM. The figure fails, the VM part is consistent.
         r = self.result("C9")
