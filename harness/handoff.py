@@ -7,6 +7,13 @@ to one CPU, interleaved over --rounds with the order of the kinds alternating, a
 median CPU time per hand-off of each (kind, m). Levels beyond pid_max (threads) or
 vm.max_map_count (fibers: two maps per guarded stack) are recorded as not run.
 
+With --budget-s it sizes itself: every run is timed whole (creating and joining ten thousand
+threads pinned to one CPU takes far longer than its measured window), a run not yet made is
+predicted from the same kind's largest level so far, the rounds up to the third are given to
+the runs whose remaining minimum fits (the dearest left out first, recorded as `not run: over
+budget (predicted N s ...)`), and a round past the third runs only while the last one's cost
+still fits.
+
     /usr/bin/python3 harness/handoff.py [--levels 2,16,256,2048] [--rounds 3] [--seconds 0.5]
         [--cpu 0] [--build-dir build] [--out-file handoff.json]
 """
@@ -18,11 +25,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import meta  # noqa: E402  (the harness's shared meta module, beside this file)
-from drive import cli, rounds  # noqa: E402
+from drive import budget as B, cli, rounds  # noqa: E402
 
 KINDS = ["thread", "fiber"]
 TASK_MARGIN = 512  # pids left for the rest of the machine
 MAP_MARGIN = 1000
+# What one run costs before any has been timed: the process's start and exit besides its
+# measured window, and per context its creation and teardown (a 2-core AMD EPYC VM,
+# 2026-12-03: m=10,000 threads took 2.3 s a run on the quiet machine, fibers well under one).
+RUN_START_S = 0.1
+PER_CONTEXT_PRIOR_S = {"thread": 2.5e-4, "fiber": 2e-5}
 
 
 def parse_args(argv):
@@ -31,6 +43,9 @@ def parse_args(argv):
                     help="contexts m, even numbers (comma list)")
     ap.add_argument("--seconds", type=float, default=1.0, help="measured seconds per run")
     ap.add_argument("--cpu", type=int, default=0)
+    ap.add_argument("--budget-s", type=float, default=None,
+                    help="seconds the runs may take: the dearest levels are left out first "
+                         "(default: no budget)")
     a = ap.parse_args(argv)
     try:
         a.levels = sorted({int(x) for x in a.levels.split(",") if x.strip()})
@@ -40,6 +55,8 @@ def parse_args(argv):
         ap.error("--levels must be even numbers of at least 2")
     if a.rounds < 1 or a.seconds <= 0:
         ap.error("--rounds and --seconds must be positive")
+    if a.budget_s is not None and a.budget_s <= 0:
+        ap.error("--budget-s must be positive")
     return a
 
 
@@ -71,6 +88,24 @@ def one(exe, kind, m, a):
     return r
 
 
+def over_budget(budget, costs, todo, rnd, skipped):
+    """Before round rnd: leaves out of this and later rounds the (kind, m) runs whose remaining
+    minimum does not fit, dearest first (their reason in `skipped`); past the minimum, the
+    reason to stop when a whole round no longer fits, else None."""
+    if budget.seconds is None:
+        return None
+    cost = {k: costs.predict(*k) for k in todo}
+    if rnd >= B.MIN_ROUNDS:
+        need = sum(cost.values())
+        return None if budget.fits(need) else f"after {rnd} rounds: " + budget.over(need)
+    left_rounds = B.MIN_ROUNDS - rnd
+    out = B.dearest_out(budget.left(), [left_rounds * cost[k] for k in todo])
+    for i in out:
+        kind, m = todo[i]
+        skipped[f"{kind}:{m}"] = budget.over(left_rounds * cost[todo[i]])
+    return None
+
+
 def main(argv=None):
     a = parse_args(argv)
     exe = Path(a.build_dir) / "bin" / "handoff-scale"
@@ -84,13 +119,22 @@ def main(argv=None):
             if why:
                 skipped[f"{kind}:{m}"] = why
     say = cli.reporter(a)
+    budget = B.Budget(a.budget_s)
+    costs = B.RoundCosts(lambda kind: (RUN_START_S + a.seconds, PER_CONTEXT_PRIOR_S[kind]))
+    stopped = None
     for rnd in range(a.rounds):
+        todo = [(kind, m) for m in a.levels for kind in KINDS if f"{kind}:{m}" not in skipped]
+        stopped = over_budget(budget, costs, todo, rnd, skipped)
+        if stopped:
+            break
         for m in a.levels:
             for kind in rounds.rotated(KINDS, rnd):
                 if f"{kind}:{m}" in skipped:
                     continue
+                t0 = budget.clock()
                 r = one(str(exe), kind, m, a)
-                r["round"] = rnd
+                r["round"], r["run_s"] = rnd, round(budget.clock() - t0, 3)
+                costs.observe(kind, m, r["run_s"])
                 runs.append(r)
                 ns = r.get("cpu_ns_per_handoff")
                 say(f"[handoff round {rnd + 1}/{a.rounds}] {kind:6} m={m:<6} "
@@ -103,7 +147,7 @@ def main(argv=None):
             key = f"{kind}:{m}"
             ok = [r for r in runs if r["kind"] == kind and r["contexts"] == m
                   and r.get("status") == "ok"]
-            if key in skipped:
+            if key in skipped and not ok:
                 pts.append({"contexts": m, "status": "not run", "reason": skipped[key]})
             elif not ok:
                 bad = [r for r in runs if r["kind"] == kind and r["contexts"] == m]
@@ -116,8 +160,11 @@ def main(argv=None):
                             "wall_ns_per_handoff": statistics.median(
                                 r["wall_ns_per_handoff"] for r in ok),
                             "rounds": len(ok)})
+                if key in skipped:  # measured, then left out of later rounds for time
+                    pts[-1]["cut"] = skipped[key]
         series[kind] = pts
     result = {"experiment": "handoff", "meta": info,
+              "budget": dict(budget.record(), rounds_stopped=stopped) if a.budget_s else None,
               "config": {"levels": a.levels, "rounds": a.rounds, "seconds": a.seconds,
                          "cpu": a.cpu, "binary": "handoff-scale",
                          "one_handoff": "a context hands the turn to its partner and gives "

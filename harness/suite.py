@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import experiments  # noqa: E402
-from drive import runnable  # noqa: E402
+from drive import probe, runnable  # noqa: E402
 import meta  # noqa: E402  (the harness's shared meta module, beside this file)
 from experiments._step import PY, ROOT, Ctx, fail, run, say, write_json  # noqa: E402
 
@@ -34,11 +34,14 @@ EXPERIMENTS = experiments.load()
 PRESET_NAMES = ("quick", "full")
 # The report is the last step, not an experiment: it reads what the experiments wrote.
 REPORT = "report"
-REPORT_ESTIMATE_S = {"quick": 20, "full": 30}
+REPORT_BUDGET_S = {"quick": 15, "full": 30}
 # Before a step, the runnable-task count must come back to within this of the suite's
 # starting baseline (an earlier step's threads and processes winding down), or this many
 # seconds pass.
 SETTLE_SLACK, SETTLE_TIMEOUT_S = 1, 60
+# Before a step that times, the calibration probe (drive/probe.py) must be back within its
+# tolerance of the run's start, or this many seconds pass.
+CALIBRATE_TIMEOUT_S = {"quick": 15, "full": 60}
 STEPS = [e.name for e in EXPERIMENTS] + [REPORT]
 # Every size knob per preset, as the experiments declare them, so the report can quote what
 # was run.
@@ -65,10 +68,31 @@ def step_report(ctx):
     return "ok" if rc == 0 else f"report.py exited {rc}"
 
 
-def estimate(step, preset):
+def budget(step, preset):
+    """The seconds a step may take in a preset: a budgeted driver sizes itself to it, the
+    others were measured to fit it."""
     if step == REPORT:
-        return REPORT_ESTIMATE_S[preset]
-    return next(e for e in EXPERIMENTS if e.name == step).estimate_s[preset]
+        return REPORT_BUDGET_S[preset]
+    return next(e for e in EXPERIMENTS if e.name == step).budget_s[preset]
+
+
+def times(step):
+    return step != REPORT and next(e for e in EXPERIMENTS if e.name == step).times
+
+
+def calibrate(record, step, preset):
+    """Waits, before a step that times, until the calibration probe is back near the run's
+    start; returns the step record's `probe` block."""
+    start = record.get("probe_start")
+    if not times(step) or not start:
+        return None
+    waited, now, settled = probe.wait_calibrated(start, probe.TOLERANCE,
+                                                 CALIBRATE_TIMEOUT_S[preset])
+    if not settled:
+        say(f"step {step}: the calibration probe is still {probe.slower(now, start)} of the "
+            f"start's after {waited:.0f} s; measuring anyway")
+    return {"waited_s": waited, "settled": settled, "probe": now,
+            "over_start": probe.slower(now, start)}
 
 
 def csv_steps(text):
@@ -142,7 +166,7 @@ def main(argv=None):
             return 2
     run_dir = prepare_run_dir(a)
     say(f"{a.preset} suite: {', '.join(steps)} -> {run_dir} "
-        f"(estimate {sum(estimate(s, a.preset) for s in steps) // 60} min)")
+        f"(budget {fmt(sum(budget(s, a.preset) for s in steps))})")
     record = {"experiment": "suite", "preset": a.preset, "reference": a.reference,
               "presets": PRESETS[a.preset],
               # What the full preset would run, so a reduced run's report can say per claim
@@ -150,7 +174,11 @@ def main(argv=None):
               "full_presets": PRESETS["full"],
               "loadavg_start": meta.loadavg(), "steps": {},
               # procs_running at the start, nothing of the suite measuring yet.
-              "runnable_baseline": runnable.baseline(20, 0.05)}
+              "runnable_baseline": runnable.baseline(20, 0.05),
+              # The calibration probe with nothing of the suite run yet: what "back to the
+              # state the run started in" means for the steps after.
+              "probe_start": probe.take(),
+              "budgets": {s: budget(s, a.preset) for s in steps}}
     started = time.monotonic()
     sampler = load_sampler()
     sampler.start()
@@ -163,7 +191,7 @@ def main(argv=None):
                 record["loadavg_end"] = meta.loadavg()
                 record["seconds"] = round(time.monotonic() - started, 1)
                 write_json(run_dir / "suite.json", record)
-            left = sum(estimate(x, a.preset) for x in steps[i - 1:])
+            left = sum(budget(x, a.preset) for x in steps[i - 1:])
             say(f"step {i}/{len(steps)}: {s} (elapsed {fmt(time.monotonic() - started)}, "
                 f"about {fmt(left)} left)")
             # Step isolation: wait until what an earlier step started has wound down.
@@ -172,6 +200,7 @@ def main(argv=None):
             if not settled:
                 say(f"step {s}: {before} tasks still runnable after {waited:.0f} s "
                     f"(baseline {record['runnable_baseline']}); measuring anyway")
+            calibrated = calibrate(record, s, a.preset)
             t0 = time.monotonic()
             sampler_r = runnable.Sampler()
             sampler_r.start()
@@ -180,12 +209,17 @@ def main(argv=None):
             except (OSError, subprocess.SubprocessError, ValueError) as e:
                 status = fail(ctx, s, f"{type(e).__name__}: {e}")
             during = sampler_r.stop()
-            record["steps"][s] = {"status": status, "seconds": round(time.monotonic() - t0, 1),
+            took = round(time.monotonic() - t0, 1)
+            record["steps"][s] = {"status": status, "seconds": took,
+                                  "budget_s": budget(s, a.preset),
+                                  "over_budget": took > budget(s, a.preset),
+                                  "calibration": calibrated,
                                   "loadavg_after": meta.loadavg(),
                                   "runnable_before": before, "waited_s": waited,
                                   "settled": settled, "runnable_max": during["max"],
                                   "runnable_mean": during["mean"]}
-            say(f"step {s}: {status} in {fmt(time.monotonic() - t0)}")
+            say(f"step {s}: {status} in {fmt(took)} (budget {fmt(budget(s, a.preset))}"
+                + (", OVER" if took > budget(s, a.preset) else "") + ")")
             if s != REPORT:
                 record["loadavg_end"] = meta.loadavg()
                 record["seconds"] = round(time.monotonic() - started, 1)

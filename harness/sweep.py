@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import meta  # noqa: E402  (the harness's shared meta module, beside this file)
-from drive import cli, runnable, status  # noqa: E402
+from drive import budget as B, cli, runnable, status  # noqa: E402
 from drive.memory import kernel_resolution  # noqa: E402
 from drive.limits import RSS_GUESS_KB, limit_verdict  # noqa: E402
 from sweep_point import LEVEL_ARGS, PERF_EVENTS, measure_point  # noqa: E402
@@ -36,6 +36,20 @@ LEVELS = [1, 2, 4, 10, 50, 100, 200, 500, 1000, 2000, 5000, 10000]
 OTHERS = "*"  # in a --plan, every model no other group names
 QUICK_LEVELS = [1, 10, 100, 1000]
 IDLE_SAMPLES = 5  # /proc/meminfo reads, 0.1 s apart, before the server starts and once idle
+# What a point costs before anything of this run has been measured (the budget's priors):
+# one repetition is echo-load's start and exit besides its warm-up and window, plus its
+# ramp-up, one connection after another at a cost per connection by declared concurrency (a
+# fork, a thread, or only the connect and the first echo); a point adds the server's start,
+# perf and the memory baselines. They matter only for a model's first level: the plans run
+# each model's levels in ascending order, and from its first level of 100 connections on its
+# own rounds predict the next (drive/budget.RoundCosts). The figures are the ramp-ups of a
+# quick run on a 2-core AMD EPYC VM (2026-12-03): fork 1.9 s for 1,000 connections, thread
+# 2.9 s for 10,000.
+ROUND_START_S = 0.3
+PER_CONN_PRIOR_S = {"process-per-connection": 2e-3, "process-pool": 2e-3,
+                    "thread-per-connection": 3e-4}
+PER_CONN_PRIOR_DEFAULT_S = 1e-4
+SETUP_PRIOR_S = 1.5
 
 
 def declared_models(server):
@@ -128,6 +142,14 @@ def parse_args(argv):
                          "separated by ';', each a cross product, e.g. "
                          "'thread,fork/pingpong,churn/1,100;epoll/pingpong/100'; a MODELS of * "
                          "is every model no other group names")
+    ap.add_argument("--optional-plan", type=parse_plan, default=None,
+                    help="groups as in --plan that no verdict needs: run after every point of "
+                         "the plan, while the budget lasts")
+    ap.add_argument("--budget-s", type=positive, default=None,
+                    help="seconds the sweep may take: each point gets the repetitions that fit "
+                         "(at least 3) beside the least the deciding points still to come "
+                         "need; a point that cannot have 3 is recorded as 'not run: over "
+                         "budget (predicted N s)' (default: no budget, --repeat each)")
     ap.add_argument("--repeat", type=int, default=1,
                     help="echo-load runs per point, back to back against the same server, each "
                          "with its own ramp-up, warm-up and window; the point's `load` is the "
@@ -161,9 +183,12 @@ def parse_args(argv):
     a = ap.parse_args(argv)
     if a.repeat < 1:
         ap.error("--repeat must be at least 1")
+    if a.optional_plan and not a.plan:
+        ap.error("--optional-plan needs --plan")
     if a.plan:
-        a.modes = list(dict.fromkeys(m for _, ms, _ in a.plan for m in ms))
-        a.levels = sorted({n for _, _, ns in a.plan for n in ns})
+        groups = a.plan + (a.optional_plan or [])
+        a.modes = list(dict.fromkeys(m for _, ms, _ in groups for m in ms))
+        a.levels = sorted({n for _, _, ns in groups for n in ns})
     a.modes = a.modes or DEFAULT_MODES
     a.levels = a.levels or (QUICK_LEVELS if a.quick else LEVELS)
     a.duration = a.duration or (1.0 if a.quick else 5.0)
@@ -176,8 +201,10 @@ def parse_args(argv):
         ap.error(f"{a.server} is missing: build first (./run.sh build)")
     a.declared = declared_models(a.server)
     if a.plan:
-        a.plan = expand_others(a.plan, a.declared)
-        a.models = list(dict.fromkeys(m for ms, _, _ in a.plan for m in ms))
+        # '*' is every model neither the plan nor the optional groups name.
+        both = expand_others(a.plan + (a.optional_plan or []), a.declared)
+        a.plan, a.optional_plan = both[:len(a.plan)], both[len(a.plan):]
+        a.models = list(dict.fromkeys(m for ms, _, _ in both for m in ms))
     bad = [m for m in a.models or [] if m not in a.declared]
     if bad:
         ap.error(f"argument --models: unknown model {', '.join(bad)} "
@@ -232,10 +259,80 @@ def write_json(path, data):
 
 
 def plan(a):
+    """[(model, mode, conns, deciding)]: the plan's points, then the optional groups' (not
+    deciding) in their order."""
     if a.plan:
-        return [(model, mode, conns) for models, modes, levels in a.plan for model in models
-                for mode in modes for conns in levels]
-    return [(model, mode, conns) for model in a.models for mode in a.modes for conns in a.levels]
+        main = [(model, mode, conns, True) for models, modes, levels in a.plan
+                for model in models for mode in modes for conns in levels]
+        extra = [(model, mode, conns, False) for models, modes, levels in a.optional_plan or []
+                 for model in models for mode in modes for conns in levels]
+        return main + [p for p in extra if p[:3] not in {q[:3] for q in main}]
+    return [(model, mode, conns, True) for model in a.models for mode in a.modes
+            for conns in a.levels]
+
+
+def scheduler(a, clock=time.monotonic):
+    """The sweep's budget (drive/budget.Scheduler) with this machine's priors."""
+    fixed = ROUND_START_S + a.warmup + a.duration
+
+    def prior(key):
+        c = a.declared[key[0]]["concurrency"]
+        return fixed, PER_CONN_PRIOR_S.get(c, PER_CONN_PRIOR_DEFAULT_S)
+    return B.Scheduler(B.Budget(a.budget_s, clock), B.RoundCosts(prior), a.repeat,
+                       SETUP_PRIOR_S + 0.2 * a.idle_samples)
+
+
+def point_limit(a, model, conns, limits, rss_seen):
+    """Why a point cannot run on this machine (its declaration, or a limit with the memory its
+    model showed so far), or None."""
+    c = a.declared[model]["concurrency"]
+    return declared_limit(a.declared[model], conns) or limit_verdict(
+        c, conns, limits, rss_seen.get(model, RSS_GUESS_KB.get(c, 128)))
+
+
+def run_points(a, points, limits, measure, sched, say, save, out):
+    """Measures `points` in order, each as the budget allows: a point a limit of the machine
+    rules out is recorded with its reason, a point the budget has no room for as over
+    budget with its prediction. measure(model, mode, conns) -> the point's record (with
+    a.point_rounds and a.another_round set for it); save() after every point; the records are
+    appended to `out`."""
+    rss_seen = {}
+    clock = sched.budget.clock
+    for i, (model, mode, conns, deciding) in enumerate(points, 1):
+        t0 = clock()
+        key = (model, mode)
+        rest = [((m, md), n) for m, md, n, d in points[i:] if d
+                and not point_limit(a, m, n, limits, rss_seen)]
+        why = point_limit(a, model, conns, limits, rss_seen)
+        rounds, over, predicted = (0, None, None) if why else sched.plan(key, conns, rest)
+        if why or over:
+            st, reasons = status.skipped(why or over)
+            point = {"status": st, "reasons": reasons, "reason": why or over}
+        else:
+            a.point_rounds, a.another_round = rounds, sched.gate(key, conns, rest)
+            point = measure(model, mode, conns)
+            walls = [r["wall_s"] for r in point.get("rounds", []) if "wall_s" in r]
+            sched.done(key, conns, walls, clock() - t0)
+            if point["status"] in status.MEASURED:
+                # PSS counts pages shared by fork children once, so it predicts memory use
+                # better than summed VmRSS; both were sampled at this point.
+                mem = point["rss"]
+                per = next(v for v in (mem["pss_per_conn_kb"], mem["pss_peak_per_conn_kb"],
+                                       mem["per_conn_kb"]) if v is not None)
+                rss_seen[model] = max(rss_seen.get(model, 0), int(per * 1.5) + 1)
+        if predicted is not None:
+            point["budget"] = {"rounds_planned": rounds, "rounds_wanted": sched.wanted,
+                               "predicted_s": predicted, "deciding": deciding,
+                               "left_before_s": round(sched.budget.left(), 1)
+                               if a.budget_s else None}
+        point.update(model=model, mode=mode, conns=conns, seconds=round(clock() - t0, 3))
+        out.append(point)
+        save()
+        left = sum(sched.predict((m, md), n) for m, md, n, _ in points[i:]
+                   if not point_limit(a, m, n, limits, rss_seen))
+        say(f"[sweep {i}/{len(points)}] {model:8} {mode:8} conns={conns:<6} "
+            f"{summary(point)}  (elapsed {fmt_secs(sched.budget.spent())}, "
+            f"ETA {fmt_secs(min(left, max(0, sched.budget.left())))})")
 
 
 def main(argv=None):
@@ -246,11 +343,11 @@ def main(argv=None):
     limits = meta.limits()
     points = plan(a)
     if a.dry_run:
-        for i, (model, mode, conns) in enumerate(points, 1):
-            c = a.declared[model]["concurrency"]
-            why = limit_verdict(c, conns, limits, RSS_GUESS_KB.get(c, 128))
+        for i, (model, mode, conns, deciding) in enumerate(points, 1):
+            why = point_limit(a, model, conns, limits, {})
             print(f"[plan {i}/{len(points)}] {model:8} {mode:8} conns={conns:<6} "
-                  f"{'not run: ' + why if why else 'would run'}")
+                  f"{'not run: ' + why if why else 'would run'}"
+                  + ("" if deciding else " (optional: while the budget lasts)"))
         return 0
     for path in (a.server, a.load):
         if not os.access(path, os.X_OK):
@@ -276,56 +373,37 @@ def main(argv=None):
                          "idle_samples": a.idle_samples, "repeat": a.repeat,
                          "plan": ["/".join(",".join(map(str, x)) for x in g) for g in a.plan]
                          if a.plan else None,
+                         "optional_plan": ["/".join(",".join(map(str, x)) for x in g)
+                                           for g in a.optional_plan or []],
+                         "budget_s": a.budget_s,
                          "level_args": {c: " ".join(LEVEL_ARGS[c]("N")) for c in LEVEL_ARGS},
                          "server": a.server, "load": a.load, "perf_events": PERF_EVENTS,
                          "perf": a.perf_ok},
               "points": []}
-    say(f"sweep: {len(points)} points -> {out_path or 'standard output'}")
-    rss_seen = {}
+    say(f"sweep: {len(points)} points -> {out_path or 'standard output'}"
+        + (f" (budget {a.budget_s:.0f} s)" if a.budget_s else ""))
+    started = time.monotonic()
     base_runnable = runnable.baseline()
     result["config"]["runnable_baseline"] = base_runnable
-    started, overhead = time.monotonic(), []
+    sched = scheduler(a)
     with tempfile.TemporaryDirectory(prefix="sweep-") as tmpdir:
         # The servers' error output: beside the JSON, or thrown away with it on stdout.
         a.logs = out_path.parent / "logs" if out_path else Path(tmpdir)
         a.logs.mkdir(parents=True, exist_ok=True)
-        for i, (model, mode, conns) in enumerate(points, 1):
-            t0 = time.monotonic()
-            c = a.declared[model]["concurrency"]
-            why = declared_limit(a.declared[model], conns) or limit_verdict(
-                c, conns, limits, rss_seen.get(model, RSS_GUESS_KB.get(c, 128)))
-            if why:
-                st, reasons = status.skipped(why)
-                point = {"status": st, "reasons": reasons, "reason": why}
-            else:
-                # Other tasks runnable just before the point, beyond the sweep's baseline:
-                # what the point will compete with besides itself.
-                before = runnable.baseline(5, 0.02)
-                a.extra_runnable = (before - base_runnable) if None not in (
-                    before, base_runnable) else None
-                point = measure_point(a, model, mode, conns, tmpdir)
-                point["runnable"] = {"baseline": base_runnable, "before": before}
-                if point["status"] in status.MEASURED:
-                    overhead.append(time.monotonic() - t0 - a.repeat * (a.duration + a.warmup))
-                    # PSS counts pages shared by fork children once, so it predicts memory
-                    # use better than summed VmRSS; both were sampled at this point.
-                    mem = point["rss"]
-                    per = next(v for v in (mem["pss_per_conn_kb"], mem["pss_peak_per_conn_kb"],
-                                           mem["per_conn_kb"]) if v is not None)
-                    rss_seen[model] = max(rss_seen.get(model, 0), int(per * 1.5) + 1)
-            point.update(model=model, mode=mode, conns=conns,
-                         seconds=round(time.monotonic() - t0, 3))
-            result["points"].append(point)
-            write_json(out_path, result)
-            left = sum(1 for m, _, n in points[i:]
-                       if not limit_verdict(a.declared[m]["concurrency"], n, limits,
-                                            rss_seen.get(m, RSS_GUESS_KB.get(
-                                                a.declared[m]["concurrency"], 128))))
-            setup = sum(overhead) / len(overhead) if overhead else 2
-            per_point = a.repeat * (a.warmup + a.duration) + setup
-            say(f"[sweep {i}/{len(points)}] {model:8} {mode:8} conns={conns:<6} "
-                f"{summary(point)}  (elapsed {fmt_secs(time.monotonic() - started)}, "
-                f"ETA {fmt_secs(left * per_point)})")
+
+        def measure(model, mode, conns):
+            # Other tasks runnable just before the point, beyond the sweep's baseline: what
+            # the point will compete with besides itself.
+            before = runnable.baseline(5, 0.02)
+            a.extra_runnable = (before - base_runnable) if None not in (
+                before, base_runnable) else None
+            point = measure_point(a, model, mode, conns, tmpdir)
+            point["runnable"] = {"baseline": base_runnable, "before": before}
+            return point
+        run_points(a, points, limits, measure, sched, say,
+                   lambda: write_json(out_path, result), result["points"])
+        result["budget"] = dict(sched.budget.record(), setup_s=round(sched.setup_s(), 2))
+        write_json(out_path, result)
         if out_path and not any(a.logs.iterdir()):
             a.logs.rmdir()
     say(f"sweep: done in {fmt_secs(time.monotonic() - started)}")

@@ -124,6 +124,27 @@ def round_memory(sample, doc, base, conns, a):
             "kernel_per_conn_kb": kern["per_conn_total_kb"] if kern else None}
 
 
+def repetitions(a, one_round, alive, clock=time.monotonic):
+    """(results, wall seconds of each, why the budget cut them short or None, rounds planned):
+    one_round() up to a.point_rounds times (the step's budget; --repeat without one), asking
+    a.another_round(done, last wall seconds) before every round after the first, while
+    alive() (the server still runs)."""
+    rounds = getattr(a, "point_rounds", None) or a.repeat
+    another = getattr(a, "another_round", None)
+    out, walls, cut = [], [], None
+    for _ in range(rounds):
+        if out and not alive():
+            break
+        if out and another is not None:
+            cut = another(len(out), walls[-1])
+            if cut:
+                break
+        t0 = clock()
+        out.append(one_round())
+        walls.append(clock() - t0)
+    return out, walls, cut, rounds
+
+
 def measure_point(a, model, mode, conns, tmpdir):
     # The kernel's memory before the server exists: a model that sets up per-connection
     # capacity at start (prefork's workers) owes that to its connections too.
@@ -154,13 +175,10 @@ def measure_point(a, model, mode, conns, tmpdir):
     # each with its own ramp-up, warm-up and window, and the memory sampled in each: the
     # figures per connection get an interval like the throughput.
     base = {"rss": base_rss, "pss": base_pss, "kern": kern_before}
-    runs, samples = [], []
-    for _ in range(a.repeat):
-        if runs and srv.proc.poll() is not None:
-            break
-        doc, rc, sample = load_round(a, srv, mode, conns)
-        runs.append((doc, rc))
-        samples.append(sample)
+    done, walls, cut, rounds = repetitions(a, lambda: load_round(a, srv, mode, conns),
+                                           lambda: srv.proc.poll() is None)
+    runs = [(doc, rc) for doc, rc, _ in done]
+    samples = [sample for _, _, sample in done]
     perf_result = perf_point(pf)
     stats = srv.stop(15)
     server_ok = srv.returncode == 0 and stats is not None and srv.ended == "exited"
@@ -170,7 +188,11 @@ def measure_point(a, model, mode, conns, tmpdir):
                              memory=round_memory(samples[i], doc, base, conns, a))
                         for i, (doc, rc) in enumerate(runs)]}
     point["load"] = median_load(runs)
-    if len(runs) < a.repeat:
+    for r, wall in zip(point["rounds"], walls):
+        r["wall_s"] = round(wall, 3)
+    if cut:
+        point["cut"] = f"after {len(runs)} of {rounds} repetitions: {cut}"
+    elif len(runs) < rounds:
         point["rounds"].append({"round": len(runs), "status": "failed",
                                 "reasons": ["the server had exited: repetition not run"]})
     point["status"], point["reasons"] = status.of_rounds(point["rounds"])

@@ -26,9 +26,15 @@ class Experiment:
     claims: tuple                 # the claims its figures feed ("C13")
     binaries: tuple               # programs it needs in the build's bin/
     output: str                   # the file it writes into the run folder
-    estimate_s: dict              # {preset: seconds}
+    budget_s: dict                # {preset: seconds the step may take}
     run: Callable                 # run(ctx, experiment) -> status ("ok", "failed: ...")
     presets: Optional[dict] = field(default=None)  # {preset: size knobs}, None: no knobs
+    # The driver sizes itself to budget_s (it takes --budget-s); otherwise budget_s is what
+    # its fixed size was measured to take, and the suite records a step that overran it.
+    budgeted: bool = False
+    # It times something (the suite waits for the calibration probe before it); counting
+    # steps (instructions, properties) need no quiet machine.
+    times: bool = True
 
     def preset(self, name):
         return (self.presets or {}).get(name)
@@ -109,8 +115,10 @@ def driver(script, timeout=3600):
     build folder, the preset's arguments and --out-file into the run folder."""
     def step(ctx, exp):
         out = ctx.dir / exp.output
+        budget = ["--budget-s", exp.budget_s[ctx.preset]] if exp.budgeted else []
         rc = run([PY, ROOT / "harness" / script, "--build-dir", ctx.build,
-                  *(exp.preset(ctx.preset) or []), "--out-file", out], ctx.log, timeout)
+                  *(exp.preset(ctx.preset) or []), *budget, "--out-file", out], ctx.log,
+                 timeout)
         if not out.exists():
             return fail(ctx, exp.name, f"{script} exited {rc} without writing {out.name}")
         return "ok" if rc == 0 else f"exit {rc}"

@@ -13,6 +13,6 @@ EXPERIMENT = Experiment(
                   "--count-rounds", "1"],
         "full": ["--rounds", "5", "--duration", "2", "--sat-conns", "300", "--count-rounds", "3"],
     },
-    estimate_s={"quick": 45, "full": 240},
+    budget_s={"quick": 42, "full": 240},
     run=driver("engines_bench.py"),
 )

@@ -22,6 +22,6 @@ EXPERIMENT = Experiment(
         "full": ["--engines", "all", "--rounds", "5", "--full-rounds", "3", "--duration", "1",
                  "--count-requests", "30000"],
     },
-    estimate_s={"quick": 35, "full": 700},
+    budget_s={"quick": 36, "full": 700},
     run=driver("fiberio_bench.py"),
 )

@@ -11,6 +11,7 @@ EXPERIMENT = Experiment(
         "quick": ["--levels", "100000,1000000", "--guarded-levels", "10000,30000"],
         "full": ["--levels", "100000,1000000", "--guarded-levels", "1000,10000,30000"],
     },
-    estimate_s={"quick": 10, "full": 5},
+    budget_s={"quick": 6, "full": 5},
     run=driver("fibermem.py"),
+    times=False,
 )

@@ -12,6 +12,6 @@ EXPERIMENT = Experiment(
     binaries=("switch-bench", "hook-icount", "echo-server", "echo-load"),
     output="hooks.json",
     presets={"quick": [], "full": ["--rounds", "5", "--duration", "3", "--repetitions", "5"]},
-    estimate_s={"quick": 1, "full": 60},
+    budget_s={"quick": 1, "full": 60},
     run=full_only(QUICK_WHY, driver("hooks_bench.py")),
 )

@@ -19,6 +19,6 @@ EXPERIMENT = Experiment(
     binaries=("echo-server", "echo-load"),
     output="peers.json",
     presets={"quick": [], "full": FULL},  # quick: not run
-    estimate_s={"quick": 1, "full": 240},
+    budget_s={"quick": 1, "full": 240},
     run=full_only(QUICK_WHY, driver("peers_bench.py")),
 )

@@ -14,6 +14,6 @@ EXPERIMENT = Experiment(
         "quick": ["--quick", "--parts", "idle,churn"],
         "full": ["--rounds", "5", "--duration", "1"],
     },
-    estimate_s={"quick": 45, "full": 600},
+    budget_s={"quick": 36, "full": 600},
     run=driver("engines_scale.py"),
 )

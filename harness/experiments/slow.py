@@ -21,6 +21,6 @@ EXPERIMENT = Experiment(
         "full": ["--modes", "slow", "--levels", "10,1000,10000", "--duration", "3",
                  "--warmup", "1", "--load-args", SLOW_LOAD],
     },
-    estimate_s={"quick": 1, "full": 250},
+    budget_s={"quick": 1, "full": 250},
     run=full_only(QUICK_WHY, driver("sweep.py")),
 )

@@ -13,6 +13,6 @@ EXPERIMENT = Experiment(
         "quick": ["--rounds", "5", "--duration", "0.4", "--warmup", "0.2"],
         "full": ["--rounds", "5", "--duration", "2"],
     },
-    estimate_s={"quick": 15, "full": 70},
+    budget_s={"quick": 15, "full": 70},
     run=driver("threads_scale.py"),
 )

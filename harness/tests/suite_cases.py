@@ -30,8 +30,8 @@ def case_registry(a):
     for e in loaded:
         check(e.measures and callable(e.run), f"{e.name}: says what it measures, has a run")
         check(all(c.startswith("C") for c in e.claims), f"{e.name}: claims are ids", e.claims)
-        check(set(e.estimate_s) == set(PRESETS), f"{e.name}: an estimate per preset",
-              e.estimate_s)
+        check(set(e.budget_s) == set(PRESETS), f"{e.name}: a budget per preset",
+              e.budget_s)
         check(e.presets is None or set(e.presets) == set(PRESETS),
               f"{e.name}: presets for both or neither", e.presets)
     print(f"{len(loaded)} experiments: {', '.join(experiments.ORDER)}")

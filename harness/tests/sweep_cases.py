@@ -56,6 +56,45 @@ def case_plan_others(a):
           planned)
 
 
+def case_budget(a):
+    """--budget-s against the stand-in: a budget of 30 s measures every point with its wall time
+    per round and its plan; a budget of 2 s, less than one point's minimum, measures none and
+    records each as over budget with its prediction."""
+    Path(a.out).mkdir(parents=True, exist_ok=True)
+    args = ["--server", a.server, "--load", a.load, "--plan", "test/pingpong/1,8",
+            "--optional-plan", "test/churn/1", "--repeat", 3, "--duration", 0.2,
+            "--warmup", 0.1, "--idle-samples", 1]
+    outs = {}
+    for budget in (30, 2):
+        out_file = Path(tempfile.mkdtemp(prefix="sweep-", dir=a.out)) / "sweep.json"
+        t0 = time.monotonic()
+        rc, out, err = sweep(*args, "--budget-s", budget, "--out-file", out_file)
+        print(out, end="")
+        check(rc == 0, f"budget {budget}: sweep exits 0", err)
+        check(time.monotonic() - t0 < budget + 15, f"budget {budget}: bounded in time")
+        outs[budget] = json.loads(out_file.read_text())
+    data = outs[30]
+    check(data["config"]["budget_s"] == 30 and data["budget"]["spent_s"] <= 30,
+          "the budget and what was spent recorded", data.get("budget"))
+    points = data["points"]
+    check([p["budget"]["deciding"] for p in points] == [True, True, False],
+          "the plan's points, then the optional group's", [p.get("budget") for p in points])
+    for p in points:
+        check(p["status"] in ("ok", "client-bound", "contended"), "measured", p.get("reason"))
+        check(len(p["rounds"]) == 3 and all(r["wall_s"] > 0 for r in p["rounds"]),
+              "three rounds, each with its wall time", p["rounds"])
+        check(p["budget"]["rounds_planned"] == 3 and p["budget"]["predicted_s"] > 0,
+              "the plan and its prediction recorded", p["budget"])
+    for p in outs[2]["points"]:
+        check(p["status"] == "not run" and p["reason"].startswith("over budget (predicted "),
+              "a point that does not fit is not run, with its prediction", p)
+    bad = sweep("--server", a.server, "--load", a.load, "--budget-s", "0", "--dry-run")
+    check(bad[0] == 2 and "positive" in bad[2], "a budget of 0 is refused", bad)
+    bad = sweep("--server", a.server, "--load", a.load, "--optional-plan", "test/churn/1",
+                "--dry-run")
+    check(bad[0] == 2 and "--plan" in bad[2], "an optional plan needs a plan", bad)
+
+
 def case_bad_args(a):
     server = Path(a.load).parent / "echo-server"
     listed = json.loads(subprocess.run([server, "--list", "--json"], capture_output=True,

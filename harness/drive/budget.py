@@ -1,0 +1,205 @@
+"""Time budgets: a step is given seconds, not sizes. It learns what its repetitions cost as it
+goes, predicts the rest from that, gives the points its verdicts decide on their share first
+and the others what is left, and records what does not fit as `not run: over budget
+(predicted N s)` instead of overrunning.
+
+The clock is a parameter (time.monotonic by default), so that a whole step can be run on a
+FakeClock with made-up costs: the tests simulate a machine whose fork is four times slower or
+whose rounds are twice as noisy without waiting for one.
+
+    Budget(seconds, clock)          what is spent and left; fits(predicted, reserve)
+    RoundCosts(fixed, per_unit)     one repetition's cost as fixed + per_unit x units per key
+                                    (a model's rounds against its connections), learned
+    plan_rounds(...)                how many repetitions a point gets, or why none
+"""
+import statistics
+import time
+
+# An interval of a median needs at least three repetitions (plots/pointdata's MIN_OK_ROUNDS
+# reads no fewer): a point that cannot have three is not started.
+MIN_ROUNDS = 3
+OVER_BUDGET = "over budget"
+# A point takes more than MIN_ROUNDS only if the points still to come would keep this many
+# times their predicted minimum.
+RESERVE_MARGIN = 1.25
+
+
+class FakeClock:
+    """A clock the caller moves: clock() reads it, advance(s) moves it."""
+
+    def __init__(self, t=0.0):
+        self.t = float(t)
+
+    def __call__(self):
+        return self.t
+
+    def advance(self, seconds):
+        self.t += seconds
+
+
+class Budget:
+    """seconds from the moment it is made on `clock` (None: unlimited)."""
+
+    def __init__(self, seconds, clock=time.monotonic):
+        if seconds is not None and seconds <= 0:
+            raise ValueError(f"a budget must be positive, got {seconds}")
+        self.seconds, self.clock, self.start = seconds, clock, clock()
+
+    def spent(self):
+        return self.clock() - self.start
+
+    def left(self):
+        return float("inf") if self.seconds is None else self.seconds - self.spent()
+
+    def fits(self, predicted, reserve=0.0):
+        """Whether `predicted` seconds of work, with `reserve` kept for what must come after,
+        ends within the budget."""
+        return predicted + reserve <= self.left()
+
+    def over(self, predicted):
+        """The reason recorded for work left out: its prediction and what was left."""
+        return (f"{OVER_BUDGET} (predicted {predicted:.0f} s; {max(0.0, self.left()):.0f} s of "
+                f"the step's {self.seconds:.0f} s left)")
+
+    def record(self):
+        return {"budget_s": self.seconds, "spent_s": round(self.spent(), 1)}
+
+
+class RoundCosts:
+    """The cost of one repetition of a point, per key, as fixed + per_unit x units: a round of a
+    sweep point is its ramp-up (one connection after another: per_unit), its warm-up and
+    window and the load generator's start and exit (fixed). Learned from the repetitions
+    measured so far. fixed: the key's cheapest round at a level too small for the per-unit
+    part to show (below SLOPE_UNITS), else any key's (the warm-up, window and start are the
+    same for every model), else the prior. per_unit: from the key's rounds at its largest
+    level, once that is at least SLOPE_UNITS (the level nearest the ones still to come, where
+    a per-connection cost such as a fork shows); below that a level's per-unit share is lost
+    in the fixed part's noise, and the prior stands. prior(key) -> (fixed, per_unit)."""
+
+    SLOPE_UNITS = 100
+
+    def __init__(self, prior):
+        self.prior = prior
+        self.seen = {}  # key -> [(units, seconds)]
+
+    def observe(self, key, units, seconds):
+        self.seen.setdefault(key, []).append((units, seconds))
+
+    def _small(self, obs):
+        return [s for u, s in obs if u < self.SLOPE_UNITS]
+
+    def model(self, key):
+        """(fixed, per_unit, source): source says what each part came from."""
+        p_fixed, p_unit = self.prior(key)
+        obs = self.seen.get(key, [])
+        small = self._small(obs) or [s for o in self.seen.values() for s in self._small(o)]
+        fixed = min(small) if small else p_fixed
+        big = [(u, s) for u, s in obs if u >= self.SLOPE_UNITS]
+        if not big:
+            return fixed, p_unit, ("measured" if small else "prior") + " fixed, prior per unit"
+        u_max = max(u for u, _ in big)
+        s_at = statistics.median(s for u, s in big if u == u_max)
+        return fixed, max(0.0, (s_at - fixed) / u_max), f"measured up to {u_max} units"
+
+    def predict(self, key, units):
+        fixed, per, _ = self.model(key)
+        return fixed + per * units
+
+
+def dearest_out(left, costs):
+    """The indexes of `costs` to leave out, dearest first, until the rest fit `left`."""
+    total, out = sum(costs), set()
+    for i in sorted(range(len(costs)), key=lambda i: -costs[i]):
+        if total <= left:
+            break
+        out.add(i)
+        total -= costs[i]
+    return out
+
+
+def plan_rounds(budget, wanted, round_s, setup_s=0.0, reserve=0.0, minimum=MIN_ROUNDS):
+    """(rounds, reason) for a point that wants `wanted` repetitions of `round_s` seconds each
+    after `setup_s`, with `reserve` seconds kept for the points still to come: as many as fit,
+    up to wanted; (0, reason) when not even `minimum` fit."""
+    need = setup_s + minimum * round_s
+    if not budget.fits(need, reserve):
+        return 0, budget.over(need)
+    if budget.seconds is None or round_s <= 0:
+        return wanted, None
+    fit = int((budget.left() - reserve - setup_s) // round_s)
+    return max(minimum, min(wanted, fit)), None
+
+
+class Scheduler:
+    """The budget of a step whose points are each a few repetitions of one measurement (a sweep
+    point: echo-load runs against one server). For every point it plans the repetitions that
+    fit (plan), lets a started point stop early when its rounds turn out dearer than predicted
+    (gate), and learns from what each round and point took (done). `rest` is always the
+    (key, units) of the points still to come that a verdict needs: their minimum is kept in
+    reserve, so an early point cannot spend what a later deciding point needs."""
+
+    def __init__(self, budget, costs, wanted, setup_prior, minimum=MIN_ROUNDS):
+        self.budget, self.costs, self.wanted = budget, costs, wanted
+        self.setup_prior, self.minimum, self.setups = setup_prior, minimum, []
+
+    def setup_s(self):
+        return statistics.median(self.setups) if self.setups else self.setup_prior
+
+    def min_cost(self, key, units):
+        return self.setup_s() + self.minimum * self.costs.predict(key, units)
+
+    def reserve(self, rest):
+        return sum(self.min_cost(k, u) for k, u in rest)
+
+    def kept(self, key, units, rest):
+        """The points of this one and `rest` that the budget can give their minimum: all of
+        them when their minimums fit what is left, else without the dearest first (a point
+        at ten thousand processes costs what a dozen small ones do, and tells one verdict
+        less than they do). Returns (whether this point is kept, the kept part of rest)."""
+        dropped = dearest_out(self.budget.left(), [self.min_cost(k, u)
+                                                   for k, u in [(key, units)] + rest])
+        return 0 not in dropped, [p for i, p in enumerate(rest, 1) if i not in dropped]
+
+    def plan(self, key, units, rest):
+        """(rounds, reason, predicted seconds of those rounds): rounds 0 with the reason when
+        not even the minimum fits beside the reserve of the points still to come that fit."""
+        round_s = self.costs.predict(key, units)
+        this, kept = self.kept(key, units, rest)
+        if not this:
+            need = self.setup_s() + self.minimum * round_s
+            return 0, self.budget.over(need), round(need, 1)
+        rounds, why = plan_rounds(self.budget, self.wanted, round_s, self.setup_s(),
+                                  self.reserve(kept), self.minimum)
+        if rounds > self.minimum:
+            # Rounds beyond the minimum only while every later point keeps its own, and out of
+            # what is left once their reserve is grown by the margin predictions miss by.
+            extra = 0 if len(kept) < len(rest) else plan_rounds(
+                self.budget, self.wanted, round_s, self.setup_s(),
+                self.reserve(kept) * RESERVE_MARGIN, self.minimum)[0]
+            rounds = max(self.minimum, extra)
+        n = rounds or self.minimum
+        return rounds, why, round(self.setup_s() + n * round_s, 1)
+
+    def predict(self, key, units):
+        """Seconds a point would take at the rounds it wants."""
+        return self.setup_s() + self.wanted * self.costs.predict(key, units)
+
+    def gate(self, key, units, rest):
+        """another(done, last_round_s) -> None (go on) or the reason to stop: before the
+        minimum a round needs only the budget, after it also the reserve."""
+        def another(done, last_s):
+            self.costs.observe(key, units, last_s)
+            if done < self.minimum:
+                need, reserve = (self.minimum - done) * last_s, 0.0
+            else:
+                need = last_s
+                reserve = self.reserve(self.kept(key, units, rest)[1])
+            return None if self.budget.fits(need, reserve) else self.budget.over(need)
+        return another
+
+    def done(self, key, units, round_walls, point_s):
+        """Learns from a finished point: its last round (the gate saw the others) and the part
+        of it that was not a round (server start, perf, memory baselines, stop)."""
+        if round_walls:
+            self.costs.observe(key, units, round_walls[-1])
+        self.setups.append(max(0.0, point_s - sum(round_walls)))

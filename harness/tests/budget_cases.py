@@ -1,0 +1,280 @@
+#!/usr/bin/python3
+"""Cases for the time budgets (harness/drive/budget.py) and the sweep's use of them, on a fake
+clock: a simulated machine whose rounds cost fixed + per-connection seconds (times a noise
+factor) runs the quick preset's sweep plan through sweep.run_points and the same repetition
+loop the real sweep uses (sweep_point.repetitions), without starting anything. A slow machine
+is simulated by scaling the costs: fork four times slower, rounds twice as noisy.
+
+usage: budget_cases.py CASE --work DIR
+"""
+import random
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+HARNESS = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(HARNESS))
+from cases import check, run  # noqa: E402  (harness/tests/cases.py)
+import sweep  # noqa: E402
+import sweep_point  # noqa: E402
+from drive import budget as B  # noqa: E402
+from experiments import sweep as sweep_exp  # noqa: E402
+
+CONCURRENCY = {"thread": "thread-per-connection", "fork": "process-per-connection",
+               "fiber": "fiber-per-connection", "libevent": "event-loop",
+               "epoll": "event-loop"}
+# Seconds per connection of one round's ramp-up (and, in churn, of its window's connects), by
+# model: what a quick run's ramp-ups showed on a 2-core AMD EPYC VM (fork 1.9 s for 1,000
+# connections, thread 2.9 s for 10,000); four times fork's is about 76 s a round at 10,000.
+PER_CONN = {"thread": 2.9e-4, "fork": 1.9e-3, "fiber": 5e-5, "libevent": 5e-5, "epoll": 5e-5}
+SETUP_S = 1.2
+LIMITS = {"nofile_hard": 1 << 20, "pid_max": 1 << 22, "threads_max": 1 << 22, "nproc": None,
+          "max_map_count": 1 << 22}
+
+
+class Machine:
+    """The simulated machine: what one round and one point's setup cost on it."""
+
+    def __init__(self, clock, fork_scale=1.0, noise=0.0, seed=1):
+        self.clock, self.fork_scale, self.noise = clock, fork_scale, noise
+        self.rng = random.Random(seed)
+        self.rounds = []  # (model, conns, seconds)
+
+    def round_s(self, a, model, conns):
+        per = PER_CONN[model] * (self.fork_scale if model == "fork" else 1.0)
+        s = 0.3 + a.warmup + a.duration + per * conns
+        # Noise as a factor around 1: `noise` is the relative spread of a round's cost.
+        return s * max(0.2, self.rng.lognormvariate(0.0, self.noise)) if self.noise else s
+
+    def measure(self, a):
+        def one(model, mode, conns):
+            self.clock.advance(SETUP_S)
+
+            def one_round():
+                s = self.round_s(a, model, conns)
+                self.clock.advance(s)
+                self.rounds.append((model, conns, s))
+                return s
+            done, walls, cut, _ = sweep_point.repetitions(a, one_round, lambda: True,
+                                                          self.clock)
+            point = {"status": "ok", "rss": {"pss_per_conn_kb": 10.0,
+                                             "pss_peak_per_conn_kb": None, "per_conn_kb": 10},
+                     "rounds": [{"round": i, "status": "ok", "wall_s": w}
+                                for i, w in enumerate(walls)]}
+            if cut:
+                point["cut"] = cut
+            return point
+        return one
+
+
+def quick_args(budget_s, plan=None, optional=None):
+    preset = sweep_exp.EXPERIMENT.preset("quick")
+    opt = dict(zip(preset[::2], preset[1::2]))
+    return SimpleNamespace(
+        declared={m: {"concurrency": c} for m, c in CONCURRENCY.items()},
+        plan=sweep.parse_plan(plan or opt["--plan"]),
+        optional_plan=sweep.parse_plan(optional) if optional else None,
+        repeat=int(opt["--repeat"]), duration=float(opt["--duration"]),
+        warmup=float(opt["--warmup"]), idle_samples=int(opt["--idle-samples"]),
+        budget_s=budget_s)
+
+
+def simulate(budget_s, fork_scale=1.0, noise=0.0, plan=None, optional=None, seed=1):
+    a = quick_args(budget_s, plan, optional)
+    clock = B.FakeClock()
+    machine = Machine(clock, fork_scale, noise, seed)
+    sched = sweep.scheduler(a, clock)
+    out = []
+    sweep.run_points(a, sweep.plan(a), LIMITS, machine.measure(a), sched, lambda _: None,
+                     lambda: None, out)
+    return a, sched, out, machine
+
+
+def rounds_of(p):
+    return len(p.get("rounds", []))
+
+
+def case_unlimited(a):
+    """Without a budget every point gets --repeat rounds, as before budgets."""
+    args, sched, out, _ = simulate(None)
+    check(all(rounds_of(p) == args.repeat for p in out), "every point at --repeat rounds",
+          [(p["model"], p["conns"], rounds_of(p)) for p in out])
+    check(all(p["status"] == "ok" for p in out), "nothing left out", [p["status"] for p in out])
+
+
+def case_generous(a):
+    """A budget above what the plan costs changes nothing."""
+    _, sched0, _, _ = simulate(None)
+    total = sched0.budget.spent()
+    args, sched, out, _ = simulate(total * 1.3)
+    check(all(rounds_of(p) == args.repeat for p in out), "every point at --repeat rounds",
+          [(p["model"], p["conns"], rounds_of(p)) for p in out])
+    check(sched.budget.spent() <= total * 1.3, "within the budget", sched.budget.spent())
+
+
+def show(out):
+    for p in out:
+        print(f"  {p['model']:8} {p['mode']:8} {p['conns']:>6} {rounds_of(p)} rounds "
+              f"{p.get('reason') or p.get('cut') or ''}")
+
+
+def case_tight(a):
+    """Three quarters of what the plan costs at --repeat rounds: the sweep ends within its
+    budget, and every point keeps at least 3 rounds (their minimums fit)."""
+    _, sched0, _, _ = simulate(None)
+    budget_s = sched0.budget.spent() * 0.75
+    args, sched, out, machine = simulate(budget_s)
+    worst_round = max(s for _, _, s in machine.rounds)
+    print(f"plan costs {sched0.budget.spent():.0f} s unlimited; budget {budget_s:.0f} s, "
+          f"spent {sched.budget.spent():.0f} s")
+    show(out)
+    check(sched.budget.spent() <= budget_s + worst_round, "within the budget (at most one "
+          "round over)", f"{sched.budget.spent():.1f} of {budget_s:.1f}")
+    check(all(p["status"] == "ok" and rounds_of(p) >= B.MIN_ROUNDS for p in out),
+          "every point runs with at least 3 rounds",
+          [(p["model"], p["conns"], rounds_of(p)) for p in out])
+    check(any(rounds_of(p) < args.repeat for p in out), "some points have fewer rounds", "")
+
+
+def case_starved(a):
+    """Two fifths of what the plan costs, less than the points' minimums together: within the
+    budget, every point that ran has 3 rounds, and the points left out say over budget with
+    their prediction; the dearest point (fork at 10,000) is among them."""
+    _, sched0, _, _ = simulate(None)
+    budget_s = sched0.budget.spent() * 0.4
+    _, sched, out, machine = simulate(budget_s)
+    worst_round = max(s for _, _, s in machine.rounds)
+    show(out)
+    check(sched.budget.spent() <= budget_s + worst_round, "within the budget",
+          f"{sched.budget.spent():.1f} of {budget_s:.1f}")
+    ran = [p for p in out if p["status"] == "ok"]
+    check(all(rounds_of(p) >= B.MIN_ROUNDS for p in ran), "a point that ran has 3 rounds",
+          [(p["model"], p["conns"], rounds_of(p)) for p in ran])
+    skipped = [p for p in out if p["status"] != "ok"]
+    check(skipped and all(p["reason"].startswith(B.OVER_BUDGET + " (predicted ")
+                          for p in skipped),
+          "a point left out says over budget with its prediction",
+          [p.get("reason") for p in skipped])
+    check(any(p["model"] == "fork" and p["conns"] == 10000 for p in skipped),
+          "the dearest point is left out", "")
+
+
+def case_fork_slow(a):
+    """Fork four times slower (fork at 10,000 alone would take most of the sweep's budget):
+    within the quick budget the sweep ends in time, fork's 10,000 is left out or cut, every
+    point that ran has 3 rounds and most points ran; with twice the budget every other point
+    keeps its rounds."""
+    quick = sweep_exp.EXPERIMENT.budget_s["quick"]
+    _, sched0, _, _ = simulate(None, fork_scale=4.0)
+    check(sched0.budget.spent() > 2 * quick, "the simulated machine is over budget without one",
+          sched0.budget.spent())
+    for budget_s in (quick, 2 * quick):
+        args, sched, out, machine = simulate(budget_s, fork_scale=4.0)
+        worst_round = max(s for _, _, s in machine.rounds)
+        print(f"fork 4x: {sched0.budget.spent():.0f} s unlimited, {sched.budget.spent():.0f} s "
+              f"within a budget of {budget_s} s")
+        show(out)
+        check(sched.budget.spent() <= budget_s + worst_round, "within the budget",
+              f"{sched.budget.spent():.1f} of {budget_s}")
+        f10k = next(p for p in out if p["model"] == "fork" and p["conns"] == 10000)
+        check(rounds_of(f10k) < args.repeat, "fork at 10,000 is cut or left out",
+              (rounds_of(f10k), f10k.get("reason"), f10k.get("cut")))
+        ran = [p for p in out if p["status"] == "ok"]
+        check(all(rounds_of(p) >= B.MIN_ROUNDS for p in ran), "a point that ran has 3 rounds",
+              [(p["model"], p["conns"], rounds_of(p)) for p in ran])
+        check(len(ran) >= 2 * len(out) // 3, "most points ran", len(ran))
+    others = [p for p in out if not (p["model"] == "fork" and p["conns"] == 10000)]
+    check(all(p["status"] == "ok" and rounds_of(p) >= B.MIN_ROUNDS for p in others),
+          "with twice the budget every other point runs with at least 3 rounds",
+          [(p["model"], p["conns"], rounds_of(p), p.get("reason")) for p in others])
+
+
+def case_noisy(a):
+    """Rounds twice as noisy as a quiet VM's (relative spread 0.3 instead of 0.15), fork four
+    times slower: in 50 simulated sweeps, never more than one round over the budget."""
+    budget_s = sweep_exp.EXPERIMENT.budget_s["quick"]
+    overs = []
+    for seed in range(50):
+        _, sched, out, machine = simulate(budget_s, fork_scale=4.0, noise=0.3, seed=seed)
+        worst_round = max(s for _, _, s in machine.rounds)
+        overs.append(sched.budget.spent() - budget_s - worst_round)
+        check(all(p["status"] == "ok" or p["reason"].startswith(B.OVER_BUDGET) for p in out),
+              "only the budget leaves points out", seed)
+    check(max(overs) <= 0, "at most one round over the budget in every sweep",
+          f"worst {max(overs):.1f} s beyond")
+
+
+def case_optional_last(a):
+    """Optional groups run after every deciding point, and only while they fit."""
+    plan = "thread/pingpong/1,100,1000"
+    optional = "epoll,fiber/pingpong/1,100,1000"
+    _, sched0, _, _ = simulate(None, plan=plan, optional=optional)
+    deciding_only = simulate(None, plan=plan)[1].budget.spent()
+    budget_s = deciding_only + (sched0.budget.spent() - deciding_only) * 0.4
+    _, sched, out, _ = simulate(budget_s, plan=plan, optional=optional)
+    kinds = [p["budget"]["deciding"] for p in out]
+    check(kinds == sorted(kinds, reverse=True), "deciding points first", kinds)
+    check(all(p["status"] == "ok" for p in out if p["budget"]["deciding"]),
+          "every deciding point ran", [(p["model"], p["conns"], p["status"]) for p in out])
+    left = [p for p in out if p["status"] != "ok"]
+    check(left and all(not p["budget"]["deciding"] for p in left),
+          "what did not fit is optional", [(p["model"], p["conns"]) for p in left])
+
+
+def case_reserve(a):
+    """An expensive deciding point early in the plan cannot spend what later deciding points
+    need: it gets fewer rounds, the later ones their minimum."""
+    plan = "fork/pingpong/100,10000;epoll/pingpong/1,100,1000"
+    _, sched0, out0, _ = simulate(None, plan=plan, fork_scale=4.0)
+    later = sum(p["seconds"] for p in out0 if p["model"] == "epoll")
+    budget_s = later + 3.5 * max(s["wall_s"] for p in out0 if p["model"] == "fork"
+                                 for s in p["rounds"])
+    _, sched, out, _ = simulate(budget_s, plan=plan, fork_scale=4.0)
+    for p in out:
+        print(f"  {p['model']:6} {p['conns']:>6} {rounds_of(p)} rounds "
+              f"{p.get('reason') or p.get('cut') or ''}")
+    check(all(rounds_of(p) >= B.MIN_ROUNDS for p in out if p["model"] == "epoll"),
+          "the later points keep their minimum", [(p["model"], rounds_of(p)) for p in out])
+
+
+def case_budget_units(a):
+    """Budget and RoundCosts on their own: the prediction follows the rounds seen, a budget
+    refuses what does not fit and says why."""
+    clock = B.FakeClock()
+    bud = B.Budget(100, clock)
+    clock.advance(30)
+    check(abs(bud.left() - 70) < 1e-9 and bud.fits(60, 10) and not bud.fits(60, 11),
+          "left and fits follow the clock", bud.left())
+    check(B.OVER_BUDGET in bud.over(80) and "predicted 80 s" in bud.over(80),
+          "the reason names the prediction", bud.over(80))
+    costs = B.RoundCosts(lambda key: (1.0, 1e-4))
+    check(costs.model("k")[2].startswith("prior"), "no rounds: the prior", costs.model("k"))
+    costs.observe("k", 10, 0.8)
+    costs.observe("k", 1000, 4.8)
+    fixed, per, _ = costs.model("k")
+    check(abs(fixed - 0.8) < 1e-9 and abs(per - 0.004) < 1e-9,
+          "fixed from the small level, per unit from the largest", (fixed, per))
+    check(abs(costs.predict("k", 10000) - 40.8) < 1e-6, "predicted at 10,000",
+          costs.predict("k", 10000))
+    check(B.plan_rounds(bud, 5, 10.0, 2.0, 0.0) == (5, None), "five rounds fit", "")
+    check(B.plan_rounds(bud, 5, 20.0, 2.0, 0.0)[0] == 3, "three of five fit", "")
+    check(B.plan_rounds(bud, 5, 30.0, 2.0, 0.0)[0] == 0, "not even three: none", "")
+    try:
+        B.Budget(0)
+        check(False, "a zero budget is refused")
+    except ValueError:
+        pass
+
+
+def case_suite_budgets(a):
+    """The budgets the experiments declare add up to what the presets promise: quick within 6
+    minutes, full within 75, the report included."""
+    import suite
+    for preset, limit in (("quick", 360), ("full", 75 * 60)):
+        total = sum(suite.budget(s, preset) for s in suite.STEPS)
+        print(f"{preset}: {total} s of budgets")
+        check(total <= limit, f"{preset}: the budgets fit {limit} s", total)
+
+
+if __name__ == "__main__":
+    sys.exit(run(globals(), __doc__, ("--work", {"required": True})))
