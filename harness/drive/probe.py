@@ -18,7 +18,8 @@ import time
 CPU_LOOP = 200_000   # iterations of the fixed loop: about 5-10 ms of one core
 RTT_TRIPS = 200      # loopback round trips of 64 bytes per try
 TRIES = 5
-TOLERANCE = 0.05     # slower than the start by more than this: not back yet
+TOLERANCE = 0.08     # slower than the start by more than this: not back yet (the probe itself
+                     # moves by up to 4% between takes on a quiet 2-core VM)
 
 
 def cpu_once(n=CPU_LOOP):

@@ -1,0 +1,65 @@
+#!/usr/bin/python3
+"""Cases for the calibration probe (harness/drive/probe.py): the suite's wait before a step
+that times, on a fake clock and a scripted probe, and one real probe of this machine.
+
+usage: probe_cases.py CASE --work DIR
+"""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from cases import check, run  # noqa: E402  (harness/tests/cases.py)
+from drive import budget as B, probe  # noqa: E402
+
+
+def scripted(values, clock, cost=0.5):
+    """A probe that returns the next of `values` and takes `cost` seconds of the fake clock."""
+    it = iter(values)
+
+    def take():
+        clock.advance(cost)
+        return next(it)
+    return take
+
+
+START = {"cpu_ms": 10.0, "rtt_us": 40.0}
+
+
+def case_wait_until_back(a):
+    """A machine still slow from the step before (30%, then 12%) is waited for until the probe
+    is within the tolerance; faster than the start never holds a step back."""
+    clock = B.FakeClock()
+    values = [{"cpu_ms": 13.0, "rtt_us": 40.0}, {"cpu_ms": 10.0, "rtt_us": 44.8},
+              {"cpu_ms": 10.3, "rtt_us": 41.0}]
+    waited, now, settled = probe.wait_calibrated(START, 0.08, 30, 1.0,
+                                                 scripted(values, clock), clock, clock.advance)
+    check(settled and now == values[2], "settled on the third probe", (settled, now))
+    check(abs(waited - 3.5) < 1e-9, "waited three probes and two pauses", waited)
+    clock = B.FakeClock()
+    fast = [{"cpu_ms": 5.0, "rtt_us": 20.0}]
+    waited, _, settled = probe.wait_calibrated(START, 0.08, 30, 1.0, scripted(fast, clock),
+                                               clock, clock.advance)
+    check(settled and waited == 0.5, "a faster machine is no wake", waited)
+
+
+def case_wait_times_out(a):
+    """A machine that stays 20% slower is measured anyway after the timeout, and says so."""
+    clock = B.FakeClock()
+    slow = [{"cpu_ms": 12.0, "rtt_us": 48.0}] * 100
+    waited, now, settled = probe.wait_calibrated(START, 0.08, 10, 1.0, scripted(slow, clock),
+                                                 clock, clock.advance)
+    check(not settled and waited <= 10, "gives up within the timeout", (settled, waited))
+    check(probe.slower(now, START) == {"cpu_ms": 1.2, "rtt_us": 1.2}, "the ratio to the start",
+          probe.slower(now, START))
+
+
+def case_real_probe(a):
+    """One probe of this machine: both figures measured, positive, in a fraction of a second."""
+    clock = B.Budget(None)
+    p = probe.take(tries=3)
+    check(p["cpu_ms"] > 0 and p["rtt_us"] > 0, "both figures measured", p)
+    check(clock.spent() < 5, "fast enough to run before every step", clock.spent())
+
+
+if __name__ == "__main__":
+    sys.exit(run(globals(), __doc__, ("--work", {"required": True})))
