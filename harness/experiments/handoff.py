@@ -16,7 +16,7 @@ EXPERIMENT = Experiment(
         "full": ["--levels", "2,4,16,64,256,1024,4096,10000", "--rounds", "5",
                   "--seconds", "1"],
     },
-    budget_s={"quick": 25, "full": 100},
+    budget_s={"quick": 20, "full": 100},
     budgeted=True,
     run=driver("handoff.py"),
 )

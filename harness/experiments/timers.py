@@ -20,6 +20,6 @@ EXPERIMENT = Experiment(
                  "--idle-window", "2", "--idle-rounds", "2", "--sleeps", "1000",
                  "--lateness-rounds", "5"],
     },
-    budget_s={"quick": 15, "full": 360},
+    budget_s={"quick": 10, "full": 360},
     run=driver("timers_bench.py"),
 )
