@@ -33,13 +33,25 @@ every run. Medians of the rounds and per-round paired ratios are reported; claim
 (plots/) judges them. The read policies, the default policy and the default engine are the
 ones `echo-server --list --json` declares for the fiber model. Output: the JSON (fiberio.json
 in the suite) to --out-file or standard output, and a table.
+
+Sampling until decided (--decide FIGURE:THRESHOLDS, harness/sequential.py): after the rounds,
+each pair C13 decides on (the default fiber server over the epoll yardstick on every ping-pong
+load; at 1,000 connections over epoll-touch8) whose per-round ratio of FIGURE (cpu: server CPU
+per request; tput: requests/s) is not yet decided against every threshold gets more
+interleaved rounds of its two servers, up to the looks of a group-sequential sign test whose
+last look is --sequential-max-rounds rounds, while --budget-s (the driver's whole run) lasts.
+The preset passes C13's thresholds (harness/experiments/fiberio.py); the driver still judges
+nothing: it records each comparison's decision, its looks and why it stopped.
 """
+import argparse
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import meta  # noqa: E402  (the harness's shared meta module, beside this file)
+import sequential  # noqa: E402  (the sequential design, beside this file)
 from drive import cli, cpu, load, perf, rounds, runnable, server, status  # noqa: E402
 
 PROG = "fiberio_bench"
@@ -55,6 +67,24 @@ PEERS = ["libuv", "libev", "asio-coro", "pth"]
 # of the epoll yardstick, reported as a ratio to it.
 YARDSTICK_FLAGS = {"epoll-level": ["--model", "epoll", "--trigger", "level"],
                    "epoll-touch8": ["--model", "epoll", "--touch-lines", "8"]}
+
+
+# The figures --decide compares: the key of a tput run each pair's ratio divides.
+DECIDE_KEYS = {"cpu": "server_cpu_us_per_request", "tput": "requests_per_sec"}
+
+
+def decide_spec(text):
+    """argparse type of --decide: FIGURE:T1,T2,... -> (figure, [thresholds])."""
+    fig, _, rest = text.partition(":")
+    try:
+        ts = [float(x) for x in rest.split(",") if x.strip()]
+    except ValueError:
+        ts = []
+    if fig not in DECIDE_KEYS or not ts or min(ts) <= 0:
+        raise argparse.ArgumentTypeError(
+            f"want FIGURE:T1[,T2...] with FIGURE one of {', '.join(DECIDE_KEYS)} and positive "
+            f"thresholds, got {text!r}")
+    return fig, ts
 
 
 def yardstick_args(variant):
@@ -89,6 +119,17 @@ def parse_args(argv):
     ap.add_argument("--peers", default=",".join(PEERS),
                     help="peers to measure beside the yardsticks, comma list, or none (default: "
                          "every one built here)")
+    ap.add_argument("--decide", action="append", type=decide_spec, default=[],
+                    metavar="FIGURE:THRESHOLDS",
+                    help="sample until decided: FIGURE (cpu or tput) of the pairs C13 decides "
+                         "on, against these thresholds (e.g. cpu:1.05,1.25); repeatable")
+    ap.add_argument("--sequential-max-rounds", type=int, default=40,
+                    help="with --decide: the rounds of the sequential design's last look "
+                         "(default 40; its first look is --rounds)")
+    ap.add_argument("--budget-s", type=float, default=None,
+                    help="seconds the whole run may take (the suite passes the step's): a "
+                         "pair gets rounds beyond --rounds only while those up to its next look "
+                         "are predicted to end within it (default: no limit)")
     ap.add_argument("--sched", default="ring", choices=["star", "ring"])
     ap.add_argument("--switch", default="asm")
     a = ap.parse_args(argv)
@@ -96,6 +137,11 @@ def parse_args(argv):
            a.count_requests) < 1 or a.duration <= 0 or a.conns_large < 0:
         ap.error("rounds, connections, sizes, --pipeline, --count-requests and --duration "
                  "must be positive")
+    if a.sequential_max_rounds < 1 or (a.budget_s is not None and a.budget_s <= 0):
+        ap.error("--sequential-max-rounds and --budget-s must be positive")
+    figs = [f for f, _ in a.decide]
+    if len(set(figs)) < len(figs):
+        ap.error("--decide names a figure twice")
     a.peers = [] if a.peers == "none" else [p for p in a.peers.split(",") if p]
     bad = [p for p in a.peers if p not in PEERS]
     if bad:
@@ -311,8 +357,161 @@ def deciding(kind, default):
     return (default, "epoll") + (("epoll-touch8",) if kind == "pingpong-1k" else ())
 
 
+# ---- sampling until decided ---------------------------------------------------------------------
+
+def decided_pairs(plan, default):
+    """(load, num, den) of every pair C13 decides on that the plan measures: the default fiber
+    server over the epoll yardstick on each ping-pong load, over epoll-touch8 at 1,000
+    connections when it is measured (as plots/claims/c13_sync_code_async_speed.py reads
+    them). The stream is left out: C13 judges it only when the two servers make about as many
+    system calls per request there."""
+    out = []
+    for kind, variants in plan:
+        if not kind.startswith("pingpong") or default not in variants:
+            continue
+        den = "epoll-touch8" if kind == "pingpong-1k" and "epoll-touch8" in variants else "epoll"
+        if den in variants:
+            out.append((kind, default, den))
+    return out
+
+
+def pair_state(a, runs, pair, design):
+    """{figure: sequential.decide() of the pair's per-round ratios of it, with `key` and the
+    `ratios` themselves}."""
+    kind, num, den = pair
+    out = {}
+    for fig, ts in a.decide:
+        rs = paired(runs, kind, DECIDE_KEYS[fig], num, den)["per_round"]
+        out[fig] = dict(sequential.decide(rs, ts, design), key=DECIDE_KEYS[fig], ratios=rs)
+    return out
+
+
+def pending(state):
+    """The rounds of the next look an undecided figure of a pair waits for; None when every
+    figure is decided or has had its last look."""
+    nxt = [f["next_look"] for f in state.values() if not f["decided"] and f["next_look"]]
+    return min(nxt) if nxt else None
+
+
+def extend(a, runs, pairs, design, walls, tmp, say):
+    """More interleaved rounds of the pairs not yet decided, after the preset's: each round
+    measures every such pair's two servers back to back (which goes first alternates), until
+    each pair is decided or has had the design's last look. With --budget-s a pair goes on
+    only while the rounds up to its next look (nothing is decided between looks) are
+    predicted, from its own runs' wall times, to end within the budget; pairs are served in
+    the plan's order (100 connections first). Returns ({pair: why it stopped}, {pair: the
+    prediction that stopped it}, rounds run, seconds)."""
+    stopped, over, rnd, t0 = {}, {}, a.rounds, time.monotonic()
+    # Failed runs give no ratio: a pair gets at most twice its last look in attempts.
+    cap = a.rounds + 2 * design.max_rounds
+
+    def round_s(kind, num, den):
+        return sum(rounds.median(walls.get((kind, v)) or [a.warmup + a.duration + 1.0])
+                   for v in (num, den))
+
+    while True:
+        active, committed = [], 0.0
+        for p in pairs:
+            if p in stopped:
+                continue
+            state = pair_state(a, runs, p, design)
+            if all(f["decided"] for f in state.values()):
+                stopped[p] = "decided"
+                continue
+            if pending(state) is None:
+                stopped[p] = "max looks"
+                continue
+            have = min(len(f["ratios"]) for f in state.values())
+            need_s = max(1, pending(state) - have) * round_s(*p)
+            left = None if a.budget_s is None else a.budget_s - (time.monotonic() - a.t_start)
+            if left is not None and committed + need_s > left:
+                stopped[p] = "budget"
+                over[p] = {"next_look": pending(state), "rounds": have,
+                           "predicted_s": round(need_s, 1),
+                           "left_s": round(max(0.0, left - committed), 1)}
+                say(f"  sequential: {p[0]} {p[1]}/{p[2]}: over budget (the look at "
+                    f"{pending(state)} rounds predicted {need_s:.0f} s, "
+                    f"{max(0.0, left - committed):.0f} s of {a.budget_s:.0f} s left)")
+                continue
+            committed += need_s
+            active.append(p)
+        if not active:
+            break
+        if rnd >= cap:
+            stopped.update((p, "runs failed") for p in active)
+            break
+        for kind, num, den in rounds.rotated(active, rnd):
+            for v in rounds.rotated([num, den], rnd):
+                t1 = time.monotonic()
+                t = dict(tput_run(a, v, kind, tmp), round=rnd, sequential=True)
+                walls.setdefault((kind, v), []).append(time.monotonic() - t1)
+                runs.append(t)
+                say(f"  round {rnd + 1} (sequential) {kind:11} {v:24} cpu "
+                    f"{fmt(t['server_cpu_us_per_request'], '.2f')} us/req "
+                    f"{fmt(t['requests_per_sec'], '.0f')} req/s (load {t['loadavg']})")
+        rnd += 1
+    return stopped, over, rnd - a.rounds, time.monotonic() - t0
+
+
+def needed(spread, outliers, effect, first):
+    """sequential.rounds_needed, or None without a spread."""
+    if spread is None or effect is None or effect <= 0:
+        return None
+    return sequential.rounds_needed(spread, effect, first=first, outliers=outliers or 0.0)
+
+
+def sequential_record(a, runs, pairs, design, stopped, over, ext_rounds, ext_s):
+    """fiberio.json's `sequential`: the design, and per pair its looks, rounds, decision per
+    threshold and why it stopped, with what an undecided comparison would need."""
+    out = []
+    for p in pairs:
+        kind, num, den = p
+        figs = {}
+        for fig, f in pair_state(a, runs, p, design).items():
+            rs = f["ratios"]
+            spread, share = sequential.spread_of(rs)
+            med = rounds.median(rs)
+            for d in f["decisions"]:
+                if d["decision"] == sequential.UNDECIDED and med and spread is not None:
+                    # were the truth the median: its relative distance from the threshold
+                    dist = max(med / d["threshold"], d["threshold"] / med) - 1.0
+                    d["rounds_needed_at_median"] = needed(spread, share, dist, a.rounds)
+            figs[fig] = {"key": f["key"], "rounds": len(rs), "median": med,
+                         "looks": f["looks"], "decisions": f["decisions"],
+                         "decided": f["decided"], "spread": spread, "outliers": share,
+                         "rounds_needed": needed(spread, share, sequential.EFFECT, a.rounds)}
+        longest = max(figs.values(), key=lambda f: f["rounds"])
+        out.append({"load": kind, "num": num, "den": den, "rounds": longest["rounds"],
+                    "looks": [lk["rounds"] for lk in longest["looks"]],
+                    "stopped": stopped.get(p, "decided"), "over_budget": over.get(p),
+                    "figures": figs})
+    return {"design": dict(design.record(), first=design.looks[0],
+                           max_rounds=design.max_rounds, effect=sequential.EFFECT,
+                           power=sequential.POWER),
+            "thresholds": {fig: ts for fig, ts in a.decide},
+            "budget_s": a.budget_s, "rounds_added": ext_rounds,
+            "seconds_added": round(ext_s, 1), "pairs": out}
+
+
+def print_sequential(say, seq):
+    for p in seq["pairs"]:
+        for fig, f in p["figures"].items():
+            dec = "; ".join(
+                f"{d['threshold']:g} {d['decision']}"
+                + (f" at {d['rounds']} rounds" if d["rounds"] else
+                   f" (needs about {d['rounds_needed_at_median']} rounds at the median)"
+                   if d.get("rounds_needed_at_median") else
+                   f" (needs more than {sequential.EXACT_LIMIT} rounds at the median)"
+                   if "rounds_needed_at_median" in d
+                   else "")
+                for d in f["decisions"])
+            say(f"sequential {p['load']} {fig} {p['num']}/{p['den']}: median "
+                f"{fmt(f['median'])} over {f['rounds']} rounds; {dec}; stopped: {p['stopped']}")
+
+
 def main(argv=None):
     a = parse_args(argv if argv is not None else sys.argv[1:])
+    a.t_start = time.monotonic()
     say = cli.reporter(a)
     build = Path(a.build_dir)
     a.server, a.load = meta.echo_binaries(build, PROG)
@@ -352,6 +551,8 @@ def main(argv=None):
     a.runnable_base = runnable.baseline()
     full_rounds = a.rounds if a.full_rounds is None else a.full_rounds
     aa = f"{default} (A/A)"
+    walls = {}  # (load, variant): seconds of each timed run, what a further round will take
+    seq = None
     with tempfile.TemporaryDirectory(prefix="fiberio-bench-") as tmp:
         for rnd in range(a.rounds):
             full = rnd < full_rounds
@@ -368,22 +569,32 @@ def main(argv=None):
                             f"{fmt(t['requests_per_sec'], '.0f')} req/s")
                         continue
                     c = dict(count_run(a, v, kind, tmp), round=rnd) if full else None
+                    t1 = time.monotonic()
                     t = dict(tput_run(a, v, kind, tmp), round=rnd)
+                    walls.setdefault((kind, v), []).append(time.monotonic() - t1)
                     runs += [x for x in (c, t) if x]
                     say(f"  round {rnd + 1}/{a.rounds} {kind:11} {v:24} sys/req "
                         f"{fmt(c['syscalls_per_request'] if c else None)} cpu "
                         f"{fmt(t['server_cpu_us_per_request'], '.2f')} us/req "
                         f"{fmt(t['requests_per_sec'], '.0f')} req/s (load {t['loadavg']})")
+        if a.decide:
+            pairs = decided_pairs(plan, default)
+            design = sequential.design(max(a.rounds, a.sequential_max_rounds), first=a.rounds)
+            stopped, over, added, secs = extend(a, runs, pairs, design, walls, tmp, say)
+            seq = sequential_record(a, runs, pairs, design, stopped, over, added, secs)
     summary = summarise(runs)
     rat = ratios(runs, default, policies)
     result = {"experiment": "fiberio", "meta": info,
-              "config": {k: v for k, v in vars(a).items() if k not in ("perf_ok",)},
+              "config": {k: v for k, v in vars(a).items() if k not in ("perf_ok", "t_start")},
               "default": default, "policies": policies, "engines": wanted,
               "perf": a.perf_ok, "loadavg_start": la_start, "loadavg_end": meta.loadavg(),
               "summary": [dict(load=ld, variant=v, **st) for ld, vs in summary.items()
                           for v, st in vs.items()],
-              "ratios": rat, "aa": aa_pair(runs, default) if a.aa else None, "runs": runs}
+              "ratios": rat, "aa": aa_pair(runs, default) if a.aa else None,
+              "sequential": seq, "runs": runs}
     print_table(say, summary, rat)
+    if seq:
+        print_sequential(say, seq)
     cli.emit(result, a, PROG)
     return 0
 
