@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """compare.py - two run folders side by side: every claim's figures, B/A, verdict changes.
 
-    /usr/bin/python3 plots/compare.py A B [--out DIR] [--fail-on-verdict-change] [--no-charts]
+    /usr/bin/python3 plots/compare.py A B [--out DIR] [--runs-root DIR] [--fail-on-verdict-change]
+                                          [--no-charts]
 
 A and B are run folders (results/runs/<host>/<run>/ or results/reference). Writes into DIR
 (default results/compare/<A>-vs-<B>/): COMPARE.md (both machines, the verdicts of both runs,
@@ -16,10 +17,13 @@ A figure with repeated samples in both runs is tested as Google Benchmark's comp
 with a two-sided Mann-Whitney U test (alpha 0.05, harness/stats.py), together with its 95%
 intervals: `beyond noise` when the test rejects and the intervals are apart, `within noise`
 when neither, `unclear` when they disagree (3 samples a side can never reach p < 0.05).
+Closer than the run-to-run band (figures.run_band: the effect floor, or the band learned from
+the machine's other runs under --runs-root, default results/runs, when wider) a difference is
+`within run-to-run noise`, whatever the test says.
 Exact counts (instructions, syscalls and epoll_ctl per request) are compared for equality.
-A figure measured once has no noise band. A changed verdict is "verdict changed beyond
-noise" when a figure its rule compared with a threshold moved beyond the noise (or an exact
-count differs), "verdict changed, figures within noise" when none did.
+A figure measured once has no noise band of its own. A changed verdict is "verdict changed
+beyond noise" when a figure its rule compared with a threshold moved beyond the noise (or an
+exact count differs), "verdict changed, figures within noise" when none did.
 
 Exit status: 0, or 1 with --fail-on-verdict-change when some verdict differs; 2 for usage
 errors and for a missing or malformed run folder (one line on stderr).
@@ -34,11 +38,17 @@ import claims  # noqa: E402
 import data as D  # noqa: E402
 import export as X  # noqa: E402
 import figures as F  # noqa: E402
+import meta as M  # noqa: E402  (harness/: the CPU model as history.py groups runs)
 from sections import peers  # noqa: E402
 from sections.machine import machine_section  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-USAGE = "usage: compare.py A B [--out DIR] [--fail-on-verdict-change] [--no-charts]"
+RUNS_ROOT = ROOT / "results" / "runs"
+USAGE = ("usage: compare.py A B [--out DIR] [--runs-root DIR] [--fail-on-verdict-change] "
+         "[--no-charts]")
+# The band is learned from the most recent runs only: it follows the machine as it is now, and
+# each run costs about a second to evaluate.
+BAND_MAX_RUNS = 20
 
 
 class BadFolder(Exception):
@@ -72,12 +82,64 @@ def ratio_text(r):
     return "n/a" if r is None else f"{r:.3g}"
 
 
-def claim_rows(fa, fb):
-    """[(name, figure A, figure B, B/A, class, reading)] over the union of the figure names
-    (figures.differ's class and reading)."""
+def claim_rows(fa, fb, section="", learned=None):
+    """[(name, figure A, figure B, B/A, class, reading, band)] over the union of the figure
+    names (figures.differ's class and reading; band: figures.run_band of the figure's values
+    in the runs learned from, {(section, name): [value, ...]})."""
     a, b = F.by_name(fa), F.by_name(fb)
-    return [(name, a.get(name), b.get(name), *F.differ(a.get(name), b.get(name)))
-            for name in F.names(fa, fb)]
+    rows = []
+    for name in F.names(fa, fb):
+        band = F.run_band((learned or {}).get((section, name), []))
+        rows.append((name, a.get(name), b.get(name), *F.differ(a.get(name), b.get(name), band),
+                     band))
+    return rows
+
+
+def machine(run):
+    return M.model_words(run.meta().get("cpu_model"))
+
+
+def run_figures(run):
+    """((section, name), figure) of every claim's figures and the peers' in one run."""
+    for cid, res in claims.evaluate(run, True).items():
+        yield from (((cid, n), f) for n, f in F.by_name(res["figures"]).items())
+    try:
+        peer_figs = peers.figures(run)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, ZeroDivisionError):
+        peer_figs = []
+    yield from ((("Peers", n), f) for n, f in F.by_name(peer_figs).items())
+
+
+def learn(ra, rb, root):
+    """({(section, name): [value per run]}, a line saying where they came from): every figure
+    that is not an exact count, in the finished suite runs under root (suite.json with the
+    suite's `seconds`, written once every experiment is done) of A's and B's CPU model (of
+    their preset when they share one), the BAND_MAX_RUNS most recent, A and B left out: they
+    must not widen the band they are judged by."""
+    where = f"`{root}`"
+    if machine(ra) != machine(rb):
+        return {}, (f"none: A and B ran on different CPU models, so no run-to-run band is "
+                    f"learned (under {where}) and the floor alone applies")
+    own = {ra.dir.resolve(), rb.dir.resolve()}
+    kinds = {(r.get("suite") or {}).get("preset") for r in (ra, rb)}
+    runs = []
+    for path in sorted(Path(root).rglob("suite.json")) if Path(root).is_dir() else []:
+        run = D.Run(path.parent) if path.parent.resolve() not in own else None
+        suite = run and run.get("suite") or {}
+        if "seconds" in suite and machine(run) == machine(ra) \
+                and (len(kinds) > 1 or suite.get("preset") in kinds):
+            runs.append(run)
+    runs = sorted(runs, key=lambda r: (r.meta().get("date", ""), str(r.dir)))[-BAND_MAX_RUNS:]
+    values = {}
+    for run in runs:
+        for key, fig in run_figures(run):
+            if not fig.get("exact") and fig.get("value") is not None:
+                values.setdefault(key, []).append(fig["value"])
+    model = ra.meta().get("cpu_model", "an unknown CPU")
+    which = f"the {next(iter(kinds))} preset" if len(kinds) == 1 and None not in kinds \
+        else "any preset"
+    return values, (f"{len(runs)} other run(s) of {model}, {which}, under {where} (the "
+                    f"{BAND_MAX_RUNS} most recent at most; A and B left out)")
 
 
 UNCHANGED = "unchanged"
@@ -110,17 +172,27 @@ def machine_block(run, which):
     return [f"### {which}: `{run.dir}`", ""] + lines[2:]
 
 
-def build(ra, rb):
-    """(COMPARE.md lines, {claim: (verdict A, verdict B, reading)}, counts)."""
+def band_text(cls, band):
+    return "exact" if cls.startswith("exact") else "" if cls == "one side only" else band["text"]
+
+
+TABLE = ["| figure | A | B | B/A | reading | run-to-run band |", "|---|---|---|---|---|---|"]
+
+
+def build(ra, rb, learned=({}, "none: no runs to learn from were looked for")):
+    """(COMPARE.md lines, {claim: (verdict A, verdict B, reading)}, counts); learned: what
+    learn() returns (without it, the floor alone applies)."""
     res_a, res_b = claims.evaluate(ra, True), claims.evaluate(rb, True)
+    values, source = learned
     verdicts = {}
-    counts = {"figures": 0, F.BEYOND: 0, F.WITHIN: 0, F.UNCLEAR: 0, "exact differs": 0,
-              "exact same": 0, F.UNKNOWN: 0, "one side only": 0}
+    counts = {"figures": 0, F.BEYOND: 0, F.WITHIN: 0, F.UNCLEAR: 0, F.RUN_TO_RUN: 0,
+              "exact differs": 0, "exact same": 0, F.UNKNOWN: 0, "one side only": 0,
+              "learned": 0}
     body = []
     for claim in claims.CLAIMS:
         cid = claim.ID
         va, vb = res_a[cid]["verdict"], res_b[cid]["verdict"]
-        rows = claim_rows(res_a[cid]["figures"], res_b[cid]["figures"])
+        rows = claim_rows(res_a[cid]["figures"], res_b[cid]["figures"], cid, values)
         reading, moved = claim_change(va, vb, rows)
         verdicts[cid] = (va, vb, reading)
         body += [f"## {cid}", "", f"**Claim** ({claim.SOURCE}): {claim.CLAIM}", "",
@@ -129,23 +201,24 @@ def build(ra, rb):
         if not rows:
             body += ["no figures in either run", ""]
             continue
-        body += ["| figure | A | B | B/A | reading |", "|---|---|---|---|---|"]
-        for name, fa, fb, ratio, cls, note in rows:
+        body += TABLE
+        for name, fa, fb, ratio, cls, note, band in rows:
             counts["figures"] += 1
             counts[cls] += 1
+            counts["learned"] += band["learned"] is not None and band_text(cls, band) != "exact"
             decides = (fa or {}).get("decides") or (fb or {}).get("decides")
             body.append(f"| {'**' + name + '**' if decides else name} | "
                         f"{F.fmt_with_interval(fa)} | {F.fmt_with_interval(fb)} | "
-                        f"{ratio_text(ratio)} | {note} |")
+                        f"{ratio_text(ratio)} | {note} | {band_text(cls, band)} |")
         body.append("")
     # No claim reads the peers (peers.json): their figures, A beside B, after the claims'.
-    prows = claim_rows(peers.figures(ra), peers.figures(rb))
+    prows = claim_rows(peers.figures(ra), peers.figures(rb), "Peers", values)
     if prows:
         body += ["## Peers", "", "The fiber server beside the runtimes a reader would pick "
-                 "instead (peers.json; no verdict).", "",
-                 "| figure | A | B | B/A | reading |", "|---|---|---|---|---|"]
+                 "instead (peers.json; no verdict).", ""] + TABLE
         body += [f"| {name} | {F.fmt_with_interval(fa)} | {F.fmt_with_interval(fb)} | "
-                 f"{ratio_text(ratio)} | {note} |" for name, fa, fb, ratio, _, note in prows]
+                 f"{ratio_text(ratio)} | {note} | {band_text(cls, band)} |"
+                 for name, fa, fb, ratio, cls, note, band in prows]
         body.append("")
     changed = [cid for cid, (va, vb, _) in verdicts.items() if va != vb]
     beyond = [cid for cid, v in verdicts.items() if v[2] == CHANGED_BEYOND]
@@ -158,11 +231,22 @@ def build(ra, rb):
              "samples, a two-sided Mann-Whitney U test (as Google Benchmark's compare.py) and "
              f"the intervals decide: `beyond noise` when p < {F.ALPHA} and the intervals are "
              f"apart, `within noise` when p >= {F.ALPHA} and they overlap, `unclear` when the two "
-             "disagree (with 3 samples a side p is never below 0.1). Exact counts (rounded to "
-             f"{F.EXACT_DIGITS} decimals) are `same` or `differ`. Figures measured once have "
-             "no noise band. In bold: the figures a rule compared with its thresholds; a "
-             "changed verdict is `beyond noise` when one of them moved beyond the noise, "
-             "`figures within noise` when none did.", "",
+             "disagree (with 3 samples a side p is never below 0.1). Those only know the noise "
+             "inside each run, whose repetitions share the run's state (placement, caches, huge "
+             "pages, leftovers), so a difference is `beyond noise` only when it also exceeds "
+             "the figure's run-to-run band (last column): the effect floor of "
+             f"{F.FLOOR:.0%} (what moves between two sittings of one CPU model: the regression "
+             "gate's tolerance) or, when wider, the band learned from this machine's other "
+             f"runs (at least {F.BAND_MIN_RUNS}: the larger of {F.BAND_SIGMAS:g} robust sigmas "
+             "of the figure's value across them and its largest distance from their median). "
+             "Two figures closer than the band (the larger of B/A and A/B, minus 1) are "
+             "`within run-to-run noise` whatever the test says, a figure measured once "
+             "included; one measured once and further apart has `noise unknown`. Exact counts "
+             f"(rounded to {F.EXACT_DIGITS} decimals) are `same` or `differ`. In bold: the "
+             "figures a rule compared with its thresholds; a changed verdict is `beyond noise` "
+             "when one of them moved beyond the noise, `figures within noise` when none did.",
+             "", f"Run-to-run bands learned from: {source}; {counts['learned']} of the "
+             f"{counts['figures']} figures have one.", "",
              "## Verdicts", "", "| claim | A | B | changed | reading |", "|---|---|---|---|---|"]
     lines += [f"| [{cid}](#{cid.lower()}) | {va} | {vb} | {'**yes**' if va != vb else 'no'} | "
               f"{reading} |" for cid, (va, vb, reading) in verdicts.items()]
@@ -171,7 +255,8 @@ def build(ra, rb):
               + f", {len(beyond)} of them beyond noise"
               + (f" ({', '.join(beyond)})" if beyond else "") + "; of "
               f"{counts['figures']} figures, {counts[F.BEYOND]} moved beyond the noise, "
-              f"{counts[F.WITHIN]} stayed within it, {counts[F.UNCLEAR]} are unclear, "
+              f"{counts[F.WITHIN]} stayed within it, {counts[F.RUN_TO_RUN]} within run-to-run "
+              f"noise, {counts[F.UNCLEAR]} are unclear, "
               f"{counts['exact differs']} exact counts differ and {counts['exact same']} are "
               f"the same, {counts[F.UNKNOWN]} have no noise band and {counts['one side only']} "
               "exist in one run only.", ""]
@@ -224,8 +309,9 @@ def write_pairs(ra, rb, path):
 
 # ---- overlay charts --------------------------------------------------------------------------
 
-def draw(ra, rb, out):
-    """Overlay charts of the main figures; {stem: status}."""
+def draw(ra, rb, out, values=None):
+    """Overlay charts of the main figures; {stem: status}. values: the learned figures'
+    values (learn()), for the run-to-run bands."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -300,14 +386,15 @@ def draw(ra, rb, out):
     res_a, res_b = claims.evaluate(ra, True), claims.evaluate(rb, True)
     items = []
     for cid in res_a:
-        for name, fa, fb, r, cls, _ in claim_rows(res_a[cid]["figures"], res_b[cid]["figures"]):
+        for name, fa, fb, r, cls, _, _ in claim_rows(res_a[cid]["figures"],
+                                                      res_b[cid]["figures"], cid, values):
             if r is not None and r > 0:
                 items.append((f"{cid}: {name}", r, cls))
     if items:
         fig = plt.figure(figsize=(10, 0.2 * len(items) + 2))
         ax = fig.add_subplot(111)
-        col = {F.BEYOND: "tab:red", F.WITHIN: "tab:green", F.UNCLEAR: "tab:orange",
-               "exact same": "0.6", "exact differs": "tab:purple"}
+        col = {F.BEYOND: "tab:red", F.WITHIN: "tab:green", F.RUN_TO_RUN: "tab:olive",
+               F.UNCLEAR: "tab:orange", "exact same": "0.6", "exact differs": "tab:purple"}
         colors = [col.get(cls, "tab:blue") for _, _, cls in items]
         # Bars grow from 1 (no change) to B/A, left for lower, right for higher.
         ax.barh(range(len(items)), [r - 1 for _, r, _ in items], color=colors, left=1)
@@ -329,15 +416,16 @@ def draw(ra, rb, out):
 
 
 def parse(argv):
-    pos, out, fail, charts = [], None, False, True
+    pos, out, fail, charts, root = [], None, False, True, RUNS_ROOT
     it = iter(argv)
     for a in it:
         if a in ("--help", "-h"):
             return None
-        if a == "--out":
-            out = next(it, None)
-            if out is None:
-                raise BadFolder("--out needs a folder; " + USAGE)
+        if a in ("--out", "--runs-root"):
+            v = next(it, None)
+            if v is None:
+                raise BadFolder(f"{a} needs a folder; " + USAGE)
+            out, root = (v, root) if a == "--out" else (out, Path(v))
         elif a == "--fail-on-verdict-change":
             fail = True
         elif a == "--no-charts":
@@ -348,7 +436,7 @@ def parse(argv):
             pos.append(a)
     if len(pos) != 2:
         raise BadFolder(USAGE)
-    return pos, out, fail, charts
+    return pos, out, fail, charts, root
 
 
 def main(argv):
@@ -357,22 +445,24 @@ def main(argv):
         if parsed is None:
             print(__doc__.strip())
             return 0
-        (a, b), out, fail, charts = parsed
+        (a, b), out, fail, charts, root = parsed
         ra, rb = load(a), load(b)
+        if not root.is_dir() and root != RUNS_ROOT:
+            raise BadFolder(f"--runs-root {root}: no such folder")
     except BadFolder as e:
         print(f"compare: {e}", file=sys.stderr)
         return 2
     out = Path(out) if out else ROOT / "results" / "compare" / f"{label(ra)}-vs-{label(rb)}"
     try:
         out.mkdir(parents=True, exist_ok=True)
-        return write(ra, rb, out, fail, charts)
+        return write(ra, rb, out, fail, charts, learn(ra, rb, root))
     except OSError as e:  # --out an existing file, under /proc, read-only: one line
         print(f"compare: cannot write into --out {out}: {e.strerror or e}", file=sys.stderr)
         return 2
 
 
-def write(ra, rb, out, fail, charts):
-    lines, verdicts, counts = build(ra, rb)
+def write(ra, rb, out, fail, charts, learned):
+    lines, verdicts, counts = build(ra, rb, learned)
     n = write_pairs(ra, rb, out / "compare.csv")
     lines += ["## Every measurement", "",
               f"[compare.csv](compare.csv) pairs every numeric field of every JSON file of the "
@@ -380,7 +470,7 @@ def write(ra, rb, out, fail, charts):
               "by its identifying fields (model, mode, conns, engine, ...), so a point measured "
               "in one run only has an empty cell on the other side.", ""]
     if charts:
-        st = draw(ra, rb, out)
+        st = draw(ra, rb, out, learned[0])
         drawn = [s for s, v in st.items() if v == "ok"]
         lines += ["## Charts", ""] + [f"![{s}]({s}.png)" for s in drawn]
         lines += [f"- {s}: {v}" for s, v in st.items() if v != "ok"] + [""]
@@ -390,8 +480,9 @@ def write(ra, rb, out, fail, charts):
         print(f"compare: {cid}: {va} -> {vb}" + (f"  CHANGED ({reading})" if va != vb else ""))
     beyond = sum(1 for v in verdicts.values() if v[2] == CHANGED_BEYOND)
     print(f"compare: {len(changed)} verdict(s) changed, {beyond} beyond noise; "
-          f"{counts[F.BEYOND]} figure(s) beyond noise, {counts['exact differs']} exact "
-          "count(s) differ")
+          f"{counts[F.BEYOND]} figure(s) beyond noise, {counts[F.RUN_TO_RUN]} within "
+          f"run-to-run noise, {counts['exact differs']} exact count(s) differ")
+    print(f"compare: run-to-run bands learned from {learned[1]}")
     print(f"compare: wrote {out / 'COMPARE.md'}")
     return 1 if fail and changed else 0
 

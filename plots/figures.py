@@ -267,12 +267,70 @@ def fmt_with_interval(fig):
 # in the last digit without the behaviour changing.
 EXACT_DIGITS = 3
 WITHIN, BEYOND, UNCLEAR, UNKNOWN = "within noise", "beyond noise", "unclear", "noise unknown"
+# A difference the U test and the intervals call real, but smaller than what moves between
+# two runs of the same commit on one machine: the repetitions of one run share its state
+# (placement, caches, huge pages, what the harness left behind), so their intervals cannot see
+# that. Two quick runs of c8fbe7b on the AMD EPYC VM: 9 of 102 figures apart at p = 0.0079
+# (the least p of 5 against 5), several by 1 to 3%.
+RUN_TO_RUN = "within run-to-run noise"
+# The effect floor: two runs' figures closer than this share are never beyond noise. It is the
+# regression gate's floor (harness/regress_gate.py, MIN_TIMING_TOLERANCE: single figures moved
+# by up to 6.5% between VMs of one CPU model, results/baseline/NOTES.md), so `compare`,
+# `history` and the gate draw the line between sittings at the same place.
+import regress_gate  # noqa: E402  (harness/, on the path above)
+FLOOR = regress_gate.MIN_TIMING_TOLERANCE
+# A band learned from a machine's runs: the figure's value in each of at least BAND_MIN_RUNS
+# other runs, its spread the larger of BAND_SIGMAS robust sigmas (1.4826 MAD over the median,
+# as the gate's tolerance) and the largest distance of a run from the median. 3 sigmas of one
+# run's value are about 2.1 sigmas of the difference of two runs (two-sided, about 0.965).
+BAND_SIGMAS = regress_gate.SPREAD_SIGMAS
+BAND_MIN_RUNS = 3
 
 
-def differ(a, b):
+def apart_by(va, vb):
+    """How far apart two values are, the same either way round: the larger of B/A and A/B,
+    minus 1 (0.03 for 1.03); infinite when one is 0 or the signs differ."""
+    if va == vb:
+        return 0.0
+    if va == 0 or vb == 0 or (va < 0) != (vb < 0):
+        return math.inf
+    return max(va / vb, vb / va) - 1
+
+
+def run_band(values=()):
+    """{"share", "learned", "runs", "text"}: how far apart two runs' values of a figure must be
+    before a difference can be beyond noise. `values` are the figure's values in the other runs
+    of the machine; the band is learned from at least BAND_MIN_RUNS of them (and a median that
+    is not 0), else the floor alone applies."""
+    values = [v for v in values if v is not None]
+    learned = None
+    m = stats.median(values) if len(values) >= BAND_MIN_RUNS else 0
+    if m:
+        learned = max(BAND_SIGMAS * stats.robust_spread(values),
+                      max(abs(v - m) for v in values) / abs(m))
+    if learned is None:
+        text = f"floor {FLOOR:.0%}" + (
+            "" if not values else f" ({len(values)} run(s): fewer than {BAND_MIN_RUNS})"
+            if len(values) < BAND_MIN_RUNS else f" ({len(values)} runs, their median 0)")
+    elif learned > FLOOR:
+        text = f"learned {learned:.1%} ({len(values)} runs)"
+    else:
+        text = f"floor {FLOOR:.0%} (learned {learned:.1%}, {len(values)} runs)"
+    return {"share": max(FLOOR, learned or 0.0), "learned": learned, "runs": len(values),
+            "text": text}
+
+
+def _share(x):
+    return "a sign change" if math.isinf(x) else f"{x:.1%}"
+
+
+def differ(a, b, band=None):
     """(B/A, class, reading) for two figures of the same name. class: "exact same", "exact
-    differs", WITHIN, BEYOND, UNCLEAR (the U test and the intervals disagree), UNKNOWN (a side
-    measured once) or "one side only"; reading says it in words, with the U test's p."""
+    differs", WITHIN, BEYOND, UNCLEAR (the U test and the intervals disagree), RUN_TO_RUN (the
+    two are closer than the run-to-run band, `band` from run_band, default the floor: never
+    beyond noise, whatever the U test and the intervals say), UNKNOWN (a side measured once and
+    the two further apart than the band) or "one side only"; reading says it in words, with
+    the U test's p."""
     va, vb = (a or {}).get("value"), (b or {}).get("value")
     if va is None or vb is None:
         side = "B" if va is None and vb is not None else "A" if vb is None and va is not None \
@@ -283,20 +341,32 @@ def differ(a, b):
         if round(va, EXACT_DIGITS) == round(vb, EXACT_DIGITS):
             return ratio, "exact same", "exact: same"
         return ratio, "exact differs", f"exact: differs by {vb - va:+.4g}"
+    band = band or run_band()
+    apart_share = apart_by(va, vb)
+    inside = apart_share < band["share"]
+    gap = f"{_share(apart_share)} apart, " + (f"within the {band['text']}" if inside else
+                                              f"past the {band['text']}")
     if a.get("low") is None or b.get("low") is None:
         which = " and ".join(s for s, f in (("A", a), ("B", b)) if f.get("low") is None)
-        return ratio, UNKNOWN, f"noise unknown (n=1 in {which})"
+        if inside:
+            return ratio, RUN_TO_RUN, f"within run-to-run noise ({gap}; n=1 in {which})"
+        return ratio, UNKNOWN, f"noise unknown (n=1 in {which}; {gap})"
     apart = a["high"] < b["low"] or b["high"] < a["low"]
     way = "higher" if vb > va else "lower"
     ints = "intervals apart" if apart else "intervals overlap"
     if len(a["samples"]) < 2 or len(b["samples"]) < 2:
+        if apart and inside:
+            return ratio, RUN_TO_RUN, f"within run-to-run noise ({gap}; {ints}; no U test)"
         return ratio, (BEYOND if apart else WITHIN), \
-            (f"{way} beyond noise" if apart else "within noise") + f" ({ints}; no U test)"
+            (f"{way} beyond noise" if apart else "within noise") + f" ({ints}; no U test" \
+            + (f"; {gap})" if apart else ")")
     p = stats.mann_whitney_two_sided(a["samples"], b["samples"])
-    if p < ALPHA and apart:
-        return ratio, BEYOND, f"{way} beyond noise (U test p={p:.3g}, {ints})"
     if p >= ALPHA and not apart:
         return ratio, WITHIN, f"within noise (U test p={p:.3g}, {ints})"
+    if inside:
+        return ratio, RUN_TO_RUN, f"within run-to-run noise ({gap}; U test p={p:.3g}, {ints})"
+    if p < ALPHA and apart:
+        return ratio, BEYOND, f"{way} beyond noise (U test p={p:.3g}, {ints}; {gap})"
     return ratio, UNCLEAR, f"unclear: U test p={p:.3g} but {ints}"
 
 

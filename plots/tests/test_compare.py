@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """plots/compare.py on synthetic run folders: verdict changes, the noise reading of timings,
-exact counts, the exit status, bad folders, and a claim added to the report."""
+the run-to-run band (the effect floor, a band learned from a machine's other runs), exact
+counts, the exit status, bad folders, and a claim added to the report."""
 import io
+import json
 import os
 import subprocess
 import sys
@@ -40,10 +42,10 @@ class Compare(unittest.TestCase):
             rc = C.main([str(a) for a in argv])
         return rc, out.getvalue(), err.getvalue()
 
-    def rows(self, a, b, cid):
+    def rows(self, a, b, cid, values=None):
         ra, rb = claims.evaluate(C.load(a)), claims.evaluate(C.load(b))
-        return {name: (ratio, cls, note) for name, _, _, ratio, cls, note in
-                C.claim_rows(ra[cid]["figures"], rb[cid]["figures"])}
+        return {name: (ratio, cls, note) for name, _, _, ratio, cls, note, _ in
+                C.claim_rows(ra[cid]["figures"], rb[cid]["figures"], cid, values)}
 
     def test_same_run_changes_nothing(self):
         a = self.folder(switch=S.repeated(S.switch()))
@@ -85,7 +87,8 @@ class Compare(unittest.TestCase):
         _, cls, note = self.rows(a, self.folder(switch=S.repeated(S.switch(far), rel=0.05, n=5)),
                                  "C5")["switch/asm"]
         self.assertEqual((cls, note), (F.BEYOND, "higher beyond noise (U test p=0.00794, "
-                                                 "intervals apart)"))
+                                                 "intervals apart; 80.0% apart, past the "
+                                                 "floor 10%)"))
         # With 3 repetitions a side the U test cannot reach 0.05: apart, but unclear.
         a3 = self.folder(switch=S.repeated(S.switch(), rel=0.05))
         _, cls, note = self.rows(a3, self.folder(switch=S.repeated(S.switch(far), rel=0.05)),
@@ -94,7 +97,13 @@ class Compare(unittest.TestCase):
         # Without repetitions a timing has no band, and the comparison says so.
         self.assertEqual(self.rows(self.folder(), self.folder(switch=S.switch(far)),
                                    "C5")["switch/asm"][1:],
-                         (F.UNKNOWN, "noise unknown (n=1 in A and B)"))
+                         (F.UNKNOWN, "noise unknown (n=1 in A and B; 80.0% apart, past the "
+                                     "floor 10%)"))
+        # ... and one closer than the floor is within run-to-run noise, its n=1 said.
+        self.assertEqual(self.rows(self.folder(), self.folder(switch=S.switch(ASM(5.2))),
+                                   "C5")["switch/asm"][1:],
+                         (F.RUN_TO_RUN, "within run-to-run noise (4.0% apart, within the floor "
+                                        "10%; n=1 in A and B)"))
 
     def test_exact_counts_compare_for_equality(self):
         a = self.folder()
@@ -186,6 +195,19 @@ class Compare(unittest.TestCase):
         e = F.estimate("share", 1.0, 0.9, 1.0, 8, "", "switch")
         self.assertEqual(F.differ(e, F.estimate("share", 0.5, 0.4, 0.6, 8, "", "switch"))[1],
                          F.BEYOND)
+        # Intervals apart by less than the floor, no samples: within run-to-run noise.
+        self.assertEqual(F.differ(e, F.estimate("share", 1.05, 1.01, 1.1, 8, "", "switch"))[1],
+                         F.RUN_TO_RUN)
+        # How far apart: the same either way round; a sign change or a 0 is past any band.
+        self.assertAlmostEqual(F.apart_by(1.0, 1.25), 0.25)
+        self.assertAlmostEqual(F.apart_by(1.25, 1.0), 0.25)
+        self.assertEqual((F.apart_by(-1.0, 1.0), F.apart_by(0.0, 1.0), F.apart_by(0, 0)),
+                         (float("inf"), float("inf"), 0.0))
+        self.assertEqual(F.run_band()["share"], F.FLOOR)
+        self.assertEqual(F.run_band([1.0, 1.5])["text"], "floor 10% (2 run(s): fewer than 3)")
+        self.assertEqual(F.run_band([1.0, 1.01, 0.99])["text"],
+                         "floor 10% (learned 4.4%, 3 runs)")
+        self.assertEqual(F.run_band([0.0, 0.0, 0.1])["text"], "floor 10% (3 runs, their median 0)")
 
     def changed(self, eng_a, eng_b):
         a, b = self.folder(engines=eng_a), self.folder(engines=eng_b)
@@ -214,6 +236,148 @@ class Compare(unittest.TestCase):
         text = (self.dir / "b" / "COMPARE.md").read_text()
         self.assertIn("(verdict changed beyond noise: throughput merged/naive (median of paired "
                       "rounds))", text)
+
+
+def ASM(ns):
+    """switch-bench times with switch/asm at ns (C5 reads it)."""
+    return {"asm": ns, "fcontext": 6.0, "setjmp": 17.0, "ucontext": 280.0}
+
+
+def five(ns):
+    """A switch document with switch/asm at ns, 5 repetitions within +-0.5%: two of them a
+    few percent apart never overlap, so the U test gives its least p (0.0079)."""
+    return S.repeated(S.switch(ASM(ns)), rel=0.005, n=5)
+
+
+def retag(folder, model=None, preset=None):
+    """Rewrites a synthetic run folder's CPU model (every meta block) or suite preset."""
+    for path in Path(folder).glob("*.json"):
+        doc = json.loads(path.read_text())
+        if model:
+            doc["meta"] = dict(doc.get("meta") or {}, cpu_model=model)
+        if preset and path.name == "suite.json":
+            doc["preset"] = preset
+        path.write_text(json.dumps(doc))
+    return folder
+
+
+class RunToRun(unittest.TestCase):
+    """A difference is beyond noise only past the run-to-run band: the effect floor, or the
+    band learned from the machine's other runs (results/runs/<host>/*/) when wider."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="compare-band-")
+        self.root = Path(self.tmp.name) / "runs"
+        self.n = 0
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def run_folder(self, ns, model=None, root=None):
+        """A run of switch/asm at ns under the runs root (<host>/<run>/, as the suite writes
+        one), or under another root."""
+        self.n += 1
+        return retag(S.full((root or self.root) / "synth" / f"2026-12-0{self.n}-run{self.n}",
+                            switch=five(ns)), model)
+
+    def history(self, *ns, model=None):
+        return [self.run_folder(v, model) for v in ns]
+
+    def asm(self, a, b):
+        """(class, reading, band) of switch/asm, A against B, learning from the runs root."""
+        ra, rb = C.load(a), C.load(b)
+        values, _ = C.learn(ra, rb, self.root)
+        res_a, res_b = claims.evaluate(ra), claims.evaluate(rb)
+        row = {r[0]: r for r in C.claim_rows(res_a["C5"]["figures"], res_b["C5"]["figures"],
+                                             "C5", values)}["switch/asm"]
+        return row[4], row[5], row[6]
+
+    def test_same_commit_two_percent_is_within_the_floor(self):
+        a, b = self.run_folder(5.0), self.run_folder(5.1)
+        cls, note, band = self.asm(a, b)
+        self.assertEqual(cls, F.RUN_TO_RUN)
+        self.assertEqual(note, "within run-to-run noise (2.0% apart, within the floor 10%; "
+                               "U test p=0.00794, intervals apart)")
+        self.assertEqual(band["text"], "floor 10%")
+        # The same difference the other way round reads the same.
+        self.assertEqual(self.asm(b, a)[0], F.RUN_TO_RUN)
+
+    def test_fifteen_percent_is_beyond_noise(self):
+        a, b = self.run_folder(5.0), self.run_folder(5.75)
+        cls, note, _ = self.asm(a, b)
+        self.assertEqual((cls, note), (F.BEYOND, "higher beyond noise (U test p=0.00794, "
+                                                 "intervals apart; 15.0% apart, past the floor "
+                                                 "10%)"))
+        self.assertEqual(self.asm(b, a)[0], F.BEYOND)
+
+    def test_learned_band_from_four_runs(self):
+        # Four runs 6% apart in robust spread (median 5.0, MAD 0.2): band 3 x 5.9% = 17.8%.
+        self.history(4.7, 4.9, 5.1, 5.3)
+        a, elsewhere = self.run_folder(5.0), Path(self.tmp.name) / "elsewhere"
+        cls, note, band = self.asm(a, self.run_folder(5.4, root=elsewhere))
+        self.assertEqual((band["runs"], band["text"]), (4, "learned 17.8% (4 runs)"))
+        self.assertEqual(cls, F.RUN_TO_RUN)
+        self.assertIn("8.0% apart, within the learned 17.8% (4 runs)", note)
+        # Past the floor, inside the learned band: the band decides.
+        cls, note, band = self.asm(a, self.run_folder(5.7, root=elsewhere))
+        self.assertEqual(cls, F.RUN_TO_RUN)
+        self.assertIn("14.0% apart, within the learned 17.8% (4 runs)", note)
+        cls, note, band = self.asm(a, self.run_folder(6.5, root=elsewhere))
+        self.assertEqual(cls, F.BEYOND)
+        self.assertIn("30.0% apart, past the learned 17.8% (4 runs)", note)
+
+    def test_another_cpu_model_does_not_count(self):
+        self.history(4.95, 5.0, 5.0, 5.05)
+        self.history(9.0, 2.0, 15.0, model="Another CPU")
+        a, b = self.run_folder(5.0), self.run_folder(6.5)
+        values, source = C.learn(C.load(a), C.load(b), self.root)
+        self.assertEqual(sorted(values[("C5", "switch/asm")]), [4.95, 5.0, 5.0, 5.05])
+        self.assertIn("4 other run(s) of Synthetic CPU, the quick preset", source)
+        cls, _, band = self.asm(a, b)
+        self.assertEqual((cls, band["text"]), (F.BEYOND, "floor 10% (learned 2.2%, 4 runs)"))
+        # Runs of another preset do not count either, when A and B share one.
+        retag(self.history(2.0)[0], preset="full")
+        self.assertEqual(len(C.learn(C.load(a), C.load(b), self.root)[0][("C5", "switch/asm")]),
+                         4)
+        # A and B on different CPU models: no band is learned, the floor alone applies.
+        values, source = C.learn(C.load(a), C.load(retag(b, "Another CPU")), self.root)
+        self.assertEqual(values, {})
+        self.assertIn("different CPU models", source)
+
+    def test_a_and_b_are_left_out_of_their_band(self):
+        # With A and B, four runs would learn a band of 31% and hide B's 20% rise in it.
+        self.history(5.0, 5.75)
+        a, b = self.run_folder(5.0), self.run_folder(6.0)
+        values, source = C.learn(C.load(a), C.load(b), self.root)
+        self.assertEqual(sorted(values[("C5", "switch/asm")]), [5.0, 5.75])
+        self.assertIn("2 other run(s)", source)
+        cls, _, band = self.asm(a, b)
+        self.assertEqual((cls, band["text"]), (F.BEYOND, "floor 10% (2 run(s): fewer than 3)"))
+        self.assertGreater(F.run_band([5.0, 5.75, 5.0, 6.0])["share"], 0.2)
+
+    def test_compare_md_names_each_band(self):
+        self.history(4.7, 4.9, 5.1, 5.3)
+        a, b = self.run_folder(5.0), self.run_folder(5.4)
+        out = io.StringIO()
+        with redirect_stdout(out):
+            rc = C.main([str(a), str(b), "--runs-root", str(self.root), "--no-charts",
+                         "--out", str(Path(self.tmp.name) / "c")])
+        self.assertEqual(rc, 0)
+        text = (Path(self.tmp.name) / "c" / "COMPARE.md").read_text()
+        self.assertIn("| reading | run-to-run band |", text)
+        self.assertIn("within run-to-run noise (8.0% apart, within the learned 17.8% (4 runs); "
+                      "U test p=0.00794, intervals apart) | learned 17.8% (4 runs) |", text)
+        self.assertIn("Run-to-run bands learned from: 4 other run(s) of Synthetic CPU, the "
+                      "quick preset", text)
+        self.assertIn("the effect floor of 10%", text)
+        self.assertIn("| exact |", text)
+        self.assertIn("0 figure(s) beyond noise", out.getvalue())
+        # A runs root that does not exist is a usage error; the default may be missing.
+        self.assertEqual(C.parse([str(a), str(b)])[4], C.RUNS_ROOT)
+        with redirect_stderr(io.StringIO()):
+            self.assertEqual(C.main([str(a), str(b), "--runs-root", str(self.root / "no")]), 2)
+            self.assertEqual(C.main([str(a), str(b), "--runs-root"]), 2)
+
 
 if __name__ == "__main__":
     unittest.main()
