@@ -42,8 +42,8 @@ SETTLE_SLACK, SETTLE_TIMEOUT_S = 1, 60
 # Before a step that times, the calibration probe (drive/probe.py) must be back within its
 # tolerance of the run's start, or this many seconds pass; all the waits of a run together at
 # most the second figure (a machine that stays slow is measured anyway, and says so).
-CALIBRATE_TIMEOUT_S = {"quick": 15, "full": 60}
-CALIBRATE_TOTAL_S = {"quick": 30, "full": 300}
+CALIBRATE_TIMEOUT_S = {"quick": 8, "full": 60}
+CALIBRATE_TOTAL_S = {"quick": 20, "full": 300}
 STEPS = [e.name for e in EXPERIMENTS] + [REPORT]
 # Every size knob per preset, as the experiments declare them, so the report can quote what
 # was run.
