@@ -141,6 +141,7 @@ class Scheduler:
     def __init__(self, budget, costs, wanted, setup_prior, minimum=MIN_ROUNDS):
         self.budget, self.costs, self.wanted = budget, costs, wanted
         self.setup_prior, self.minimum, self.setups = setup_prior, minimum, []
+        self.too_dear = set()  # points once left out of the reserve: they hold no rounds back
 
     def setup_s(self):
         return statistics.median(self.setups) if self.setups else self.setup_prior
@@ -158,6 +159,7 @@ class Scheduler:
         less than they do). Returns (whether this point is kept, the kept part of rest)."""
         dropped = dearest_out(self.budget.left(), [self.min_cost(k, u)
                                                    for k, u in [(key, units)] + rest])
+        self.too_dear.update(p for i, p in enumerate(rest, 1) if i in dropped)
         return 0 not in dropped, [p for i, p in enumerate(rest, 1) if i not in dropped]
 
     def plan(self, key, units, rest):
@@ -171,9 +173,12 @@ class Scheduler:
         rounds, why = plan_rounds(self.budget, self.wanted, round_s, self.setup_s(),
                                   self.reserve(kept), self.minimum)
         if rounds > self.minimum:
-            # Rounds beyond the minimum only while every later point keeps its own, and out of
-            # what is left once their reserve is grown by the margin predictions miss by.
-            extra = 0 if len(kept) < len(rest) else plan_rounds(
+            # Rounds beyond the minimum only while every later point keeps its own (a point
+            # once found too dear for the budget holds none back: the cheaper ones come
+            # first), and out of what is left once their reserve is grown by the margin
+            # predictions miss by.
+            extra = 0 if any(p not in kept and p not in self.too_dear
+                             for p in rest) else plan_rounds(
                 self.budget, self.wanted, round_s, self.setup_s(),
                 self.reserve(kept) * RESERVE_MARGIN, self.minimum)[0]
             rounds = max(self.minimum, extra)
