@@ -112,8 +112,8 @@ def run_figures(run):
 
 def learn(ra, rb, root):
     """({(section, name): [value per run]}, a line saying where they came from): every figure
-    that is not an exact count, in the finished suite runs under root (suite.json with the
-    suite's `seconds`, written once every experiment is done) of A's and B's CPU model (of
+    that is not an exact count, in the finished suite runs under root (suite.json naming the
+    report step, its last, which the suite records once it is done) of A's and B's CPU model (of
     their preset when they share one), the BAND_MAX_RUNS most recent, A and B left out: they
     must not widen the band they are judged by."""
     where = f"`{root}`"
@@ -126,7 +126,7 @@ def learn(ra, rb, root):
     for path in sorted(Path(root).rglob("suite.json")) if Path(root).is_dir() else []:
         run = D.Run(path.parent) if path.parent.resolve() not in own else None
         suite = run and run.get("suite") or {}
-        if "seconds" in suite and machine(run) == machine(ra) \
+        if "report" in suite.get("steps", {}) and machine(run) == machine(ra) \
                 and (len(kinds) > 1 or suite.get("preset") in kinds):
             runs.append(run)
     runs = sorted(runs, key=lambda r: (r.meta().get("date", ""), str(r.dir)))[-BAND_MAX_RUNS:]
