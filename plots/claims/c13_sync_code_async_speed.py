@@ -2,6 +2,7 @@
 performs like a callback server."""
 import data as D
 import figures as F
+import sequential  # harness/sequential.py (on the path data.py sets): the design's words
 import verdict as V
 
 ID = "C13"
@@ -47,6 +48,19 @@ RULE = ("the fiber server (its default read policy, merged engine) against the r
         "A/A noise floor (when the run has one) is inconclusive when a threshold it is "
         "compared with lies within that noise")
 
+# Sampling until decided (harness/sequential.py; fiberio.json's `sequential` block): a pair the
+# driver sampled past the design's first look was looked at again with the data in hand, so a
+# bootstrap interval over all its rounds would decide wrongly more often than its level says
+# (the simulation: 7-9% instead of 5%). Such a pair is read as the design decided it. The
+# sign-test decision at a look equals the look's order-statistic interval clearing the
+# threshold, so each comparison reads a figure with that interval; by the rule's operator,
+# what the comparison gives for each decision:
+DESIGN_OPS = {"cpu": "<=", "tput": ">="}
+DECIDED_AS = {("<=", sequential.ABOVE): F.NO, ("<=", sequential.BELOW): F.YES,
+              (">=", sequential.ABOVE): F.YES, (">=", sequential.BELOW): F.NO}
+STOPPED = {"decided": "every threshold decided", "max looks": "the design's last look made",
+           "runs failed": "runs failed before its next look"}
+
 
 def paired_rounds(doc, load, default, yardstick=YARDSTICK):
     """{"cpu": ..., "tput": ...}: the default fiber server over the yardstick, each round's
@@ -88,6 +102,168 @@ def stream_counts(summ, default):
                    "so the gap measures the buffers, not the runtime")
 
 
+def sampled(doc):
+    """(design, {(load, num, den): pair}) of fiberio.json's `sequential` block: the design as
+    recorded and the pairs the driver sampled past its first look (more rounds than the
+    preset's); ({}, {}) for a run without the block (older runs, the driver without
+    --decide). A pair the budget stopped at the first look is not in it."""
+    seq = (doc or {}).get("sequential") or {}
+    design = seq.get("design") or {}
+    first = design.get("first")
+    pairs = {}
+    for p in seq.get("pairs") or []:
+        if first is not None and (p.get("rounds") or 0) > first:
+            pairs[(p.get("load"), p.get("num"), p.get("den"))] = p
+    return design, pairs
+
+
+def look_figure(name, look, ratios):
+    """The design's figure at one look (a `looks` entry of the pair's record): the median of
+    the look's rounds, its order-statistic interval [r_(n-u+1), r_(u)] (the interval the sign
+    test decides on) and n its rounds; the ratios themselves as samples, for the run
+    comparison."""
+    n = look["rounds"]
+    lo, hi = look["interval"]
+    rs = [float(r) for r in ratios[:n]]
+    f = F.estimate(name, look["median"], lo, hi, n, "x", "fiberio")
+    return dict(f, samples=rs, spread=(min(rs), max(rs)) if len(rs) >= 2 else None)
+
+
+def design_read(name, rec, ratios, op):
+    """(figure, {threshold: figure}, {threshold: decision}) of one figure (cpu or tput) of a
+    pair the driver sampled until decided, `rec` its record in the `sequential` block: the
+    figure at the last look that could decide, and, for a threshold the design decided at an
+    earlier look that this interval no longer clears (a decision, once made, stays), the
+    figure at that look. A threshold the design left open straddles the last look's interval.
+    None when no look the pair reached could decide (a design whose first look is 5 rounds
+    decides nothing there; a pair the budget stopped before its next look): the pair's
+    continuation then depended on no ratio, and its rounds are read as one look, as a pair
+    not extended."""
+    looks = [lk for lk in (rec or {}).get("looks") or []
+             if lk.get("interval") and lk.get("median") is not None]
+    if not looks:
+        return None
+    last = look_figure(name, looks[-1], ratios)
+    per, decisions = {}, {}
+    for d in rec.get("decisions") or []:
+        c = d["threshold"]
+        decisions[c] = d
+        if F.compare(last, op, c)["outcome"] == DECIDED_AS.get((op, d["decision"]),
+                                                                F.STRADDLES):
+            continue
+        at = next((lk for lk in looks if lk["rounds"] == d.get("rounds")), None)
+        if at is not None and d["decision"] != sequential.UNDECIDED:
+            per[c] = look_figure(f"{name} at the look of {at['rounds']} rounds", at, ratios)
+    return last, per, decisions
+
+
+def fig_at(m, fig, threshold):
+    """The figure a comparison with `threshold` reads: the design's figure at the look that
+    decided it when it differs from the figure's own (design_read), else the figure."""
+    return (m.get("at") or {}).get((fig["name"], threshold), fig)
+
+
+def stopped_text(p):
+    """Why the driver stopped sampling a pair, in words."""
+    why = p.get("stopped")
+    ob = p.get("over_budget") or {}
+    if why == "budget" and ob:
+        return (f"budget: the look at {ob.get('next_look')} rounds was predicted to take "
+                f"{ob.get('predicted_s')} s, {ob.get('left_s')} s were left")
+    return STOPPED.get(why, str(why))
+
+
+def decision_text(d):
+    """One threshold's decision as the measured lines say it."""
+    c = V.num(d["threshold"])
+    if d["decision"] != sequential.UNDECIDED:
+        return f"{c} {d['decision']} at look {d['look']} ({d['rounds']} rounds)"
+    need = d.get("rounds_needed_at_median", "n/a")
+    return f"{c} undecided" + (
+        "" if need == "n/a" else
+        f" (needs more than {sequential.EXACT_LIMIT} rounds at the median)" if need is None
+        else f" (needs about {need} rounds at the median)")
+
+
+def sampling_lines(design, sampled_pairs, read):
+    """The measured lines of sampling until decided: the design, and per pair sampled past
+    its first look its rounds, looks, decisions and why it stopped, and whether the verdict
+    reads the design's decisions."""
+    if not sampled_pairs:
+        return []
+    bounds = ", ".join("-" if b is None else str(b) for b in design.get("bounds") or [])
+    lines = [f"- sampling until decided (fiberio.json `sequential`: {design.get('method')}, "
+             f"{design.get('spending')}-type error spending, looks at "
+             f"{', '.join(map(str, design.get('looks') or []))} rounds, bounds {bounds}, exact "
+             f"A/A error {V.fmt(design.get('error'), '.4f')}); per pair sampled past its first "
+             "look:"]
+    read_pairs = {id(info["pair"]) for info in read.values()}
+    for (load, _num, den), p in sampled_pairs.items():
+        head = f"- {load} fiber/{den}: {p.get('rounds')} rounds, looks " \
+            f"{', '.join(map(str, p.get('looks') or []))} (stopped: {stopped_text(p)})"
+        if id(p) not in read_pairs:
+            lines.append(head + "; no look it reached could decide, so its rounds are read as "
+                         "one look, as a pair not extended")
+            continue
+        lines.append(head + "; " + "; ".join(
+            f"{'CPU per request' if what == 'cpu' else 'throughput' if what == 'tput' else what}"
+            f" " + ", ".join(decision_text(d) for d in f.get("decisions") or [])
+            for what, f in (p.get("figures") or {}).items()) + ": the verdict reads the "
+            "design's decisions")
+    return lines
+
+
+def design_rule(design):
+    """What the rule adds for a run whose pairs were sampled until decided."""
+    return ("; a pair the driver sampled until decided past the design's first look "
+            f"(fiberio.json `sequential`: {design.get('method')}, {design.get('spending')}-type "
+            f"error spending over looks at {', '.join(map(str, design.get('looks') or []))} "
+            f"rounds, exact A/A error {V.fmt(design.get('error'), '.4f')}) is read as the design "
+            "decided it, not by a bootstrap over every round (that would be looking again "
+            "without correction): each threshold against the design's order-statistic "
+            "interval of the median ratio at its last look, or at the look that decided it "
+            "when that interval no longer clears it, so a threshold the design left open "
+            "straddles; the A/A noise floor does not reopen its decisions, whose error the "
+            "design controls over every look")
+
+
+def design_open(e, m):
+    """An open comparison (verdict.open_entry) of a figure the design left open: what would
+    decide it from the driver's recorded rounds-needed figure for the pair and threshold
+    (`rounds_needed_at_median`: the rounds of a design that decides it with the planned power
+    were the truth the median, at the measured noise) when the record has it, else e as is
+    (the estimate from the interval's width)."""
+    info = (m.get("design_read") or {}).get(e["figure"])
+    if not info or e.get("noise_floor"):
+        return e
+    d = info["decisions"].get(e["threshold"])
+    if d is None or d["decision"] != sequential.UNDECIDED \
+            or "rounds_needed_at_median" not in d:
+        return e
+    p, rec, design = info["pair"], info["rec"], m.get("design") or {}
+    need, rounds = d["rounds_needed_at_median"], p.get("rounds")
+    med, spread, share = rec.get("median"), rec.get("spread"), rec.get("outliers")
+    head = (f"{e['figure']} {F.num(e['value'])} [{F.num(e['low'])}, {F.num(e['high'])}] "
+            f"(n={e['n']}) straddles {V.num(e['threshold'])}: the sequential design left it "
+            f"open at {e['n']} rounds (stopped: {stopped_text(p)}); ")
+    noise = (f"at the per-round spread measured ({V.fmt(spread, '.3g')} of the log ratio"
+             + (f", {share:.0%} outlier rounds" if share else "") + ")")
+    if need is None:
+        return dict(e, needs=V.AT, rounds=None, text=head + (
+            f"the design would need more than {sequential.EXACT_LIMIT} rounds {noise} were "
+            f"the truth the median, {V.fmt(med, '.3g')}: no practical number of rounds "
+            "decides it here"))
+    text = head + (
+        f"about {need} rounds would decide it on this machine (the driver's figure: a design "
+        f"of that many rounds decides it with {V.fmt(design.get('power'), '.0%')} probability "
+        f"were the true ratio the median, {V.fmt(med, '.3g')}, {noise}; this pair has "
+        f"{rounds} rounds)")
+    if rounds is not None and need <= rounds:
+        text += (f"; its {rounds} rounds did not decide it, so the truth likely lies nearer "
+                 f"{V.num(e['threshold'])} than the median")
+    return dict(e, needs=V.ROUNDS, rounds=need, text=text)
+
+
 def table(doc, summ):
     lines = ["| load | server | syscalls/req | epoll_ctl/req | EAGAIN/req | CPU us/req | "
              "req/s |", "|---|---|---:|---:|---:|---:|---:|"]
@@ -109,10 +285,14 @@ def measure(run):
         return {"lines": [f"no read-policy experiment: {run.why('fiberio')}"]}
     summ, default = D.fiberio_summary(doc), doc.get("default", "")
     cfg = doc.get("config", {})
-    lines = [f"- default: `{default}`; {cfg.get('rounds', '?')} interleaved rounds, server on "
-             f"CPU {cfg.get('server_cpu', '?')}, load on CPU {cfg.get('load_cpu', '?')}; load "
-             f"average {doc.get('loadavg_start')} at start, {doc.get('loadavg_end')} at end",
-             ""] + table(doc, summ)
+    design, sampled_pairs = sampled(doc)
+    more = "" if not sampled_pairs else " (the pairs sampled until decided: " + ", ".join(
+        f"{load} fiber/{den} {p.get('rounds')}" for (load, _n, den), p in sampled_pairs.items()
+    ) + " rounds)"
+    lines = [f"- default: `{default}`; {cfg.get('rounds', '?')} interleaved rounds{more}, "
+             f"server on CPU {cfg.get('server_cpu', '?')}, load on CPU "
+             f"{cfg.get('load_cpu', '?')}; load average {doc.get('loadavg_start')} at start, "
+             f"{doc.get('loadavg_end')} at end", ""] + table(doc, summ)
     # Every paired ratio the driver measured, for the reader; the verdict recomputes its own.
     for name, r in (doc.get("ratios") or {}).items():
         lines.append(f"- {name}: median **{V.fmt(r.get('median'), '.3f')}** (rounds: "
@@ -126,25 +306,36 @@ def measure(run):
     lines += [ln for ln in (yard.get("pingpong-1k", (0, None))[1], stream_line) if ln]
     if not levels:
         return {"lines": lines + [f"- no paired fiber/{YARDSTICK} ping-pong rounds"]}
-    cpu = [pairs[ld]["cpu"]["median"] for ld in levels]
-    tput = [pairs[ld]["tput"]["median"] for ld in levels]
+    ratios, ordered, at, read, value = {"cpu": [], "tput": []}, [], {}, {}, {}
+    for load in levels:
+        p = sampled_pairs.get((load, default, yard[load][0]))
+        for what in ("cpu", "tput"):
+            name = (f"{load}: {'CPU per request' if what == 'cpu' else 'throughput'}"
+                    f" fiber/{yard[load][0]}")
+            per_round = pairs[load][what]["per_round"]
+            got = design_read(name, (p.get("figures") or {}).get(what), per_round,
+                              DESIGN_OPS[what]) if p else None
+            if got:
+                f, per, decisions = got
+                at.update(((name, c), g) for c, g in per.items())
+                read[name] = {"pair": p, "rec": p["figures"][what], "decisions": decisions}
+            else:
+                f = F.paired(name, per_round, "x", "fiberio")
+            ratios[what].append(f)
+            ordered.append(f)
+            value[(load, what)] = f["value"] if got else pairs[load][what]["median"]
+    cpu = [value[(ld, "cpu")] for ld in levels]
+    tput = [value[(ld, "tput")] for ld in levels]
     sysc = (summ.get("pingpong", {}).get(default) or {}).get("syscalls_per_request")
     lines.append(f"- worst over {', '.join(levels)}: CPU per request {default}/yardstick "
                  f"{V.fmt(max(cpu), '.3f')}, throughput {V.fmt(min(tput), '.3f')}; syscalls per "
                  f"request (ping-pong) {V.fmt(sysc, '.3f')}")
+    lines += sampling_lines(design, sampled_pairs, read)
     sys_fig = F.exact("syscalls per request, ping-pong, default fiber", sysc, "", "fiberio")
     figures = [sys_fig,
                F.exact("syscalls per request, ping-pong, eager fiber",
                        (summ.get("pingpong", {}).get("fiber/eager/" + default.split("/")[-1])
-                        or {}).get("syscalls_per_request"), "", "fiberio")]
-    ratios = {"cpu": [], "tput": []}
-    for load in levels:
-        for what in ("cpu", "tput"):
-            f = F.paired(f"{load}: {'CPU per request' if what == 'cpu' else 'throughput'}"
-                         f" fiber/{yard[load][0]}", pairs[load][what]["per_round"], "x",
-                         "fiberio")
-            ratios[what].append(f)
-            figures.append(f)
+                        or {}).get("syscalls_per_request"), "", "fiberio")] + ordered
     if not judged:
         shown = paired_rounds(doc, STREAM, default)
         figures += [F.paired(f"{STREAM}: {w} fiber/{YARDSTICK} (not judged)",
@@ -152,18 +343,26 @@ def measure(run):
                     for k, w in (("cpu", "CPU per request"), ("tput", "throughput"))
                     if shown[k]["per_round"]]
     aa = V.noise_floor(doc, "fiberio", prefer="cpu")
-    noise = [V.noise_entry(f, aa) for f in ratios["cpu"]] if aa else []
+    # The A/A rule reopens what a bootstrap interval decides; the design's decisions stand
+    # (their error is controlled over every look), and what it left open straddles anyway.
+    noise = [V.noise_entry(f, aa) for f in ratios["cpu"] if f["name"] not in read] if aa else []
     if aa:
         figures.append(aa)
         lines += [V.noise_line(e) for e in noise]
+        lines += [V.noise_line(V.noise_entry(f, aa)) + " (not applied: the sequential design "
+                  "decided this pair, its error controlled over every look)"
+                  for f in ratios["cpu"] if f["name"] in read]
     return {"lines": lines, "figures": figures, "cpu": ratios["cpu"], "tput": ratios["tput"],
-            "syscalls": sys_fig, "noise_floor": noise,
+            "syscalls": sys_fig, "noise_floor": noise, "at": at, "design_read": read,
+            "design": design if read else None,
             "numbers": {f"fiber/{YARDSTICK} CPU per request": (max(cpu), QUOTED_CPU_RATIO)}}
 
 
 def within(m, t, cpu, tput):
-    """Every level's CPU ratio at most cpu and throughput ratio at least tput."""
-    return all(t(f, "<=", cpu) for f in m["cpu"]) and all(t(f, ">=", tput) for f in m["tput"])
+    """Every level's CPU ratio at most cpu and throughput ratio at least tput (each read at
+    the look of the sequential design that decided it, fig_at)."""
+    return all(t(fig_at(m, f, cpu), "<=", cpu) for f in m["cpu"]) and \
+        all(t(fig_at(m, f, tput), ">=", tput) for f in m["tput"])
 
 
 def judge(m, t):
@@ -177,4 +376,9 @@ def judge(m, t):
 
 
 def verdict(run):
-    return V.decide(RULE, measure(run), judge)
+    m = measure(run)
+    r = V.decide(RULE, m, judge)
+    if m.get("design"):
+        r["rule"] += design_rule(m["design"])
+        r["open"] = [design_open(e, m) for e in r["open"]]
+    return r

@@ -320,6 +320,49 @@ def fiberio(cpu=1.0, tput=1.0, sysc=2.05, cpu_1k=None, tput_1k=None, touch8_1k=N
                        "stream_size": 16384}}
 
 
+C13_DECIDE = [("cpu", [1.05, 1.25]), ("tput", [0.95, 0.8])]  # the presets' --decide
+
+
+def fiberio_sampled(cpu, tput, cpu_1k, tput_1k, first=5, max_rounds=20, stopped=None,
+                    over_budget=None):
+    """fiberio.json of a run that sampled until decided (fiberio_bench.py --decide): the
+    per-round ratios of the default fiber server over epoll on ping-pong (cpu, tput) and over
+    epoll-touch8 at 1000 connections (cpu_1k, tput_1k), one list entry per round; rounds from
+    `first` on are the added ones (`sequential` true). The `sequential` block is the driver's
+    own (fiberio_bench.sequential_record over these runs, design(max_rounds, first)); a pair
+    stops as the driver says (decided, max looks) unless `stopped` ({load: why}, with
+    over_budget {load: ...}) says otherwise. The stream is shown, not judged."""
+    import fiberio_bench as FB  # harness/, on the path figures.py sets
+    import sequential
+    doc = fiberio(touch8_1k=1.0, stream_sysc=5.0)
+    default = doc["default"]
+    runs = []
+    for load, den, cs, ts in (("pingpong", "epoll", cpu, tput),
+                              ("pingpong-1k", "epoll-touch8", cpu_1k, tput_1k)):
+        for i, (c, t) in enumerate(zip(cs, ts)):
+            for v, cv, tv in ((default, 3.0 * c, 50000.0 * t), (den, 3.0, 50000.0)):
+                runs.append({"load": load, "variant": v, "kind": "tput", "round": i,
+                             "status": "ok", "server_cpu_us_per_request": cv,
+                             "requests_per_sec": tv, "sequential": i >= first})
+    a = types.SimpleNamespace(decide=C13_DECIDE, rounds=first, budget_s=None)
+    design = sequential.design(max(first, max_rounds), first=first)
+    pairs = [("pingpong", default, "epoll"), ("pingpong-1k", default, "epoll-touch8")]
+    why, over = {}, {}
+    for p in pairs:
+        state = FB.pair_state(a, runs, p, design)
+        why[p] = (stopped or {}).get(p[0]) or (
+            "decided" if all(f["decided"] for f in state.values()) else
+            "max looks" if FB.pending(state) is None else "budget")
+        if (over_budget or {}).get(p[0]):
+            over[p] = over_budget[p[0]]
+    added = max(len(cpu), len(cpu_1k)) - first
+    doc.update(runs=runs, ratios={},
+               sequential=FB.sequential_record(a, runs, pairs, design, why, over, added, 1.0))
+    doc["config"] = dict(doc["config"], rounds=first, decide=[[f, ts] for f, ts in C13_DECIDE],
+                         sequential_max_rounds=max_rounds)
+    return doc
+
+
 def hooks(direct_ns=150.0, hooked_ns=152.0, cpu=(4.0, 4.2), deadlocked=True, echo_ok=True):
     """hooks.json (harness/hooks_bench.py): hook/ and sync/ rows, icount, echo, deadlock."""
     rows = {}

@@ -1,0 +1,197 @@
+#!/usr/bin/python3
+"""C13 on a run that sampled until decided (issue 35, item 2): a pair fiberio_bench.py
+extended past the design's first look is read as its group-sequential sign test decided it
+(fiberio.json's `sequential` block), not by a bootstrap interval over every round, which
+would be looking again without correction. A threshold the design decided is decided, at
+the look that decided it; one it left open straddles, and what would decide it is the
+driver's recorded rounds-needed figure; the A/A noise floor does not reopen a decision of the
+design. A pair not extended keeps the bootstrap reading. The synthetic runs carry the
+driver's own record (synth.fiberio_sampled calls fiberio_bench.sequential_record)."""
+import json
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+import claims  # noqa: E402
+import claims_table as CT  # noqa: E402
+import data as D  # noqa: E402
+import synth as S  # noqa: E402
+import verdict as V  # noqa: E402
+
+C13 = claims.by_id("C13")
+CPU = "pingpong: CPU per request fiber/epoll"
+# At 1000 connections, decided at the look of 10 rounds: 10 of 10 below 1.05, tput all 1.
+CPU_1K, TPUT_1K = [0.98, 0.99, 1.0, 0.97, 0.99, 0.98, 1.0, 0.99, 0.98, 0.99], [1.0] * 10
+
+
+def verdict(doc):
+    with tempfile.TemporaryDirectory() as tmp:
+        return C13.verdict(D.Run(S.full(Path(tmp), fiberio=doc)))
+
+
+def without_block(doc):
+    """The same run read as before sampling until decided: the `sequential` block ignored."""
+    doc = json.loads(json.dumps(doc))
+    doc.pop("sequential")
+    return doc
+
+
+def decisions(doc, load, fig):
+    pair = next(p for p in doc["sequential"]["pairs"] if p["load"] == load)
+    return {d["threshold"]: d for d in pair["figures"][fig]["decisions"]}
+
+
+class Decided(unittest.TestCase):
+    # Ping-pong: the first 10 rounds all above 1.05 (the look at 10, bound 9, decides it
+    # above; 1.25 below), throughput 3 of 10 under 0.95, so the pair goes on; the next 10
+    # rounds lie under 1.05 and throughput above 0.95 (17 of 20: decided at the look of 20).
+    # The median of the 20 CPU ratios is 1.05: a bootstrap over them straddles 1.05.
+    CPU_20 = [1.08, 1.07, 1.09, 1.06, 1.10, 1.08, 1.07, 1.09, 1.06, 1.08,
+              1.02, 1.03, 1.01, 1.04, 1.02, 1.03, 1.00, 1.04, 1.02, 1.03]
+    TPUT_20 = [1.0, 0.93, 1.0, 1.0, 0.93, 1.0, 1.0, 0.93, 1.0, 1.0] + [1.0] * 10
+
+    def doc(self):
+        return S.fiberio_sampled(self.CPU_20, self.TPUT_20, CPU_1K, TPUT_1K, max_rounds=20)
+
+    def test_the_design_decides_where_the_bootstrap_straddles(self):
+        doc = self.doc()
+        d = decisions(doc, "pingpong", "cpu")
+        self.assertEqual((d[1.05]["decision"], d[1.05]["rounds"]), ("above", 10))
+        self.assertEqual(decisions(doc, "pingpong", "tput")[0.95]["rounds"], 20)
+        # Read as before (a bootstrap over all 20 rounds): 1.05 straddles.
+        old = verdict(without_block(doc))
+        self.assertEqual(old["verdict"], V.INCONCLUSIVE)
+        self.assertIn((CPU, 1.05), [(t["figure"], t["threshold"]) for t in old["straddled"]])
+        # Read as the design decided: above 1.05 (not holds), below 1.25: holds partly.
+        r = verdict(doc)
+        self.assertEqual((r["verdict"], r["possible"]), (V.PARTLY, [V.PARTLY]))
+        tests = {(t["figure"], t["threshold"]): t for t in r["tests"]}
+        at10 = tests[(f"{CPU} at the look of 10 rounds", 1.05)]
+        self.assertEqual((at10["outcome"], at10["n"]), ("no", 10))
+        # The figure of every other comparison: the order-statistic interval at the look of
+        # 20 (bound 16: the 5th and 16th of the sorted ratios), the median of the 20 rounds.
+        main = next(f for f in r["figures"] if f["name"] == CPU)
+        srt = sorted(self.CPU_20)
+        self.assertEqual((main["n"], main["low"], main["high"]), (20, srt[4], srt[15]))
+        self.assertEqual(tests[(CPU, 1.25)]["outcome"], "yes")
+        self.assertIn("pingpong-1k: CPU per request fiber/epoll-touch8",
+                      [f["name"] for f in r["figures"] if f.get("decides")])
+
+    def test_the_lines_say_the_rounds_and_the_design(self):
+        r = verdict(self.doc())
+        text = "\n".join(r["measured"])
+        # "N interleaved rounds" stays true: the preset's 5, and the pairs' own.
+        self.assertIn("5 interleaved rounds (the pairs sampled until decided: pingpong "
+                      "fiber/epoll 20, pingpong-1k fiber/epoll-touch8 10 rounds)", text)
+        self.assertIn("looks at 5, 10, 20 rounds, bounds -, 9, 16", text)
+        self.assertIn("CPU per request 1.05 above at look 2 (10 rounds)", text)
+        self.assertIn("sign test", r["rule"])
+        self.assertIn("left open straddles", r["rule"])
+
+    def test_the_noise_floor_does_not_reopen_a_decision(self):
+        wide = {"pingpong cpu": {"per_round": [0.8, 1.2, 0.9, 1.1, 1.0]}}
+        doc = dict(self.doc(), aa=wide)
+        r = verdict(doc)
+        self.assertEqual(r["verdict"], V.PARTLY)
+        self.assertEqual(r["noise_floor"], [])
+        self.assertIn("not applied: the sequential design decided this pair",
+                      "\n".join(r["measured"]))
+        # The same floor beside a pair read by its bootstrap interval (not extended) still
+        # reopens it: 1.11 [1.1, 1.13] is apart from 1.05, but the floor reaches across it.
+        quick = S.fiberio_sampled([1.10, 1.12, 1.11, 1.13, 1.12], [1.0] * 5, CPU_1K[:5],
+                                  TPUT_1K[:5], stopped={"pingpong": "budget",
+                                                        "pingpong-1k": "budget"})
+        self.assertEqual(verdict(quick)["verdict"], V.PARTLY)
+        self.assertEqual(verdict(dict(quick, aa=wide))["verdict"], V.INCONCLUSIVE)
+
+
+class LeftOpen(unittest.TestCase):
+    # 20 rounds around 1.06, about half above 1.05 at every look: the design's last look
+    # (20) leaves 1.05 open; throughput is decided.
+    CPU_20 = [1.03, 1.08, 1.04, 1.09, 1.06, 1.02, 1.10, 1.05, 1.07, 1.03,
+              1.08, 1.04, 1.09, 1.03, 1.07, 1.02, 1.10, 1.06, 1.04, 1.08]
+
+    def doc(self):
+        return S.fiberio_sampled(self.CPU_20, [1.0] * 20, CPU_1K, TPUT_1K, max_rounds=20)
+
+    def test_inconclusive_naming_the_rounds_the_driver_recorded(self):
+        doc = self.doc()
+        pair = doc["sequential"]["pairs"][0]
+        self.assertEqual((pair["stopped"], pair["rounds"]), ("max looks", 20))
+        need = decisions(doc, "pingpong", "cpu")[1.05]["rounds_needed_at_median"]
+        self.assertIsInstance(need, int)
+        r = verdict(doc)
+        self.assertEqual(r["verdict"], V.INCONCLUSIVE)
+        self.assertEqual(set(r["possible"]), {V.HOLDS, V.PARTLY})
+        (e,) = r["open"]
+        self.assertEqual((e["figure"], e["threshold"], e["needs"], e["rounds"], e["n"]),
+                         (CPU, 1.05, V.ROUNDS, need, 20))
+        # Not the estimate from the interval's width, which says another number.
+        est = V.open_entry(next(t for t in r["straddled"] if t["threshold"] == 1.05))
+        self.assertNotEqual(est["rounds"], need)
+        text = CT.would_decide(r)
+        self.assertIn("the sequential design left it open at 20 rounds (stopped: the design's "
+                      "last look made)", text)
+        self.assertIn(f"about {need} rounds would decide it on this machine (the driver's "
+                      "figure", text)
+        self.assertIn(f"about {need} rounds would decide it (now 20)", CT.would_decide_short(r))
+        # verdicts.json keeps it as is.
+        self.assertEqual(CT.open_doc(e)["rounds"], need)
+
+    def test_over_budget_says_so(self):
+        doc = S.fiberio_sampled(self.CPU_20[:10], [1.0] * 10, CPU_1K, TPUT_1K, max_rounds=20,
+                                stopped={"pingpong": "budget"},
+                                over_budget={"pingpong": {"next_look": 20, "rounds": 10,
+                                                          "predicted_s": 12.0,
+                                                          "left_s": 3.0}})
+        r = verdict(doc)
+        self.assertEqual(r["verdict"], V.INCONCLUSIVE)
+        self.assertIn("stopped: budget: the look at 20 rounds was predicted to take 12.0 s, "
+                      "3.0 s were left", CT.would_decide(r))
+
+    def test_more_than_the_limit_is_no_practical_number(self):
+        doc = self.doc()
+        decisions(doc, "pingpong", "cpu")[1.05]["rounds_needed_at_median"] = None
+        (e,) = verdict(doc)["open"]
+        self.assertEqual((e["needs"], e["rounds"]), (V.AT, None))
+        self.assertIn("more than 2000 rounds", e["text"])
+
+    def test_no_record_of_the_need_keeps_the_estimate(self):
+        doc = self.doc()
+        for d in decisions(doc, "pingpong", "cpu").values():
+            d.pop("rounds_needed_at_median", None)
+        r = verdict(doc)
+        (e,) = r["open"]
+        est = V.open_entry(next(t for t in r["straddled"] if t["threshold"] == 1.05))
+        self.assertEqual((e["rounds"], e["text"]), (est["rounds"], est["text"]))
+
+
+class NotExtended(unittest.TestCase):
+    def test_a_pair_the_budget_stopped_at_the_first_look_reads_as_before(self):
+        # The quick preset: 5 rounds, the look at 10 over budget.
+        doc = S.fiberio_sampled([1.02, 1.04, 1.03, 1.06, 1.05], [1.0] * 5, CPU_1K[:5],
+                                TPUT_1K[:5], stopped={"pingpong": "budget",
+                                                      "pingpong-1k": "budget"})
+        self.assertEqual([p["rounds"] for p in doc["sequential"]["pairs"]], [5, 5])
+        r, old = verdict(doc), verdict(without_block(doc))
+        self.assertEqual(r["verdict"], V.INCONCLUSIVE)
+        self.assertEqual(r, old)
+
+    def test_extended_before_any_look_could_decide_reads_its_rounds_once(self):
+        # 7 rounds, stopped by the budget before the look at 10: the look at 5 decides
+        # nothing, so no ratio chose to go on; the 7 rounds are one look.
+        doc = S.fiberio_sampled([1.02, 1.04, 1.03, 1.06, 1.05, 1.01, 1.04], [1.0] * 7,
+                                CPU_1K[:5], TPUT_1K[:5],
+                                stopped={"pingpong": "budget", "pingpong-1k": "budget"})
+        r, old = verdict(doc), verdict(without_block(doc))
+        for k in ("verdict", "figures", "tests", "open", "rule"):
+            self.assertEqual(r[k], old[k], k)
+        self.assertIn("no look it reached could decide", "\n".join(r["measured"]))
+
+
+if __name__ == "__main__":
+    unittest.main()
