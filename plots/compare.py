@@ -84,12 +84,13 @@ def ratio_text(r):
 
 def claim_rows(fa, fb, section="", learned=None):
     """[(name, figure A, figure B, B/A, class, reading, band)] over the union of the figure
-    names (figures.differ's class and reading; band: figures.run_band of the figure's values
-    in the runs learned from, {(section, name): [value, ...]})."""
+    names (figures.differ's class and reading; band: figures.run_band of the figure in the runs
+    learned from, {(section, name): [(value, its interval's relative half-width), ...]})."""
     a, b = F.by_name(fa), F.by_name(fb)
     rows = []
     for name in F.names(fa, fb):
-        band = F.run_band((learned or {}).get((section, name), []))
+        seen = (learned or {}).get((section, name), [])
+        band = F.run_band([v for v, _ in seen], [h for _, h in seen if h is not None])
         rows.append((name, a.get(name), b.get(name), *F.differ(a.get(name), b.get(name), band),
                      band))
     return rows
@@ -111,11 +112,11 @@ def run_figures(run):
 
 
 def learn(ra, rb, root):
-    """({(section, name): [value per run]}, a line saying where they came from): every figure
-    that is not an exact count, in the finished suite runs under root (suite.json naming the
-    report step, its last, which the suite records once it is done) of A's and B's CPU model (of
-    their preset when they share one), the BAND_MAX_RUNS most recent, A and B left out: they
-    must not widen the band they are judged by."""
+    """({(section, name): [(value, its interval's half-width over it, or None) per run]}, a
+    line saying where from): the figures but exact counts of the finished suite runs under root
+    (suite.json records the report step, its last) of A's and B's CPU model (and preset when
+    they share one), the BAND_MAX_RUNS most recent, A and B left out: they must not widen the
+    band they are judged by."""
     where = f"`{root}`"
     if machine(ra) != machine(rb):
         return {}, (f"none: A and B ran on different CPU models, so no run-to-run band is "
@@ -133,8 +134,10 @@ def learn(ra, rb, root):
     values = {}
     for run in runs:
         for key, fig in run_figures(run):
-            if not fig.get("exact") and fig.get("value") is not None:
-                values.setdefault(key, []).append(fig["value"])
+            v, low, high = fig.get("value"), fig.get("low"), fig.get("high")
+            if not fig.get("exact") and v is not None:
+                half = (high - low) / 2 / abs(v) if v and low is not None else None
+                values.setdefault(key, []).append((v, half))
     model = ra.meta().get("cpu_model", "an unknown CPU")
     which = f"the {next(iter(kinds))} preset" if len(kinds) == 1 and None not in kinds \
         else "any preset"
@@ -237,8 +240,9 @@ def build(ra, rb, learned=({}, "none: no runs to learn from were looked for")):
              "the figure's run-to-run band (last column): the effect floor of "
              f"{F.FLOOR:.0%} (what moves between two sittings of one CPU model: the regression "
              "gate's tolerance) or, when wider, the band learned from this machine's other "
-             f"runs (at least {F.BAND_MIN_RUNS}: the larger of {F.BAND_SIGMAS:g} robust sigmas "
-             "of the figure's value across them and its largest distance from their median). "
+             f"runs (at least {F.BAND_MIN_RUNS}: the largest of {F.BAND_SIGMAS:g} robust sigmas "
+             "of the figure's value across them, its largest distance from their median and "
+             "sqrt(2) x the median half-width of their own intervals). "
              "Two figures closer than the band (the larger of B/A and A/B, minus 1) are "
              "`within run-to-run noise` whatever the test says, a figure measured once "
              "included; one measured once and further apart has `noise unknown`. Exact counts "

@@ -280,9 +280,14 @@ RUN_TO_RUN = "within run-to-run noise"
 import regress_gate  # noqa: E402  (harness/, on the path above)
 FLOOR = regress_gate.MIN_TIMING_TOLERANCE
 # A band learned from a machine's runs: the figure's value in each of at least BAND_MIN_RUNS
-# other runs, its spread the larger of BAND_SIGMAS robust sigmas (1.4826 MAD over the median,
-# as the gate's tolerance) and the largest distance of a run from the median. 3 sigmas of one
-# run's value are about 2.1 sigmas of the difference of two runs (two-sided, about 0.965).
+# other runs, its spread the largest of BAND_SIGMAS robust sigmas (1.4826 MAD over the median,
+# as the gate's tolerance; 3 sigmas of one run's value are about 2.1 sigmas of the difference
+# of two runs), the largest distance of a run from the median, and sqrt(2) times the median
+# half-width of those runs' own 95% intervals: two runs' medians, each as uncertain as this
+# machine's runs of the figure have been. The last is there because a few runs' medians can
+# agree by chance: on the AMD EPYC VM three quick runs put switch/setjmp at 19.0, 19.07 and
+# 19.15 ns (a band of 1.5%) with intervals 15 to 23 ns wide, and two runs of one commit at
+# 17.2 [14.9, 18.2] and 20.5 [18.4, 21.6].
 BAND_SIGMAS = regress_gate.SPREAD_SIGMAS
 BAND_MIN_RUNS = 3
 
@@ -297,17 +302,19 @@ def apart_by(va, vb):
     return max(va / vb, vb / va) - 1
 
 
-def run_band(values=()):
+def run_band(values=(), halves=()):
     """{"share", "learned", "runs", "text"}: how far apart two runs' values of a figure must be
     before a difference can be beyond noise. `values` are the figure's values in the other runs
-    of the machine; the band is learned from at least BAND_MIN_RUNS of them (and a median that
-    is not 0), else the floor alone applies."""
+    of the machine, `halves` the half-widths of their 95% intervals over their values (of
+    those that have one); the band is learned from at least BAND_MIN_RUNS runs (and a median
+    that is not 0), else the floor alone applies."""
     values = [v for v in values if v is not None]
     learned = None
     m = stats.median(values) if len(values) >= BAND_MIN_RUNS else 0
     if m:
         learned = max(BAND_SIGMAS * stats.robust_spread(values),
-                      max(abs(v - m) for v in values) / abs(m))
+                      max(abs(v - m) for v in values) / abs(m),
+                      math.sqrt(2) * stats.median(halves) if halves else 0.0)
     if learned is None:
         text = f"floor {FLOOR:.0%}" + (
             "" if not values else f" ({len(values)} run(s): fewer than {BAND_MIN_RUNS})"

@@ -208,6 +208,8 @@ class Compare(unittest.TestCase):
         self.assertEqual(F.run_band([1.0, 1.01, 0.99])["text"],
                          "floor 10% (learned 4.4%, 3 runs)")
         self.assertEqual(F.run_band([0.0, 0.0, 0.1])["text"], "floor 10% (3 runs, their median 0)")
+        self.assertAlmostEqual(F.run_band([1.0, 1.0, 1.0], [0.1, 0.2, 0.3])["share"],
+                               2 ** 0.5 * 0.2)
 
     def changed(self, eng_a, eng_b):
         a, b = self.folder(engines=eng_a), self.folder(engines=eng_b)
@@ -243,10 +245,10 @@ def ASM(ns):
     return {"asm": ns, "fcontext": 6.0, "setjmp": 17.0, "ucontext": 280.0}
 
 
-def five(ns):
-    """A switch document with switch/asm at ns, 5 repetitions within +-0.5%: two of them a
-    few percent apart never overlap, so the U test gives its least p (0.0079)."""
-    return S.repeated(S.switch(ASM(ns)), rel=0.005, n=5)
+def five(ns, rel=0.005):
+    """A switch document with switch/asm at ns, 5 repetitions within +-rel (0.5%: two of them
+    a few percent apart never overlap, so the U test gives its least p, 0.0079)."""
+    return S.repeated(S.switch(ASM(ns)), rel=rel, n=5)
 
 
 def retag(folder, model=None, preset=None, finished=True):
@@ -277,15 +279,15 @@ class RunToRun(unittest.TestCase):
     def tearDown(self):
         self.tmp.cleanup()
 
-    def run_folder(self, ns, model=None, root=None):
+    def run_folder(self, ns, model=None, root=None, rel=0.005):
         """A run of switch/asm at ns under the runs root (<host>/<run>/, as the suite writes
         one), or under another root."""
         self.n += 1
         return retag(S.full((root or self.root) / "synth" / f"2026-12-0{self.n}-run{self.n}",
-                            switch=five(ns)), model)
+                            switch=five(ns, rel)), model)
 
-    def history(self, *ns, model=None):
-        return [self.run_folder(v, model) for v in ns]
+    def history(self, *ns, model=None, rel=0.005):
+        return [self.run_folder(v, model, rel=rel) for v in ns]
 
     def asm(self, a, b):
         """(class, reading, band) of switch/asm, A against B, learning from the runs root."""
@@ -330,12 +332,28 @@ class RunToRun(unittest.TestCase):
         self.assertEqual(cls, F.BEYOND)
         self.assertIn("30.0% apart, past the learned 17.8% (4 runs)", note)
 
+    def test_runs_that_agree_by_chance_keep_their_own_noise(self):
+        # Three runs whose medians agree exactly but whose repetitions spread +-15%: each
+        # median's interval is +-15% (5 samples: the outer two), so two runs' medians may lie
+        # 21% apart (sqrt(2) x 15%), though the medians alone would learn a band of 0.
+        self.history(5.0, 5.0, 5.0, rel=0.15)
+        elsewhere = Path(self.tmp.name) / "elsewhere"
+        a = self.run_folder(5.0, root=elsewhere)
+        half = (lambda lo, hi: (hi - lo) / 2 / 5.0)(*F.interval([4.25, 4.625, 5.0, 5.375, 5.75]))
+        self.assertAlmostEqual(half, 0.15)
+        cls, note, band = self.asm(a, self.run_folder(5.75, root=elsewhere))
+        self.assertAlmostEqual(band["learned"], 2 ** 0.5 * half)
+        self.assertEqual((cls, band["text"]), (F.RUN_TO_RUN, f"learned {band['learned']:.1%} "
+                                                             "(3 runs)"))
+        self.assertEqual(self.asm(a, self.run_folder(6.5, root=elsewhere))[0], F.BEYOND)
+
     def test_another_cpu_model_does_not_count(self):
         self.history(4.95, 5.0, 5.0, 5.05)
         self.history(9.0, 2.0, 15.0, model="Another CPU")
         a, b = self.run_folder(5.0), self.run_folder(6.5)
         values, source = C.learn(C.load(a), C.load(b), self.root)
-        self.assertEqual(sorted(values[("C5", "switch/asm")]), [4.95, 5.0, 5.0, 5.05])
+        self.assertEqual(sorted(v for v, _ in values[("C5", "switch/asm")]),
+                         [4.95, 5.0, 5.0, 5.05])
         self.assertIn("4 other run(s) of Synthetic CPU, the quick preset", source)
         cls, _, band = self.asm(a, b)
         self.assertEqual((cls, band["text"]), (F.BEYOND, "floor 10% (learned 2.2%, 4 runs)"))
@@ -355,7 +373,7 @@ class RunToRun(unittest.TestCase):
         self.history(5.0, 5.75)
         a, b = self.run_folder(5.0), self.run_folder(6.0)
         values, source = C.learn(C.load(a), C.load(b), self.root)
-        self.assertEqual(sorted(values[("C5", "switch/asm")]), [5.0, 5.75])
+        self.assertEqual(sorted(v for v, _ in values[("C5", "switch/asm")]), [5.0, 5.75])
         self.assertIn("2 other run(s)", source)
         cls, _, band = self.asm(a, b)
         self.assertEqual((cls, band["text"]), (F.BEYOND, "floor 10% (2 run(s): fewer than 3)"))
