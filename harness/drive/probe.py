@@ -31,6 +31,20 @@ def cpu_once(n=CPU_LOOP):
     return time.perf_counter() - t0
 
 
+MESSAGE = b"x" * 64
+
+
+def recv_exact(sock, n):
+    """n bytes from sock (OSError when the peer closes first)."""
+    buf = b""
+    while len(buf) < n:
+        got = sock.recv(n - len(buf))
+        if not got:
+            raise OSError("the probe's peer closed early")
+        buf += got
+    return buf
+
+
 def rtt_once(trips=RTT_TRIPS):
     """Seconds per round trip of 64 bytes over a loopback TCP connection to a forked echoing
     child (two processes, two cores, the kernel's TCP path both ways)."""
@@ -44,13 +58,7 @@ def rtt_once(trips=RTT_TRIPS):
             c, _ = lst.accept()
             c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             for _ in range(trips):
-                buf = b""
-                while len(buf) < 64:
-                    got = c.recv(64 - len(buf))
-                    if not got:
-                        raise OSError("peer closed")
-                    buf += got
-                c.sendall(buf)
+                c.sendall(recv_exact(c, len(MESSAGE)))
             code = 0
         finally:
             os._exit(code)
@@ -62,16 +70,10 @@ def rtt_once(trips=RTT_TRIPS):
         os.waitpid(pid, 0)
         raise
     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    msg = b"x" * 64
     t0 = time.perf_counter()
     for _ in range(trips):
-        s.sendall(msg)
-        buf = b""
-        while len(buf) < 64:
-            got = s.recv(64 - len(buf))
-            if not got:
-                raise OSError("the probe's echo child closed early")
-            buf += got
+        s.sendall(MESSAGE)
+        recv_exact(s, len(MESSAGE))
     elapsed = time.perf_counter() - t0
     s.close()
     os.waitpid(pid, 0)
