@@ -64,6 +64,9 @@ options:
     regress --update         record counts.json and this CPU model's timing baseline
                              (refuses a tree with uncommitted changes)
     compare --out DIR        write the comparison into DIR
+    compare --runs-root DIR  learn each figure's run-to-run band from the finished runs under
+                             DIR (default results/runs; same CPU model and preset, A and B
+                             left out, at least 3, else the 10% floor alone)
     compare --fail-on-verdict-change   exit 1 when a verdict differs between A and B
 USAGE
 }
