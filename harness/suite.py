@@ -85,12 +85,13 @@ def times(step):
 def calibrate(record, step, preset):
     """Waits, before a step that times, until the calibration probe is back near the run's
     start; returns the step record's `probe` block."""
-    start = record.get("probe_start")
+    ref = record.get("probe_reference") or {}
+    start = ref.get("probe")
     if not times(step) or not start:
         return None
     spent = sum((r.get("calibration") or {}).get("waited_s", 0) for r in record["steps"].values())
     timeout = max(0.0, min(CALIBRATE_TIMEOUT_S[preset], CALIBRATE_TOTAL_S[preset] - spent))
-    waited, now, settled = probe.wait_calibrated(start, probe.TOLERANCE, timeout)
+    waited, now, settled = probe.wait_calibrated(start, ref["tolerance"], timeout)
     if not settled:
         say(f"step {step}: the calibration probe is still {probe.slower(now, start)} of the "
             f"start's after {waited:.0f} s; measuring anyway")
@@ -179,8 +180,9 @@ def main(argv=None):
               # procs_running at the start, nothing of the suite measuring yet.
               "runnable_baseline": runnable.baseline(20, 0.05),
               # The calibration probe with nothing of the suite run yet: what "back to the
-              # state the run started in" means for the steps after.
-              "probe_start": probe.take(),
+              # state the run started in" means for the steps after, and how far the
+              # machine moves on its own (the tolerance).
+              "probe_reference": probe.reference(),
               "budgets": {s: budget(s, a.preset) for s in steps}}
     started = time.monotonic()
     sampler = load_sampler()

@@ -53,6 +53,31 @@ def case_wait_times_out(a):
           probe.slower(now, START))
 
 
+def case_reference(a):
+    """The run's reference is the median of its starting probes, and each figure's tolerance
+    the larger of the floor and twice their spread: a machine that moved 10% on its own while
+    the run started is not waited for at 12%, one 60% slower (a wake) is."""
+    clock = B.FakeClock()
+    takes = [{"cpu_ms": 10.0, "rtt_us": 40.0}, {"cpu_ms": 11.0, "rtt_us": 40.4},
+             {"cpu_ms": 10.5, "rtt_us": 40.2}]
+    ref = probe.reference(3, 1.0, scripted(takes, clock), clock.advance)
+    check(ref["probe"] == {"cpu_ms": 10.5, "rtt_us": 40.2}, "the median per figure", ref)
+    check(abs(ref["tolerance"]["cpu_ms"] - 0.19) < 1e-3 and
+          ref["tolerance"]["rtt_us"] == probe.TOLERANCE,
+          "twice the spread where wider than the floor, else the floor", ref["tolerance"])
+    check(probe.within({"cpu_ms": 11.8, "rtt_us": 41.0}, ref["probe"], ref["tolerance"]),
+          "12% slower on the loop is within its own spread", "")
+    check(not probe.within({"cpu_ms": 10.5, "rtt_us": 44.0}, ref["probe"], ref["tolerance"]),
+          "9% slower on the round trip is not", "")
+    check(not probe.within({"cpu_ms": 16.8, "rtt_us": 40.0}, ref["probe"], ref["tolerance"]),
+          "60% slower is a wake", "")
+    wild = [{"cpu_ms": 10.0, "rtt_us": 40.0}, {"cpu_ms": 20.0, "rtt_us": 40.0},
+            {"cpu_ms": 15.0, "rtt_us": 40.0}]
+    ref = probe.reference(3, 1.0, scripted(wild, clock), clock.advance)
+    check(ref["tolerance"]["cpu_ms"] == probe.MAX_TOLERANCE, "an unsettled start is capped",
+          ref["tolerance"])
+
+
 def case_real_probe(a):
     """One probe of this machine: both figures measured, positive, in a fraction of a second."""
     clock = B.Budget(None)
