@@ -15,6 +15,8 @@ import socket
 import statistics
 import time
 
+from drive.cpu import this_process_on
+
 CPU_LOOP = 200_000   # iterations of the fixed loop: about 5-10 ms of one core
 # A start so unsettled that its probes spread wider than this still catches a wake of
 # ten thousand threads (1.6x after the full run's scale step on the AMD EPYC VM).
@@ -83,26 +85,12 @@ def rtt_once(trips=RTT_TRIPS):
     return elapsed / trips
 
 
-def pinned(cpu):
-    """A context that runs the caller on `cpu` (the servers' CPU) when this process may use
-    it, and restores its CPUs after. Unpinned, the loop's time depends on which of the two
-    vCPUs it lands on: on the AMD EPYC VM they differed by 10% (7.4 against 8.1 ms), which
-    made the probe bimodal and the start's value a coin toss."""
-    class Pin:
-        def __enter__(self):
-            self.before = os.sched_getaffinity(0)
-            if cpu in self.before:
-                os.sched_setaffinity(0, {cpu})
-
-        def __exit__(self, *exc):
-            os.sched_setaffinity(0, self.before)
-    return Pin()
-
-
 def take(tries=TRIES, cpu=cpu_once, rtt=rtt_once, on=0):
     """The probe: the median of `tries` timings of each, in ms and us, the loop pinned to CPU
     `on` (the round trip's echo child inherits it; the kernel places the two ends)."""
-    with pinned(on):
+    # Unpinned, the loop's time depends on which vCPU it lands on: on the AMD EPYC VM the two
+    # differed by 10% (7.4 against 8.1 ms), which made the probe bimodal.
+    with this_process_on(on):
         cpus = [cpu() for _ in range(tries)]
     rtts = [rtt() for _ in range(tries)]
     return {"cpu_ms": round(statistics.median(cpus) * 1e3, 4),
