@@ -32,14 +32,19 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import meta  # noqa: E402  (the harness's shared meta module, beside this file)
+from drive import budget as B  # noqa: E402
 from drive import cli, cpu, load, perf, rounds, runnable, server, status  # noqa: E402
 
 PROG = "engines_bench"
 CTL_EVENT = "syscalls:sys_enter_epoll_ctl"
+# With a budget, the rounds end by this share of it when perf record profiles follow them (two
+# tput runs and perf's own reports: about a tenth of the quick step here).
+PROFILE_SHARE = 0.85
 
 
 def parse_args(argv):
-    ap = cli.parser("engines_bench.py", __doc__, rounds=5, duration=3.0, warmup=0.5)
+    ap = cli.parser("engines_bench.py", __doc__, rounds=5, duration=3.0, warmup=0.5,
+                    budget=True)
     ap.add_argument("--engines", help="comma-separated engines (default: those on epoll)")
     ap.add_argument("--conns", type=int, default=50)
     ap.add_argument("--size", type=int, default=64)
@@ -251,6 +256,7 @@ def print_table(say, summary, ratios, profiles):
 
 def main(argv=None):
     a = parse_args(argv if argv is not None else sys.argv[1:])
+    budget = B.Budget(a.budget_s)
     say = cli.reporter(a)
     build = Path(a.build_dir)
     a.server, a.load = meta.echo_binaries(build, PROG)
@@ -280,8 +286,10 @@ def main(argv=None):
     aa_item = f"{a.aa} (A/A)" if a.aa in engines else None
     items = engines + ([aa_item] if aa_item else [])
     count_rounds = a.rounds if a.count_rounds is None else a.count_rounds
+    profiled = [x for x in (a.profile or "").split(",") if x in engines] if a.perf_ok else []
+    gate = B.RoundGate(budget, PROFILE_SHARE if profiled else 1.0)
     with tempfile.TemporaryDirectory(prefix="engines-bench-") as tmp:
-        for rnd, e in rounds.interleaved(a.rounds, items):
+        for rnd, e in rounds.interleaved(a.rounds, items, gate):
             if e == aa_item:
                 # The same engine a second time in this round: the A/A pair.
                 aa = dict(tput_run(a, a.aa, a.conns, tmp, "aa"), round=rnd)
@@ -300,9 +308,8 @@ def main(argv=None):
                 f"{fmt(count['ctl_per_request_engine'] if count else None)} "
                 f"{fmt(tput['requests_per_sec'], '.0f')} req/s"
                 + (f", saturated {fmt(sat['requests_per_sec'], '.0f')} req/s" if sat else ""))
-        if a.perf_ok and a.profile:
-            for e in [x for x in a.profile.split(",") if x in engines]:
-                profiles[e] = profile_run(a, e, tmp)
+        for e in profiled:
+            profiles[e] = profile_run(a, e, tmp)
     summary = summarise(runs, engines)
     ratios = {}
     if "merged" in engines and "naive" in engines:
@@ -326,6 +333,8 @@ def main(argv=None):
             f"{', '.join(fmt(x) for x in r['per_round'])})")
     result = {"experiment": "engines", "meta": info,
               "config": {k: v for k, v in vars(a).items() if k not in ("perf_ok",)},
+              "rounds_run": len({r["round"] for r in runs}),
+              "budget": dict(budget.record(), rounds=gate.record()) if a.budget_s else None,
               "perf": a.perf_ok, "summary": summary, "ratios": ratios, "aa": aa or None,
               "profile": profiles, "runs": runs}
     print_table(say, summary, ratios, profiles)

@@ -34,7 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import meta  # noqa: E402
-from drive import cli, cpu, load, perf, rounds, server, status  # noqa: E402
+from drive import budget as B, cli, cpu, load, perf, rounds, server, status  # noqa: E402
 
 PROG = "engines_scale"
 FD_SETSIZE = 1024
@@ -58,10 +58,15 @@ CHURN_CONFIGS = ["naive", "merged", "edge", "uring-poll", "uring", "epoll (model
                  "uring (model)"]
 COMPLETION_CONFIGS = ["merged", "uring-poll", "uring", "epoll (model)", "uring (model)"]
 NOT_BUILT = {}
+# What each part took of the step (AMD EPYC VM, 2026-12-03; quick: idle 20.9 s, churn 16.6 s;
+# full: idle 405 s, churn 190 s, completion 148 s): with a budget, each part's rounds end by
+# its cumulative share of it, so a slower machine cuts rounds from every part alike.
+PART_WEIGHTS = {"quick": {"idle": 0.56, "churn": 0.44, "completion": 0.1},
+                "full": {"idle": 0.55, "churn": 0.25, "completion": 0.2}}
 
 
 def parse_args(argv):
-    ap = cli.parser("engines_scale.py", __doc__, rounds=5, duration=2.0)
+    ap = cli.parser("engines_scale.py", __doc__, rounds=5, duration=2.0, budget=True)
     ap.formatter_class = argparse.RawDescriptionHelpFormatter
     ap.add_argument("--quick", action="store_true",
                     help="reduced sizes: levels 0,1000,10000, fewer configurations, 5 rounds "
@@ -242,7 +247,7 @@ def ladder(a, label, levels, conns, mode, hard):
 
 def part_idle(a, hard):
     runs = []
-    for rnd, label in rounds.interleaved(a.rounds, a.configs):
+    for rnd, label in rounds.interleaved(a.rounds, a.configs, a.gates.get("idle")):
         for r in ladder(a, label, a.levels, a.conns, "pingpong", hard):
             r["round"] = rnd
             runs.append(r)
@@ -260,12 +265,11 @@ def part_idle(a, hard):
 def part_churn(a, hard):
     configs = getattr(a, "churn_configs", None) or CHURN_CONFIGS
     runs = []
-    for rnd in range(a.churn_rounds):
-        for label in rounds.rotated(configs, rnd):
-            for r in ladder(a, label, a.churn_levels, a.conns, "churn", hard):
-                r["round"] = rnd
-                runs.append(r)
-        a.say(f"  churn round {rnd + 1}/{a.churn_rounds} done")
+    for rnd, label in rounds.interleaved(a.churn_rounds, configs, a.gates.get("churn")):
+        for r in ladder(a, label, a.churn_levels, a.conns, "churn", hard):
+            r["round"] = rnd
+            runs.append(r)
+        a.say(f"  churn round {rnd + 1}/{a.churn_rounds} {label} done")
     return {"configs": configs, "levels": a.churn_levels, "conns": a.conns, "runs": runs,
             "summary": summarize(runs, "idle", "requests_per_sec",
                                  extra="server_cpu_us_per_request")}
@@ -294,7 +298,10 @@ def part_completion(a, hard):
     configs = COMPLETION_CONFIGS
     runs, counts = [], []
     n_rounds = a.rounds if a.completion_rounds is None else a.completion_rounds
+    gate = a.gates.get("completion")
     for rnd in range(n_rounds):
+        if gate is not None and not gate(rnd):
+            break
         for conns in a.conc:
             for label in rounds.rotated(configs, rnd):
                 why = limit_reason(label, 0, conns, hard)
@@ -372,6 +379,17 @@ def summarize(runs, key, field, extra=None):
     return summary
 
 
+def part_gates(budget, names, quick):
+    """{part: RoundGate}: each part's rounds end by its cumulative share of the budget, the
+    shares in proportion to what the parts took of this preset's step (PART_WEIGHTS)."""
+    weights = PART_WEIGHTS["quick" if quick else "full"]
+    total, cum, gates = sum(weights[n] for n in names), 0.0, {}
+    for n in names:
+        cum += weights[n] / total
+        gates[n] = B.RoundGate(budget, min(1.0, cum))
+    return gates
+
+
 def main(argv=None):
     a = parse_args(argv if argv is not None else sys.argv[1:])
     a.say = cli.reporter(a)
@@ -391,6 +409,8 @@ def main(argv=None):
                          "rlimit_nofile": hard},
               "loadavg_before": load_before}
     parts = {"idle": part_idle, "churn": part_churn, "completion": part_completion}
+    budget = B.Budget(a.budget_s)
+    a.gates = part_gates(budget, [n for n in parts if n in a.parts], a.quick)
     with tempfile.TemporaryDirectory(prefix="engines-scale-") as a.tmp:
         for name in parts:
             if name not in a.parts:
@@ -400,6 +420,9 @@ def main(argv=None):
             t0 = time.monotonic()
             record[name] = parts[name](a, hard)
             record[name]["seconds"] = round(time.monotonic() - t0, 1)
+            if a.budget_s:
+                record[name]["budget"] = a.gates[name].record()
+    record["budget"] = budget.record() if a.budget_s else None
     record["loadavg_after"] = open("/proc/loadavg").read().split()[:3]
     cli.emit(record, a, PROG)
     return 0

@@ -113,16 +113,6 @@ def expand_others(groups, declared):
             for ms, modes, levels in groups]
 
 
-def positive(text):
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}")
-    if v <= 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
-    return v
-
-
 def parse_args(argv):
     ap = cli.parser("sweep.py", __doc__, pin=False)
     ap.epilog = "Example: /usr/bin/python3 harness/sweep.py --quick --models epoll,thread"
@@ -145,7 +135,7 @@ def parse_args(argv):
     ap.add_argument("--optional-plan", type=parse_plan, default=None,
                     help="groups as in --plan that no verdict needs: run after every point of "
                          "the plan, while the budget lasts")
-    ap.add_argument("--budget-s", type=positive, default=None,
+    ap.add_argument("--budget-s", type=cli.positive, default=None,
                     help="seconds the sweep may take: each point gets the repetitions that fit "
                          "(at least 3) beside the least the deciding points still to come "
                          "need; a point that cannot have 3 is recorded as 'not run: over "
@@ -155,7 +145,7 @@ def parse_args(argv):
                          "with its own ramp-up, warm-up and window; the point's `load` is the "
                          "median run's, every run is in its `rounds` (default 1)")
     ap.add_argument("--size", type=int, default=64, help="bytes per request (default 64)")
-    ap.add_argument("--duration", type=positive, default=None,
+    ap.add_argument("--duration", type=cli.positive, default=None,
                     help="measured seconds per point (default 5; --quick: 1)")
     ap.add_argument("--warmup", type=float, default=None,
                     help="warm-up seconds per point (default 1; --quick: 0.5)")

@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import meta  # noqa: E402  (the harness's shared meta module, beside this file)
-from drive import cli, cpu, load, rounds, runnable, server, status  # noqa: E402
+from drive import budget as B, cli, cpu, load, rounds, runnable, server, status  # noqa: E402
 
 VARIANTS = [
     {"name": "t1-pinned", "threads": 1, "server_cpus": "0", "load_cpus": "1"},
@@ -34,7 +34,8 @@ VARIANTS = [
 
 def parse_args(argv):
     # Each variant places the server and the load itself.
-    ap = cli.parser("threads_scale.py", __doc__, rounds=3, duration=4.0, pin=False)
+    ap = cli.parser("threads_scale.py", __doc__, rounds=3, duration=4.0, pin=False,
+                    budget=True)
     ap.add_argument("--conns", type=int, default=200)
     ap.add_argument("--size", type=int, default=64)
     ap.add_argument("--load-threads", type=int, default=2)
@@ -104,6 +105,8 @@ def aa_pair(name, runs, aa_runs):
 
 def main(argv=None):
     a = parse_args(argv)
+    budget = B.Budget(a.budget_s)
+    gate = B.RoundGate(budget)
     build = Path(a.build_dir)
     a.server, a.load = str(build / "bin" / "echo-server"), str(build / "bin" / "echo-load")
     info = meta.collect(meta.REPO_ROOT, build,
@@ -114,7 +117,7 @@ def main(argv=None):
     a.runnable_base = runnable.baseline()
     twin = next((dict(v, name=v["name"] + " (A/A)") for v in VARIANTS if v["name"] == a.aa),
                 None)
-    for rnd, v in rounds.interleaved(a.rounds, VARIANTS + ([twin] if twin else [])):
+    for rnd, v in rounds.interleaved(a.rounds, VARIANTS + ([twin] if twin else []), gate):
         r = dict(one_run(a, v), round=rnd)
         (aa_runs if v is twin else runs).append(r)
         what = (f"{r['requests_per_sec']:.0f} req/s, server {r['server_cores_used']:.2f} "
@@ -140,6 +143,8 @@ def main(argv=None):
                          "size": a.size, "load_threads": a.load_threads,
                          "server_args": a.server_args, "variants": VARIANTS,
                          "cores": os.cpu_count()},
+              "rounds_run": len({r["round"] for r in runs}),
+              "budget": dict(budget.record(), rounds=gate.record()) if a.budget_s else None,
               "summary": summary,
               "ratio_t2_over_t1_shared": (t2 / t1) if t1 and t2 else None,
               "runs": runs, "aa": aa_pair(a.aa, runs, aa_runs) if twin else None,

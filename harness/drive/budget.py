@@ -11,6 +11,9 @@ whose rounds are twice as noisy without waiting for one.
     RoundCosts(fixed, per_unit)     one repetition's cost as fixed + per_unit x units per key
                                     (a model's rounds against its connections), learned
     plan_rounds(...)                how many repetitions a point gets, or why none
+    RoundGate(budget, share)        whether a rounds loop may start another round: a step of
+                                    interleaved rounds runs at least MIN_ROUNDS, then more up to
+                                    the preset's while they end by its part's share
 """
 import statistics
 import time
@@ -22,6 +25,9 @@ OVER_BUDGET = "over budget"
 # A point takes more than MIN_ROUNDS only if the points still to come would keep this many
 # times their predicted minimum.
 RESERVE_MARGIN = 1.25
+# Another round starts only if this many times the mean round so far still ends in time: a
+# round's cost varies by a few percent between rounds of one step, not by a quarter.
+ROUND_MARGIN = 1.1
 
 
 class FakeClock:
@@ -208,3 +214,41 @@ class Scheduler:
         if round_walls:
             self.costs.observe(key, units, round_walls[-1])
         self.setups.append(max(0.0, point_s - sum(round_walls)))
+
+
+class RoundGate:
+    """Whether a loop of interleaved rounds may start round `rnd` (called before each one,
+    in order): rounds below `minimum` always start; later ones while the mean round so far,
+    ROUND_MARGIN times, still ends within `share` of the budget (counted from the budget's
+    start, so the step's setup before the loop is paid for). A step of several parts gives
+    each the cumulative share it should end by (0.6 then 1.0): a slower machine slows every
+    part alike, so each keeps its proportion, and what one part leaves unused the next may
+    spend. Unlimited budget: every round starts."""
+
+    def __init__(self, budget, share=1.0, minimum=MIN_ROUNDS):
+        if not 0 < share <= 1:
+            raise ValueError(f"a share of a budget is in (0, 1], got {share}")
+        self.budget, self.share, self.minimum = budget, share, minimum
+        self.starts, self.stopped = [], None
+
+    def __call__(self, rnd):
+        now = self.budget.spent()
+        self.starts.append(now)
+        if rnd < self.minimum or self.budget.seconds is None:
+            return True
+        walls = [b - a for a, b in zip(self.starts, self.starts[1:])]
+        predicted = ROUND_MARGIN * statistics.mean(walls)
+        until = self.share * self.budget.seconds
+        if now + predicted <= until:
+            return True
+        self.stopped = {"rounds": rnd, "reason": (
+            f"{OVER_BUDGET} (round {rnd + 1} predicted {predicted:.1f} s; "
+            f"{max(0.0, until - now):.1f} s of this part's {until:.0f} s left)")}
+        return False
+
+    def record(self):
+        """What the gate saw: each started round's wall time and, when it stopped the loop
+        early, after how many rounds and why."""
+        walls = [b - a for a, b in zip(self.starts, self.starts[1:])]
+        return {"share": self.share, "round_s": [round(w, 2) for w in walls],
+                "stopped": self.stopped}

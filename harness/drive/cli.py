@@ -6,9 +6,22 @@ import sys
 import meta
 
 
-def parser(prog, doc, rounds=None, duration=None, warmup=None, pin=True):
+def positive(text):
+    """argparse type: a number greater than 0."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}")
+    if not v > 0 or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
+    return v
+
+
+def parser(prog, doc, rounds=None, duration=None, warmup=None, pin=True, budget=False):
     """An ArgumentParser with --build-dir and --out-file; --rounds, --duration and --warmup when
-    given a default; --server-cpu and --load-cpu (server on CPU 0, load on CPU 1) when pin."""
+    given a default; --server-cpu and --load-cpu (server on CPU 0, load on CPU 1) when pin;
+    --budget-s when budget (the driver then runs at least 3 of its --rounds, more while they
+    fit: drive.budget.RoundGate)."""
     ap = argparse.ArgumentParser(prog=prog, description=doc.split("\n\n")[0],
                                  epilog="Progress goes to standard output when --out-file is "
                                         "given, else to standard error.")
@@ -26,6 +39,10 @@ def parser(prog, doc, rounds=None, duration=None, warmup=None, pin=True):
         ap.add_argument("--warmup", type=float, default=warmup,
                         help=f"warm-up seconds per run, left out of every figure "
                              f"(default {warmup})")
+    if budget:
+        ap.add_argument("--budget-s", type=positive, default=None, metavar="S",
+                        help="seconds the whole run may take: at least 3 rounds, then more up "
+                             "to --rounds while they fit (default: no budget, every round)")
     if pin:
         ap.add_argument("--server-cpu", default="0", help="CPU list of the server (default 0)")
         ap.add_argument("--load-cpu", default="1", help="CPU list of echo-load (default 1)")

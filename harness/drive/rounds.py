@@ -11,9 +11,13 @@ def rotated(items, rnd):
     return items[k:] + items[:k]
 
 
-def interleaved(rounds, items):
-    """(round, item) for every round and, within it, every item in that round's order."""
+def interleaved(rounds, items, gate=None):
+    """(round, item) for every round and, within it, every item in that round's order. gate:
+    gate(round) -> whether that round may start (drive.budget.RoundGate); the first it refuses
+    ends the loop, so every round that ran is whole."""
     for rnd in range(rounds):
+        if gate is not None and not gate(rnd):
+            return
         for item in rotated(items, rnd):
             yield rnd, item
 

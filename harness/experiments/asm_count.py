@@ -8,7 +8,7 @@ EXPERIMENT = Experiment(
     claims=(),  # the report's architecture section reads it; no verdict does
     binaries=(),
     output="asm_count.json",
-    budget_s={"quick": 3, "full": 5},
+    budget_s={"quick": 2, "full": 5},
     run=counted("asm_count.py", lambda ctx: [], timeout=300),
     times=False,
 )

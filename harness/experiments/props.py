@@ -65,7 +65,7 @@ EXPERIMENT = Experiment(
     claims=("C4", "C9", "C12"),
     binaries=("switch-tests", "switch-info"),
     output="props.json",
-    budget_s={"quick": 3, "full": 5},
+    budget_s={"quick": 2, "full": 5},
     run=measure,
     times=False,
 )

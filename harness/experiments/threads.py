@@ -14,5 +14,7 @@ EXPERIMENT = Experiment(
         "full": ["--rounds", "5", "--duration", "2"],
     },
     budget_s={"quick": 15, "full": 70},
+    # At least 3 rounds, up to the preset's while they fit (drive.budget.RoundGate).
+    budgeted=True,
     run=driver("threads_scale.py"),
 )

@@ -266,6 +266,61 @@ def case_budget_units(a):
         pass
 
 
+def gated_rounds(seconds, wanted, round_s, shares=(1.0,), noise=0.0, seed=1, setup_s=0.0):
+    """The rounds each part's loop runs on a fake clock: rounds.interleaved over two items
+    (each half a round), one gate per part at its cumulative share, a round costing round_s
+    times a factor within 1 +- noise. Returns ([rounds per part], seconds spent in all)."""
+    from drive import rounds
+    clock, rng = B.FakeClock(), random.Random(seed)
+    budget = B.Budget(seconds, clock)
+    clock.advance(setup_s)
+    ran = []
+    for share in shares:
+        done = set()
+        for rnd, _ in rounds.interleaved(wanted, ("x", "y"), B.RoundGate(budget, share)):
+            done.add(rnd)
+            clock.advance(round_s / 2 * (1 + rng.uniform(-noise, noise)))
+        ran.append(len(done))
+    return ran, clock()
+
+
+def case_round_gate(a):
+    """A loop of interleaved rounds under a RoundGate: every wanted round when they fit, at
+    least 3 when they do not, whole rounds only, and within the budget on a machine twice as
+    slow and twice as noisy as the one the budget was sized on."""
+    ran, spent = gated_rounds(None, 5, 2.0)
+    check(ran == [5], "no budget: every wanted round", ran)
+    ran, spent = gated_rounds(12, 5, 2.0)
+    check(ran == [5] and spent <= 12, "rounds that fit all run", (ran, spent))
+    ran, spent = gated_rounds(9, 5, 2.0)
+    check(ran == [4] and spent <= 9, "the round that would end past the budget is not started",
+          (ran, spent))
+    ran, spent = gated_rounds(2, 9, 2.0)
+    check(ran == [3], "3 rounds even when the budget is smaller", ran)
+    # Sized on this machine: 9 rounds of 2 s after 1 s of setup in 20 s. Twice as slow, with
+    # rounds varying by 20%: fewer rounds, still at least 3, and never past the budget by
+    # more than one round's noise.
+    for seed in range(50):
+        ran, spent = gated_rounds(20, 9, 4.0, noise=0.2, seed=seed, setup_s=2.0)
+        check(3 <= ran[0] < 9 and spent <= 20 * 1.1, f"seed {seed}: a slow machine within the "
+              "budget", (ran, spent))
+
+
+def case_round_gate_parts(a):
+    """Parts with cumulative shares: the first part stops by its share, the second may spend
+    what the first left; a share outside (0, 1] is refused."""
+    ran, spent = gated_rounds(20, 9, 2.0, shares=(0.5, 1.0))
+    check(ran == [4, 5] and spent <= 20, "part one ends by 10 s, part two by 20 s", (ran, spent))
+    ran, spent = gated_rounds(20, 3, 2.0, shares=(0.5, 1.0))
+    check(ran == [3, 3], "a part that wants 3 rounds takes 3", ran)
+    for bad in (0, 1.5):
+        try:
+            B.RoundGate(B.Budget(10), bad)
+        except ValueError:
+            continue
+        check(False, f"share {bad} refused")
+
+
 def case_suite_budgets(a):
     """The budgets the experiments declare add up to what the presets promise: quick within 6
     minutes, full within 75, the report included."""
