@@ -11,6 +11,8 @@
             the A/A pair (one configuration twice a round: the noise floor)
     status  a measured point's status and reasons, from echo-load's own figures
     runnable  the runnable-task count (/proc/stat procs_running), sampled
+    budget  time budgets: a step's seconds, what its repetitions cost, how many fit
+    gbench  Google Benchmark's JSON: two invocations' repetitions merged into one document
     cli     the common flags (--build-dir, --out-file, --rounds, --duration, --warmup,
             --server-cpu, --load-cpu) and the JSON output
 

@@ -14,6 +14,8 @@ whose rounds are twice as noisy without waiting for one.
     RoundGate(budget, share)        whether a rounds loop may start another round: a step of
                                     interleaved rounds runs at least MIN_ROUNDS, then more up to
                                     the preset's while they end by its part's share
+    extra_repetitions(...)          the repetitions past the minimum several passes of one
+                                    program get, in proportion, when not all fit
 """
 import statistics
 import time
@@ -252,3 +254,16 @@ class RoundGate:
         walls = [b - a for a, b in zip(self.starts, self.starts[1:])]
         return {"share": self.share, "round_s": [round(w, 2) for w in walls],
                 "stopped": self.stopped}
+
+
+def extra_repetitions(left, wanted, per_rep):
+    """How many repetitions beyond the minimum each of several passes gets, when every pass
+    has run its minimum and measured what one repetition cost (per_rep, s) and wants
+    `wanted` more: all of them when they fit `left` seconds (ROUND_MARGIN times their
+    predicted cost), else each the same fraction of its wish, rounded down, so that no pass
+    takes the room of another."""
+    cost = ROUND_MARGIN * sum(w * c for w, c in zip(wanted, per_rep))
+    if left == float("inf") or cost <= left:
+        return list(wanted)
+    share = max(0.0, left) / cost
+    return [int(w * share) for w in wanted]

@@ -2,6 +2,7 @@
 import json
 from pathlib import Path
 
+from drive import budget as B, gbench
 from experiments._step import Experiment, fail, run, say, write_json
 
 
@@ -31,35 +32,58 @@ def passes(p):
         (a["filter"], a["min_time"], a.get("repetitions", p["repetitions"])) for a in apart]
 
 
+def invoke(ctx, name, flt, min_time, reps):
+    """switch-bench over one filter for `reps` interleaved repetitions: its JSON, or None."""
+    raw = Path(ctx.tmp) / f"switch-bench-{name}.json"
+    cmd = [ctx.bin / "switch-bench", f"--benchmark_min_time={min_time}",
+           f"--benchmark_repetitions={reps}",
+           "--benchmark_enable_random_interleaving=true",
+           # The file keeps every repetition (the report's noise bands are their range); the
+           # console shows only the aggregates.
+           "--benchmark_display_aggregates_only=true",
+           f"--benchmark_out={raw}", "--benchmark_out_format=json"]
+    if flt:
+        cmd.append(f"--benchmark_filter={flt}")
+    say(f"switch-bench: {reps} interleaved repetitions of "
+        f"{flt or 'every row'}, {min_time} s each; its table prints when all are done")
+    rc = run(cmd, ctx.log, 1800)
+    return json.loads(raw.read_text()) if rc == 0 and raw.exists() else None
+
+
 def measure(ctx, exp):
+    """Every pass's minimum of repetitions first, timed; then the repetitions up to the
+    preset's that the step's budget has room for, in proportion across the passes, each pass
+    merged into one document (drive/gbench). On the machine the budget was sized on every
+    pass gets all its repetitions; on a slower one, fewer, never below 3."""
     p = exp.preset(ctx.preset)
-    data = None
-    for i, (flt, min_time, reps) in enumerate(passes(p)):
-        raw = Path(ctx.tmp) / f"switch-bench-{i}.json"
-        cmd = [ctx.bin / "switch-bench", f"--benchmark_min_time={min_time}",
-               f"--benchmark_repetitions={reps}",
-               "--benchmark_enable_random_interleaving=true",
-               # The file keeps every repetition (the report's noise bands are their range);
-               # the console shows only the aggregates.
-               "--benchmark_display_aggregates_only=true",
-               f"--benchmark_out={raw}", "--benchmark_out_format=json"]
-        if flt:
-            cmd.append(f"--benchmark_filter={flt}")
-        say(f"switch-bench: {reps} interleaved repetitions of "
-            f"{flt or 'every row'}, {min_time} s each; its table prints when all are done")
-        rc = run(cmd, ctx.log, 1800)
-        if rc != 0 or not raw.exists():
-            return fail(ctx, exp.name, f"switch-bench exited {rc}")
-        part = json.loads(raw.read_text())
-        if data is None:
-            data = part
-        else:
-            data["benchmarks"] += part.get("benchmarks", [])
+    budget = B.Budget(exp.budget_s[ctx.preset])
+    todo = passes(p)
+    docs, per_rep, first = [], [], [min(reps, B.MIN_ROUNDS) for _, _, reps in todo]
+    for i, ((flt, min_time, _), n) in enumerate(zip(todo, first)):
+        t0 = budget.spent()
+        doc = invoke(ctx, f"{i}", flt, min_time, n)
+        if doc is None:
+            return fail(ctx, exp.name, "switch-bench failed (its output is in the log)")
+        docs.append(doc)
+        per_rep.append((budget.spent() - t0) / n)
+    wanted = [reps - n for (_, _, reps), n in zip(todo, first)]
+    extra = B.extra_repetitions(budget.left(), wanted, per_rep)
+    for i, ((flt, min_time, _), k) in enumerate(zip(todo, extra)):
+        if k:
+            more = invoke(ctx, f"{i}-more", flt, min_time, k)
+            if more is None:
+                return fail(ctx, exp.name, "switch-bench failed (its output is in the log)")
+            docs[i] = gbench.merge(docs[i], more)
+    data = dict(docs[0], benchmarks=sum((d.get("benchmarks", []) for d in docs), []))
     data.update(experiment=exp.name, meta=ctx.meta(),
                 config={"min_time": p["min_time"], "repetitions": p["repetitions"],
                         "filter": p["filter"] or "all rows", "interleaved": True,
-                        "passes": [{"filter": f or "all rows", "min_time": m, "repetitions": n}
-                                   for f, m, n in passes(p)],
+                        "passes": [{"filter": f or "all rows", "min_time": m, "repetitions": n,
+                                    "repetitions_run": a + k, "repetition_s": round(c, 3)}
+                                   for (f, m, n), a, k, c in zip(todo, first, extra, per_rep)],
+                        "budget": dict(budget.record(), cut=[
+                            (f or "all rows") for (f, _, _), w, k in zip(todo, wanted, extra)
+                            if k < w]),
                         "aggregates": "median, mean, stddev, cv of the repetitions, and each "
                               "repetition (run_type iteration, repetition_index)"})
     write_json(ctx.dir / exp.output, data)
@@ -84,6 +108,8 @@ EXPERIMENT = Experiment(
         "full": {"filter": "", "min_time": 0.1, "repetitions": 5,
                  "apart": [EPOLL_CTL, ring_star_100k("[^/]+", 0.1)]},
     },
-    budget_s={"quick": 38, "full": 120},
+    budget_s={"quick": 38, "full": 200},
+    # Each pass runs 3 repetitions, then up to the preset's as the budget has room for.
+    budgeted=True,
     run=measure,
 )

@@ -1,0 +1,77 @@
+"""Google Benchmark's JSON output, when one filter's repetitions come from two invocations of
+the program: the first the minimum every row needs, the second the repetitions the budget
+had room for. `merge` makes one document of them as if one invocation had run them all: the
+second's repetition indexes follow the first's, every entry's `repetitions` is the total, and
+each row's aggregates (mean, median, stddev, cv of the repetitions, and of each counter) are
+computed again over all of them.
+
+Within one invocation `--benchmark_enable_random_interleaving` runs every row once per
+repetition, so repetition i of two rows ran in the same pass over the rows; the merged
+document keeps that, since both invocations' repetitions are whole passes.
+"""
+import statistics
+
+# Fields of an iteration entry that are not user counters.
+STANDARD = {"name", "family_index", "per_family_instance_index", "run_name", "run_type",
+            "repetitions", "repetition_index", "threads", "iterations", "real_time",
+            "cpu_time", "time_unit", "error_occurred", "error_message", "label",
+            "aggregate_name", "aggregate_unit", "skipped", "skip_message"}
+STATS = (("mean", statistics.mean, "time"), ("median", statistics.median, "time"),
+         ("stddev", statistics.stdev, "time"), ("cv", None, "percentage"))
+
+
+def _value(stat, fn, xs):
+    """One statistic of xs; a cv of values whose mean is 0 is undefined (None, where Google
+    Benchmark writes NaN)."""
+    if len(xs) < 2 and stat in ("stddev", "cv"):
+        return 0.0
+    if stat == "cv":
+        m = statistics.mean(xs)
+        return statistics.stdev(xs) / m if m else None
+    return fn(xs)
+
+
+def aggregates(entries):
+    """The aggregate entries of one row's iteration entries (those without an error)."""
+    ok = [e for e in entries if not e.get("error_occurred")]
+    if not ok:
+        return []
+    first = ok[0]
+    counters = [k for k, v in first.items() if k not in STANDARD
+                and isinstance(v, (int, float)) and not isinstance(v, bool)]
+    out = []
+    for stat, fn, unit in STATS:
+        agg = {k: first[k] for k in ("family_index", "per_family_instance_index", "run_name",
+                                     "threads", "time_unit") if k in first}
+        agg.update(name=f"{first['run_name']}_{stat}", run_type="aggregate",
+                   repetitions=len(entries), aggregate_name=stat, aggregate_unit=unit,
+                   iterations=len(ok))
+        for k in ("real_time", "cpu_time", *counters):
+            agg[k] = _value(stat, fn, [e[k] for e in ok if k in e])
+        out.append(agg)
+    return out
+
+
+def merge(first, second):
+    """first's document (a dict as read from --benchmark_out) with second's repetitions
+    added; either may be None."""
+    if not second:
+        return first
+    if not first:
+        return second
+    rows = {}  # run name -> its iteration entries, in first-seen order
+    for doc in (first, second):
+        offset = {name: len(es) for name, es in rows.items()}
+        for b in doc.get("benchmarks", []):
+            if b.get("run_type") == "aggregate":
+                continue
+            name = b.get("run_name", b["name"])
+            # The second invocation's repetitions follow the first's of the same row.
+            rows.setdefault(name, []).append(
+                dict(b, repetition_index=offset.get(name, 0) + b.get("repetition_index", 0)))
+    merged = []
+    for entries in rows.values():
+        for e in entries:
+            e["repetitions"] = len(entries)
+        merged += entries + aggregates(entries)
+    return dict(first, benchmarks=merged)
