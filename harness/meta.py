@@ -12,6 +12,7 @@ It uses only the standard library of Debian's /usr/bin/python3.
 import datetime
 import glob
 import json
+import math
 import os
 import platform
 import re
@@ -196,10 +197,28 @@ def echo_binaries(build_dir, prog):
     return bins[0], bins[1]
 
 
+def finite(doc):
+    """doc with every NaN and infinity replaced by None, at any depth: RFC 8259 has no such
+    numbers (Google Benchmark writes NaN for a counter it could not compute), so they are
+    written as null and every reader takes null for 'no value'."""
+    if isinstance(doc, float):
+        return doc if math.isfinite(doc) else None
+    if isinstance(doc, dict):
+        return {k: finite(v) for k, v in doc.items()}
+    if isinstance(doc, (list, tuple)):
+        return [finite(v) for v in doc]
+    return doc
+
+
+def json_text(doc, indent=1):
+    """The one way the project writes JSON: valid RFC 8259 (no NaN), a newline at the end."""
+    return json.dumps(finite(doc), indent=indent, allow_nan=False) + "\n"
+
+
 def emit_json(doc, out_file=None, prog=None):
     """A driver's result: written to out_file (then, when prog is given, `PROG: wrote FILE` is
     printed), or to standard output."""
-    text = json.dumps(doc, indent=1) + "\n"
+    text = json_text(doc)
     if out_file:
         Path(out_file).write_text(text)
         if prog:

@@ -115,7 +115,7 @@ def measure(bin_dir, processes, log=sys.stderr):
 def save_run(doc):
     folder = meta.new_run_dir(ROOT / "results" / "runs", doc["meta"])
     path = folder / "switch-regress.json"
-    path.write_text(json.dumps(doc, indent=1) + "\n")
+    path.write_text(meta.json_text(doc))
     return path
 
 
@@ -124,10 +124,10 @@ def write_baselines(doc, baseline_dir):
     counts = Path(baseline_dir) / "counts.json"
     timing = G.timing_baseline_path(baseline_dir, doc["cpu"])
     timing.parent.mkdir(parents=True, exist_ok=True)
-    counts.write_text(json.dumps({"kind": "switchyard-regress-counts", "meta": doc["meta"],
-                                  "counts": doc["counts"]}, indent=1) + "\n")
-    timing.write_text(json.dumps({"kind": "switchyard-regress-timing", "meta": doc["meta"],
-                                  "cpu": doc["cpu"], "timing": doc["timing"]}, indent=1) + "\n")
+    counts.write_text(meta.json_text({"kind": "switchyard-regress-counts", "meta": doc["meta"],
+                                      "counts": doc["counts"]}))
+    timing.write_text(meta.json_text({"kind": "switchyard-regress-timing", "meta": doc["meta"],
+                                      "cpu": doc["cpu"], "timing": doc["timing"]}))
     return counts, timing
 
 

@@ -25,6 +25,7 @@ import claims_table  # noqa: E402
 import data as D  # noqa: E402
 import document  # noqa: E402
 import export  # noqa: E402
+import meta as M  # noqa: E402  (harness/: the one JSON writer)
 import page  # noqa: E402
 from reference import REFERENCE, reference_for  # noqa: E402
 
@@ -106,8 +107,8 @@ def write(folder, opts, ref_dir):
     text, results = document.markdown(report), report.results
     (folder / "REPORT.md").write_text(text + "\n")
     (folder / "REPORT.html").write_text(page.render(report))  # the same parts as a page
-    (folder / "verdicts.json").write_text(json.dumps(
-        claims_table.verdicts_doc(report.run, results), indent=1) + "\n")
+    (folder / "verdicts.json").write_text(M.json_text(
+        claims_table.verdicts_doc(report.run, results)))
     for cid, r in results.items():
         print(f"report: {cid}: {r['verdict']}")
     print(f"report: wrote {folder / 'REPORT.md'}, REPORT.html and verdicts.json"
