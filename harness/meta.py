@@ -93,22 +93,31 @@ def cpu_identity():
 
 
 def git_sha(root=REPO_ROOT):
-    """SWITCHYARD_GIT_SHA wins (CI sets it); otherwise ask git; 'unknown' outside a checkout.
-
-    Changes under results/ do not make the tree dirty: they are this run's own output (a
-    reference run replaces the committed results/reference/ as it goes)."""
+    """SWITCHYARD_GIT_SHA wins (CI sets it; the tree's state is then not known: None);
+    otherwise git_tree(root)."""
     env = os.environ.get("SWITCHYARD_GIT_SHA")
     if env:
         return env, None
+    return git_tree(root)
+
+
+def git_tree(root=REPO_ROOT):
+    """(sha, dirty) as git sees the checkout at root, whatever the environment says:
+    ('unknown', None) outside a checkout, dirty None when git could not tell.
+
+    Changes under results/ do not make the tree dirty: they are this run's own output (a
+    reference run replaces the committed results/reference/ as it goes)."""
     try:
         sha = subprocess.run(["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"],
                              capture_output=True, text=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain",
-                                "--untracked-files=no", "--", ".", ":(exclude)results"],
-                               capture_output=True, text=True, timeout=10).stdout.strip()
+        status = subprocess.run(["git", "-C", str(root), "status", "--porcelain",
+                                 "--untracked-files=no", "--", ".", ":(exclude)results"],
+                                capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.TimeoutExpired):
         return "unknown", None
-    return (sha or "unknown"), (bool(dirty) if sha else None)
+    if not sha:
+        return "unknown", None
+    return sha, (bool(status.stdout.strip()) if status.returncode == 0 else None)
 
 
 def source_root(build_dir):
