@@ -108,14 +108,25 @@ def _timing(path, doc, reference_rows):
                         f"{', '.join(reference_rows)} and at least one other row")
 
 
+def _header(path, doc, want):
+    """The kind regress.py writes, and the meta block naming the commit measured."""
+    if doc.get("kind") != want:
+        raise Malformed(f"{path}: 'kind' must be {want}, not {str(doc.get('kind'))[:40]}")
+    meta = _object(path, doc, "meta", empty_ok=True)
+    if not isinstance(meta.get("git_sha"), str):
+        raise Malformed(f"{path}: 'meta.git_sha' must be a string, not {kind(meta.get('git_sha'))}")
+
+
 def counts_baseline(path):
     doc = load_object(path)
+    _header(path, doc, "switchyard-regress-counts")
     _counts(path, doc)
     return doc
 
 
 def timing_baseline(path, reference_rows):
     doc = load_object(path)
+    _header(path, doc, "switchyard-regress-timing")
     _cpu(path, doc)
     _timing(path, doc, reference_rows)
     return doc
@@ -123,6 +134,7 @@ def timing_baseline(path, reference_rows):
 
 def measurement(path, reference_rows):
     doc = load_object(path)
+    _header(path, doc, "switchyard-regress")
     _cpu(path, doc)
     _counts(path, doc)
     _timing(path, doc, reference_rows)
