@@ -12,8 +12,9 @@ applied to the JSON files of the run, so a run on other hardware can reach anoth
 honestly. Verdicts: holds, holds partly, does not hold, inconclusive, not run; the same
 verdicts with their deciding figures and intervals go to RUN_FOLDER/verdicts.json.
 
-Exit status: 0; 2 for usage errors, a missing folder, an experiment's JSON file that is not
-one JSON object (empty, malformed, a top level of null, a list or a string) and an output that
+Exit status: 0; 2 for usage errors, a missing folder or one with no experiment's JSON at all
+(its report would call every claim 'not run'), an experiment's JSON file that is not one JSON
+object (empty, malformed, a top level of null, a list or a string) and an output that
 cannot be written, each said in one line on stderr.
 """
 import json
@@ -73,8 +74,9 @@ def parse(argv):
     if len(args) != 1:
         print(USAGE, file=sys.stderr)
         return None
-    if not Path(args[0]).is_dir():
-        print(f"report.py: {args[0]}: no such run folder; {USAGE}", file=sys.stderr)
+    why = D.folder_problem(args[0])
+    if why:
+        print(f"report.py: {why}", file=sys.stderr)
         return None
     return Path(args[0]), opts, ref_dir
 
