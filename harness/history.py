@@ -96,7 +96,9 @@ def from_verdicts(doc):
     """Each claim's deciding figures (those its rule compared with a threshold), named
     claim/<id>: <figure>, with the value, interval and n the report computed."""
     out = {}
-    for claim in doc.get("claims", []):
+    if not doc.get("claims"):
+        raise ValueError("no claim in it")
+    for claim in doc["claims"]:
         deciding = {c.get("figure") for c in claim.get("comparisons", [])}
         for f in claim.get("figures", []):
             if f.get("name") not in deciding or f.get("value") is None:
@@ -138,7 +140,7 @@ def read(path, reader):
                              % (path, RF.kind(doc)))
     try:
         figures = reader(doc)
-        meta = doc.get("meta") or {}
+        meta = doc.get("meta", {})
         if not isinstance(meta, dict):
             raise TypeError("'meta' is %s, not an object" % RF.kind(meta))
     except (KeyError, TypeError, AttributeError, ValueError, IndexError) as e:
