@@ -5,8 +5,8 @@
 
 Reads every run folder under results/runs/ (a folder with switch-regress.json, written by
 `./run.sh regress`, or switch.json and verdicts.json, written by the suite) and the folders
-given, groups the runs by machine (the CPU model: a timing is comparable only on the same
-model), and for each figure charts its value in every run, in commit order (git's order of the
+given, groups the runs by machine (the regression gate's CPU key where a run has one, else
+the CPU model: a timing is comparable only on the same microarchitecture), and for each figure charts its value in every run, in commit order (git's order of the
 commits the runs measured; runs of commits git does not know come last, by date), each point
 with its 95% interval. A point is marked where the figure moved beyond noise against the run
 before it on the same machine, by the statistics of harness/stats.py: the two intervals do
@@ -36,6 +36,7 @@ or no run folder at all.
 import argparse
 import csv
 import json
+import os
 import re
 import subprocess
 import sys
@@ -45,6 +46,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 import meta as M  # noqa: E402
+import regress_files as RF  # noqa: E402
 import regress_gate as G  # noqa: E402
 import stats  # noqa: E402
 
@@ -57,6 +59,8 @@ class Figure:
     with the interval its run computed (a claim's deciding figure in verdicts.json)."""
 
     def __init__(self, samples, exact=False, unit="", interval=None, n=None):
+        if not samples or not all(RF.is_number(x) for x in list(samples) + list(interval or [])):
+            raise ValueError("a figure's value, sample or interval is not a finite number")
         self.samples, self.exact, self.unit = samples, exact, unit
         self.value = stats.median(samples)
         self.n = n if n is not None else len(samples)
@@ -92,7 +96,9 @@ def from_verdicts(doc):
     """Each claim's deciding figures (those its rule compared with a threshold), named
     claim/<id>: <figure>, with the value, interval and n the report computed."""
     out = {}
-    for claim in doc.get("claims", []):
+    if not doc.get("claims"):
+        raise ValueError("no claim in it")
+    for claim in doc["claims"]:
         deciding = {c.get("figure") for c in claim.get("comparisons", [])}
         for f in claim.get("figures", []):
             if f.get("name") not in deciding or f.get("value") is None:
@@ -118,32 +124,55 @@ def from_peers(doc):
     return out
 
 
+def read(path, reader):
+    """(doc, figures) of one file; ValueError naming the file when it is not what reader reads.
+    A switch-regress.json is checked as the gate checks it; NaN, which older suite files hold
+    where a counter had no value, is read as null."""
+    if path.name == "switch-regress.json":
+        doc = RF.measurement(path, G.REFERENCE_ROWS)
+    else:
+        try:
+            doc = json.loads(path.read_text(), parse_constant=lambda c: None)
+        except (OSError, ValueError, RecursionError) as e:
+            raise ValueError("%s: not valid JSON (%s)" % (path, e))
+        if not isinstance(doc, dict):
+            raise ValueError("%s: malformed (the top level is %s, not an object)"
+                             % (path, RF.kind(doc)))
+    try:
+        figures = reader(doc)
+        meta = doc.get("meta", {})
+        if not isinstance(meta, dict):
+            raise TypeError("'meta' is %s, not an object" % RF.kind(meta))
+    except (KeyError, TypeError, AttributeError, ValueError, IndexError) as e:
+        raise ValueError("%s: malformed (%s: %s)" % (path, type(e).__name__, e))
+    return doc, figures
+
+
 def load_run(folder):
-    """{meta fields, figures} of one run folder, or None when it holds nothing we chart."""
+    """{meta fields, figures} of one run folder, or None when it holds nothing we chart.
+    Its machine is the regression gate's CPU key where the run has one (a model string may
+    stand for several microarchitectures), else the CPU model's words."""
     folder = Path(folder)
-    figures, meta = {}, None
+    figures, meta, key = {}, None, None
     for name, reader in (("switch-regress.json", from_regress), ("switch.json", from_switch),
                          ("verdicts.json", from_verdicts), ("peers.json", from_peers)):
         path = folder / name
         if not path.exists():
             continue
-        try:
-            doc = json.loads(path.read_text())
-        except (OSError, ValueError) as e:
-            raise ValueError("%s: not valid JSON (%s)" % (path, e))
-        if not isinstance(doc, dict):
-            raise ValueError("%s: malformed (the top level is not an object)" % path)
-        figures.update(reader(doc))
+        doc, found = read(path, reader)
+        figures.update(found)
         meta = meta or doc.get("meta") or {}
-        if name == "switch-regress.json" and doc.get("cpu"):
-            meta = dict(meta, cpu_model=doc["cpu"]["model"])
+        if name == "switch-regress.json":
+            meta, key = dict(meta, cpu_model=doc["cpu"]["model"]), doc["cpu"]["key"]
         if name == "switch.json" and not meta.get("cpu_model"):
             meta = dict(meta, cpu_model=(doc.get("context") or {}).get("cpu_model"))
     if meta is None or not figures:
         return None
-    return {"dir": folder, "sha": meta.get("git_sha", "unknown"), "date": meta.get("date", ""),
-            "dirty": meta.get("git_dirty"), "machine": M.model_words(meta.get("cpu_model")),
-            "model": meta.get("cpu_model") or "unknown", "figures": figures}
+    model = meta.get("cpu_model") if isinstance(meta.get("cpu_model"), str) else None
+    return {"dir": folder, "sha": str(meta.get("git_sha", "unknown")),
+            "date": str(meta.get("date", "")), "dirty": meta.get("git_dirty"),
+            "machine": key or M.model_words(model), "model": model or "unknown",
+            "figures": figures}
 
 
 def commit_order(root=ROOT):
@@ -259,7 +288,7 @@ def write(runs_by_machine, wanted, out, charts=True):
     for machine, runs in sorted(runs_by_machine.items()):
         names = chosen({n for r in runs for n in r["figures"]}, wanted)
         model = runs[0]["model"]
-        md += ["## %s" % model, "", "%d run(s): %s" % (len(runs), ", ".join(
+        md += ["## %s (%s)" % (model, machine), "", "%d run(s): %s" % (len(runs), ", ".join(
             "`%s` (%s)" % (run_label(r), r["dir"]) for r in runs)), ""]
         if not names:
             md += ["No chosen figure in these runs.", ""]
@@ -300,12 +329,31 @@ def write(runs_by_machine, wanted, out, charts=True):
     return out / "HISTORY.md"
 
 
+def shown(text, most=100):
+    """text for a one-line message: a 100 KB argument is cut, saying how long it was."""
+    text = str(text)
+    return text if len(text) <= most else "%s... (%d characters)" % (text[:most], len(text))
+
+
+def is_dir(path):
+    """Path.is_dir, but a name the system refuses (too long, say) is bad input: ValueError."""
+    try:
+        return Path(path).is_dir()
+    except OSError as e:
+        raise ValueError("%s: %s" % (shown(path), e.strerror or e))
+
+
+def looks_like_path(item):
+    """A command-line item meant as a folder: a figure name never starts so or exists."""
+    return item.startswith(("/", "./", "../", "~")) or os.path.lexists(item)
+
+
 def find_runs(roots):
     found = []
     for root in roots:
         root = Path(root)
-        if not root.is_dir():
-            raise ValueError("%s: no such run folder" % root)
+        if not is_dir(root):
+            raise ValueError("%s: no such run folder" % shown(root))
         for name in ("switch-regress.json", "switch.json", "verdicts.json"):
             found += [p.parent.resolve() for p in root.rglob(name)]
     return sorted(set(found))
@@ -320,10 +368,13 @@ def main(argv=None):
     ap.add_argument("--runs-root", default=str(ROOT / "results" / "runs"))
     ap.add_argument("--no-charts", action="store_true")
     a = ap.parse_intermixed_args(argv)  # figures, folders and options in any order
-    dirs = [i for i in a.items if Path(i).is_dir()]
-    wanted = [i for i in a.items if not Path(i).is_dir()] or list(DEFAULT_FIGURES)
     try:
-        roots = ([a.runs_root] if Path(a.runs_root).is_dir() else []) + dirs
+        dirs = [i for i in a.items if is_dir(i)]
+        missing = [i for i in a.items if i not in dirs and looks_like_path(i)]
+        if missing:
+            raise ValueError("%s: no such run folder" % shown(missing[0]))
+        wanted = [i for i in a.items if i not in dirs] or list(DEFAULT_FIGURES)
+        roots = ([a.runs_root] if is_dir(a.runs_root) else []) + dirs
         runs = [r for r in (load_run(d) for d in find_runs(roots)) if r]
     except ValueError as e:
         print("history.py: %s" % e, file=sys.stderr)
@@ -339,17 +390,22 @@ def main(argv=None):
     unmatched = [w for w in wanted if not chosen(known, [w])]
     if len(unmatched) == len(wanted):
         print("history.py: no run has a figure named %s (figures here: %s)"
-              % (", ".join(unmatched), ", ".join(sorted({n.split("/")[0] + "/" for n in known}))),
+              % (shown(", ".join(unmatched)), ", ".join(sorted({n.split("/")[0] + "/" for n in known}))),
               file=sys.stderr)
         return 2
     for w in unmatched:
-        print("history: no run has a figure named %s" % w, file=sys.stderr)
+        print("history: no run has a figure named %s" % shown(w), file=sys.stderr)
     order = commit_order()
     by_machine = {}
     for run in runs:
         by_machine.setdefault(run["machine"], []).append(run)
     by_machine = {m: ordered(rs, order) for m, rs in by_machine.items()}
-    path = write(by_machine, wanted, Path(a.out), charts=not a.no_charts)
+    try:
+        path = write(by_machine, wanted, Path(a.out), charts=not a.no_charts)
+    except OSError as e:
+        print("history.py: cannot write into --out %s: %s" % (shown(a.out), e.strerror or e),
+              file=sys.stderr)
+        return 2
     print("history: %d run(s) on %d machine(s): %s" % (len(runs), len(by_machine), path))
     return 0
 

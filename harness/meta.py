@@ -12,6 +12,7 @@ It uses only the standard library of Debian's /usr/bin/python3.
 import datetime
 import glob
 import json
+import math
 import os
 import platform
 import re
@@ -92,22 +93,31 @@ def cpu_identity():
 
 
 def git_sha(root=REPO_ROOT):
-    """SWITCHYARD_GIT_SHA wins (CI sets it); otherwise ask git; 'unknown' outside a checkout.
-
-    Changes under results/ do not make the tree dirty: they are this run's own output (a
-    reference run replaces the committed results/reference/ as it goes)."""
+    """SWITCHYARD_GIT_SHA wins (CI sets it; the tree's state is then not known: None);
+    otherwise git_tree(root)."""
     env = os.environ.get("SWITCHYARD_GIT_SHA")
     if env:
         return env, None
+    return git_tree(root)
+
+
+def git_tree(root=REPO_ROOT):
+    """(sha, dirty) as git sees the checkout at root, whatever the environment says:
+    ('unknown', None) outside a checkout, dirty None when git could not tell.
+
+    Changes under results/ do not make the tree dirty: they are this run's own output (a
+    reference run replaces the committed results/reference/ as it goes)."""
     try:
         sha = subprocess.run(["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"],
                              capture_output=True, text=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain",
-                                "--untracked-files=no", "--", ".", ":(exclude)results"],
-                               capture_output=True, text=True, timeout=10).stdout.strip()
+        status = subprocess.run(["git", "-C", str(root), "status", "--porcelain",
+                                 "--untracked-files=no", "--", ".", ":(exclude)results"],
+                                capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.TimeoutExpired):
         return "unknown", None
-    return (sha or "unknown"), (bool(dirty) if sha else None)
+    if not sha:
+        return "unknown", None
+    return sha, (bool(status.stdout.strip()) if status.returncode == 0 else None)
 
 
 def source_root(build_dir):
@@ -196,10 +206,28 @@ def echo_binaries(build_dir, prog):
     return bins[0], bins[1]
 
 
+def finite(doc):
+    """doc with every NaN and infinity replaced by None, at any depth: RFC 8259 has no such
+    numbers (Google Benchmark writes NaN for a counter it could not compute), so they are
+    written as null and every reader takes null for 'no value'."""
+    if isinstance(doc, float):
+        return doc if math.isfinite(doc) else None
+    if isinstance(doc, dict):
+        return {k: finite(v) for k, v in doc.items()}
+    if isinstance(doc, (list, tuple)):
+        return [finite(v) for v in doc]
+    return doc
+
+
+def json_text(doc, indent=1):
+    """The one way the project writes JSON: valid RFC 8259 (no NaN), a newline at the end."""
+    return json.dumps(finite(doc), indent=indent, allow_nan=False) + "\n"
+
+
 def emit_json(doc, out_file=None, prog=None):
     """A driver's result: written to out_file (then, when prog is given, `PROG: wrote FILE` is
     printed), or to standard output."""
-    text = json.dumps(doc, indent=1) + "\n"
+    text = json_text(doc)
     if out_file:
         Path(out_file).write_text(text)
         if prog:

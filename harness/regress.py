@@ -21,8 +21,11 @@ results/runs/<host>/<UTC time>-<git sha>/switch-regress.json either way.
   regress.py --compare CURRENT.json [--baseline-dir DIR] [--doctor ROW=FACTOR]
              [--expect-failure CHECK]                      gate a stored measurement
 
-`--update` records the counts and this CPU model's timing baseline; it refuses a tree with
-uncommitted changes (outside results/), since a baseline must say which commit it measured.
+The baselines (and a --compare measurement) are checked before anything is measured
+(harness/regress_files.py): one that is malformed or holds nothing to judge by is refused,
+exit 2. `--update` records the counts and this CPU model's timing baseline; it refuses a tree
+with uncommitted changes (outside results/), as git says whatever SWITCHYARD_GIT_SHA says,
+since a baseline must say which commit it measured.
 `--doctor` scales one row of the stored measurement first (an icount row, a timing row, or
 syscalls/switch/BACKEND) and `--expect-failure` exits 0 only if the gate then fails on
 exactly that check: the self-tests that prove the gate can fail.
@@ -41,6 +44,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 import icount  # noqa: E402
 import meta  # noqa: E402
+import regress_files as RF  # noqa: E402
 import regress_gate as G  # noqa: E402
 from drive import perf  # noqa: E402
 
@@ -115,7 +119,7 @@ def measure(bin_dir, processes, log=sys.stderr):
 def save_run(doc):
     folder = meta.new_run_dir(ROOT / "results" / "runs", doc["meta"])
     path = folder / "switch-regress.json"
-    path.write_text(json.dumps(doc, indent=1) + "\n")
+    path.write_text(meta.json_text(doc))
     return path
 
 
@@ -124,21 +128,25 @@ def write_baselines(doc, baseline_dir):
     counts = Path(baseline_dir) / "counts.json"
     timing = G.timing_baseline_path(baseline_dir, doc["cpu"])
     timing.parent.mkdir(parents=True, exist_ok=True)
-    counts.write_text(json.dumps({"kind": "switchyard-regress-counts", "meta": doc["meta"],
-                                  "counts": doc["counts"]}, indent=1) + "\n")
-    timing.write_text(json.dumps({"kind": "switchyard-regress-timing", "meta": doc["meta"],
-                                  "cpu": doc["cpu"], "timing": doc["timing"]}, indent=1) + "\n")
+    counts.write_text(meta.json_text({"kind": "switchyard-regress-counts", "meta": doc["meta"],
+                                      "counts": doc["counts"]}))
+    timing.write_text(meta.json_text({"kind": "switchyard-regress-timing", "meta": doc["meta"],
+                                      "cpu": doc["cpu"], "timing": doc["timing"]}))
     return counts, timing
 
 
 def load_baselines(baseline_dir, cpu):
-    with open(Path(baseline_dir) / "counts.json") as f:
-        counts = json.load(f)
+    """(counts baseline, timing baseline of cpu's model or None), each checked before anything
+    is measured: a baseline the gate cannot judge by is refused (regress_files.Malformed)."""
+    counts = RF.counts_baseline(Path(baseline_dir) / "counts.json")
     path = G.timing_baseline_path(baseline_dir, cpu)
     if not path.exists():
         return counts, None
-    with open(path) as f:
-        return counts, json.load(f)
+    timing = RF.timing_baseline(path, G.REFERENCE_ROWS)
+    if timing["cpu"]["key"] != cpu["key"]:
+        raise RF.Malformed("%s: recorded on %s, not %s" % (path, timing["cpu"]["key"],
+                                                           cpu["key"]))
+    return counts, timing
 
 
 def doctor(doc, spec):
@@ -158,10 +166,14 @@ def doctor(doc, spec):
 
 
 def dirty_reason(root=ROOT):
-    """Why --update must refuse (uncommitted changes outside results/), or None."""
-    sha, dirty = meta.git_sha(root)
+    """Why --update must refuse, or None. Always git's own answer: SWITCHYARD_GIT_SHA names a
+    commit but says nothing of the tree, and a baseline must name the commit it measured."""
+    sha, dirty = meta.git_tree(root)
     if sha == "unknown":
         return "not a git checkout: a baseline must name the commit it measured"
+    if dirty is None:
+        return "git cannot tell whether the tree has uncommitted changes: a baseline must " \
+               "name the commit it measured"
     if dirty:
         return "the tree has uncommitted changes (git status): commit them first, a " \
                "baseline must name the commit it measured"
@@ -193,22 +205,24 @@ def main(argv=None):
     try:
         if args.update and (args.compare or args.doctor):
             raise RuntimeError("--update records a fresh measurement: no --compare or --doctor")
-        if args.update and dirty_reason():
-            raise RuntimeError("--update refused: " + dirty_reason())
-        if args.compare:
-            with open(args.compare) as f:
-                current = json.load(f)
-        else:
+        why = dirty_reason() if args.update else None
+        if why:
+            raise RuntimeError("--update refused: " + why)
+        current = RF.measurement(args.compare, G.REFERENCE_ROWS) if args.compare else None
+        cpu = current["cpu"] if current else meta.cpu_identity()
+        if not args.update:
+            counts_base, timing_base = load_baselines(args.baseline_dir, cpu)
+        if current is None:
             processes = BASELINE_PROCESSES if args.update else TIMING_CONFIG["processes"]
             current = measure(args.bin, processes)
             print("regress: measurement in %s" % save_run(current), file=sys.stderr)
         if args.doctor:
             doctor(current, args.doctor)
         if args.update:
+            current["meta"].update(zip(("git_sha", "git_dirty"), meta.git_tree(ROOT)))
             for path in write_baselines(current, args.baseline_dir):
                 print("regress: baseline written to %s" % path)
             return 0
-        counts_base, timing_base = load_baselines(args.baseline_dir, current["cpu"])
         failures, notes, lines = G.gate(counts_base, timing_base, current)
     except (OSError, ValueError, KeyError, RuntimeError, subprocess.SubprocessError) as e:
         print("regress.py: %s" % e, file=sys.stderr)

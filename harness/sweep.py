@@ -15,7 +15,6 @@ The JSON goes to --out-file (rewritten after every point, so an interrupted swee
 measured; the servers' error output beside it in logs/) or, at the end, to standard output.
 """
 import argparse
-import json
 import os
 import resource
 import sys
@@ -244,7 +243,7 @@ def write_json(path, data):
     if path is None:
         return
     tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(data, indent=1) + "\n")
+    tmp.write_text(meta.json_text(data))
     tmp.replace(path)
 
 

@@ -58,8 +58,9 @@ class BadFolder(Exception):
 def load(folder):
     """D.Run for a run folder, or BadFolder saying in one line why it is not one."""
     d = Path(folder)
-    if not d.is_dir():
-        raise BadFolder(f"{folder}: no such run folder")
+    why = D.folder_problem(d)
+    if why:
+        raise BadFolder(why)
     for path in sorted(d.glob("*.json")):
         try:
             doc = json.loads(path.read_text())

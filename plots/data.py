@@ -97,6 +97,29 @@ class Run:
         return {}
 
 
+def shown(path, most=100):
+    """A path for a one-line message: a 100 KB argument is cut, saying how long it was."""
+    text = str(path)
+    return text if len(text) <= most else f"{text[:most]}... ({len(text)} characters)"
+
+
+def folder_problem(folder):
+    """Why folder is not a run folder, in one line (it does not exist, the system refuses its
+    name, or it holds no experiment's JSON: a report of it would say every claim is 'not
+    run'), or None. What report.py and compare.py refuse before reading one."""
+    d = Path(folder)
+    try:
+        if not d.is_dir():
+            return f"{shown(folder)}: no such run folder"
+        found = any((d / f"{name}.json").exists() for name in EXPERIMENTS)
+    except OSError as e:
+        return f"{shown(folder)}: {e.strerror or e}"
+    if not found:
+        return (f"{shown(folder)}: not a run folder (no experiment JSON: "
+                f"{', '.join(n + '.json' for n in EXPERIMENTS)})")
+    return None
+
+
 def machine_line(run):
     """One line naming the machine, for chart footnotes."""
     m = run.meta()

@@ -12,8 +12,9 @@ applied to the JSON files of the run, so a run on other hardware can reach anoth
 honestly. Verdicts: holds, holds partly, does not hold, inconclusive, not run; the same
 verdicts with their deciding figures and intervals go to RUN_FOLDER/verdicts.json.
 
-Exit status: 0; 2 for usage errors, a missing folder, an experiment's JSON file that is not
-one JSON object (empty, malformed, a top level of null, a list or a string) and an output that
+Exit status: 0; 2 for usage errors, a missing folder or one with no experiment's JSON at all
+(its report would call every claim 'not run'), an experiment's JSON file that is not one JSON
+object (empty, malformed, a top level of null, a list or a string) and an output that
 cannot be written, each said in one line on stderr.
 """
 import json
@@ -25,6 +26,7 @@ import claims_table  # noqa: E402
 import data as D  # noqa: E402
 import document  # noqa: E402
 import export  # noqa: E402
+import meta as M  # noqa: E402  (harness/: the one JSON writer)
 import page  # noqa: E402
 from reference import REFERENCE, reference_for  # noqa: E402
 
@@ -72,8 +74,9 @@ def parse(argv):
     if len(args) != 1:
         print(USAGE, file=sys.stderr)
         return None
-    if not Path(args[0]).is_dir():
-        print(f"report.py: {args[0]}: no such run folder; {USAGE}", file=sys.stderr)
+    why = D.folder_problem(args[0])
+    if why:
+        print(f"report.py: {why}", file=sys.stderr)
         return None
     return Path(args[0]), opts, ref_dir
 
@@ -106,8 +109,8 @@ def write(folder, opts, ref_dir):
     text, results = document.markdown(report), report.results
     (folder / "REPORT.md").write_text(text + "\n")
     (folder / "REPORT.html").write_text(page.render(report))  # the same parts as a page
-    (folder / "verdicts.json").write_text(json.dumps(
-        claims_table.verdicts_doc(report.run, results), indent=1) + "\n")
+    (folder / "verdicts.json").write_text(M.json_text(
+        claims_table.verdicts_doc(report.run, results)))
     for cid, r in results.items():
         print(f"report: {cid}: {r['verdict']}")
     print(f"report: wrote {folder / 'REPORT.md'}, REPORT.html and verdicts.json"

@@ -65,7 +65,7 @@ def say(msg):
 
 def write_json(path, data):
     tmp = Path(str(path) + ".tmp")
-    tmp.write_text(json.dumps(data, indent=1) + "\n")
+    tmp.write_text(meta.json_text(data))
     tmp.replace(path)
 
 

@@ -22,7 +22,8 @@ def measurement(model, date, sha):
     t = json.loads(sorted((BASELINES / "timing").glob("*.json"))[0].read_text())
     c = json.loads((BASELINES / "counts.json").read_text())
     meta = dict(t["meta"], date=date, git_sha=sha, git_dirty=False, cpu_model=model)
-    return {"kind": "switchyard-regress", "meta": meta, "cpu": dict(t["cpu"], model=model),
+    key = "-".join(model.lower().split())  # the gate's CPU key, as meta.cpu_identity words it
+    return {"kind": "switchyard-regress", "meta": meta, "cpu": dict(t["cpu"], model=model, key=key),
             "counts": copy.deepcopy(c["counts"]), "timing": copy.deepcopy(t["timing"])}
 
 
@@ -136,6 +137,63 @@ def case_bad_input(a):
     (bad / "switch-regress.json").write_text("{not json")
     p = history(a.work, bad)
     check(p.returncode == 2 and "not valid JSON" in p.stderr, "malformed JSON: one line")
+
+
+def refused(p, needle):
+    return p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and \
+        needle in p.stderr and "Traceback" not in p.stderr and len(p.stderr) < 500
+
+
+def case_cpu_key_groups(a):
+    """Two runs with one model string but other family/model numbers (the gate's CPU key) are
+    two machines: asm 1.5x slower on the second is no move."""
+    runs = Path(a.work) / "keys"
+    shutil.rmtree(runs, ignore_errors=True)
+    one = measurement("AMD EPYC Processor", "2026-01-01T00:00:00Z", "aaaaaaa00001")
+    two = measurement("AMD EPYC Processor", "2026-01-02T00:00:00Z", "aaaaaaa00002")
+    one["cpu"].update(family="23", model_number="1", key="amd-epyc-processor-23-1")
+    two["cpu"].update(family="23", model_number="49", key="amd-epyc-processor-23-49")
+    two["timing"]["samples"]["switch/asm"] = [[t * 1.5 for t in per] for per in
+                                              two["timing"]["samples"]["switch/asm"]]
+    write_run(runs, "one", one)
+    write_run(runs, "two", two)
+    p = history(a.work, runs, "switch/asm/", "--no-charts")
+    rows = list(csv.DictReader(open(Path(a.work) / "out" / "history.csv")))
+    machines = sorted({r["machine"] for r in rows})
+    check(p.returncode == 0 and machines == ["amd-epyc-processor-23-1",
+                                             "amd-epyc-processor-23-49"],
+          f"one machine per CPU key: {machines}")
+    check(not [r for r in rows if r["moved"]], "no move between two machines")
+
+
+def case_malformed_run_files(a):
+    bad = Path(a.work) / "malformed"
+    good = measurement("Example A", "2026-01-01T00:00:00Z", "aaaaaaa00001")
+    for name, text in (("verdicts.json", '{"claims": null}'),
+                       ("switch.json", '{"benchmarks": null}'),
+                       ("switch.json", '{"benchmarks": [{"run_type": "iteration"}]}'),
+                       ("peers.json", '{"ratios": [{"per_round": ["x"]}]}'),
+                       ("switch-regress.json", json.dumps(dict(good, timing=None))),
+                       ("verdicts.json", json.dumps(verdicts_doc("M", "d", "s", "x", 1, 2)))):
+        shutil.rmtree(bad, ignore_errors=True)
+        bad.mkdir(parents=True)
+        (bad / name).write_text(text)
+        if name == "peers.json":  # read only beside a run's other files
+            (bad / "switch-regress.json").write_text(json.dumps(good))
+        p = history(a.work, bad, "--no-charts")
+        check(refused(p, name), f"{name} {text[:60]}: one line naming it, exit 2",
+              (p.returncode, p.stderr[-300:]))
+
+
+def case_bad_paths(a):
+    runs = make_runs(a.work)
+    p = history(a.work, "/nonexistent")
+    check(refused(p, "/nonexistent: no such run folder"), "a path that does not exist",
+          p.stderr)
+    p = history(a.work, "a/" * 50000)
+    check(refused(p, "characters"), "a 100 KB path: one short line", p.stderr[:300])
+    p = history(a.work, runs, "switch/", "--no-charts", "--out", "/dev/null/x")
+    check(refused(p, "--out"), "an --out that cannot be made", p.stderr)
 
 
 if __name__ == "__main__":

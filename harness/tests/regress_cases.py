@@ -7,6 +7,7 @@ usage: regress_cases.py CASE --work DIR
 """
 import copy
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -158,6 +159,108 @@ def case_update_refuses_dirty(a):
     p = subprocess.run([PY, HARNESS / "regress.py", "--update", "--compare", "x.json"],
                        capture_output=True, text=True, timeout=30)
     check(p.returncode == 2 and p.stderr.count("\n") == 1, "--update with --compare: one line")
+
+
+def one_line_refusal(p, needle):
+    return p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and \
+        needle in p.stderr and "Traceback" not in p.stderr
+
+
+# Contents of a counts baseline the gate cannot judge by, by what is wrong with them.
+BAD_COUNTS = {"empty object": "{}", "no rows": '{"counts": {}}', "null": "null", "list": "[]",
+              "string": '"x"', "no instructions": '{"counts": {"instructions": {}}}',
+              "null rows": '{"counts": {"instructions": null}}',
+              "NaN": '{"counts": {"instructions": {"switch/asm": NaN}}}',
+              "zero": '{"counts": {"instructions": {"switch/asm": 0}}}',
+              "string value": '{"counts": {"instructions": {"switch/asm": "12"}}}',
+              "bad hop": '{"counts": {"instructions": {"a": 1}, "switches_per_hop": {"x": 1}}}'}
+
+
+def bad_timings(doc):
+    """{what is wrong: text of a timing baseline} made from a good one."""
+    def with_samples(fn):
+        t = copy.deepcopy(doc)
+        fn(t["timing"]["samples"])
+        return json.dumps(t)
+    out = {"null": "null", "list": "[]", "empty object": "{}", "timing null":
+           json.dumps(dict(doc, timing=None)), "samples null": json.dumps(
+               dict(doc, timing=dict(doc["timing"], samples=None)))}
+    out["zero sample"] = with_samples(lambda s: s["switch/asm"][0].__setitem__(0, 0))
+    out["string sample"] = with_samples(lambda s: s["switch/asm"][0].__setitem__(0, "1"))
+    out["no processes"] = with_samples(lambda s: s.__setitem__("switch/asm", []))
+    out["no floor"] = with_samples(lambda s: s.pop("switch/floor"))
+    out["NaN sample"] = with_samples(lambda s: s["switch/asm"][0].__setitem__(0, 1e999)) \
+        .replace("Infinity", "NaN")
+    return out
+
+
+def case_malformed_baseline_refused(a):
+    """A baseline the gate cannot judge by is refused, never read as 'every row is new'."""
+    doc = committed_measurement()
+    base = Path(a.work) / "baselines"
+    (base / "timing").mkdir(parents=True, exist_ok=True)
+    timing = base / "timing" / ("%s.json" % doc["cpu"]["key"])
+    good_timing = sorted((BASELINES / "timing").glob("*.json"))[0].read_text()
+    timing.write_text(good_timing)
+    good_counts = (BASELINES / "counts.json").read_text()
+    for what, text in dict(BAD_COUNTS, truncated=good_counts[:len(good_counts) // 2]).items():
+        (base / "counts.json").write_text(text)
+        p = gate(a.work, doc, baselines=base)
+        check(one_line_refusal(p, "counts.json"), f"counts.json {what}: one line, exit 2",
+              (p.returncode, p.stderr))
+    (base / "counts.json").write_text(good_counts)
+    for what, text in bad_timings(json.loads(good_timing)).items():
+        timing.write_text(text)
+        p = gate(a.work, doc, baselines=base)
+        check(one_line_refusal(p, timing.name), f"timing baseline {what}: one line, exit 2",
+              (p.returncode, p.stderr))
+    timing.write_text(good_timing)
+    p = gate(a.work, doc, baselines=base)
+    check(p.returncode == 0, "the good baselines restored pass")
+
+
+def case_baseline_checked_before_measuring(a):
+    """A malformed baseline is refused at once, before a minute of measuring: with no binaries
+    at all, the refusal names the baseline, not the missing switch-bench."""
+    base = Path(a.work) / "baselines"
+    base.mkdir(parents=True, exist_ok=True)
+    (base / "counts.json").write_text('{"counts": ')
+    p = subprocess.run([PY, HARNESS / "regress.py", "--bin", Path(a.work) / "no-bin",
+                        "--baseline-dir", base], capture_output=True, text=True, timeout=60)
+    print(p.stdout + p.stderr, end="")
+    check(one_line_refusal(p, str(base / "counts.json")), "the baseline is named, exit 2",
+          (p.returncode, p.stderr))
+    check("regress: instruction counts" not in p.stderr, "nothing was measured")
+
+
+def case_malformed_measurement_refused(a):
+    doc = committed_measurement()
+    for what, change in (("cpu null", ("cpu", None)), ("counts list", ("counts", [])),
+                         ("timing string", ("timing", "x"))):
+        p = gate(a.work, dict(doc, **{change[0]: change[1]}))
+        check(one_line_refusal(p, "current.json"), f"a measurement with {what}: exit 2",
+              (p.returncode, p.stderr))
+
+
+def case_update_asks_git(a):
+    """--update asks git whether the tree is clean even when SWITCHYARD_GIT_SHA (what CI sets)
+    names the commit, and refuses when git cannot tell."""
+    repo = Path(a.work) / "repo"
+    shutil.rmtree(repo, ignore_errors=True)
+    repo.mkdir(parents=True)
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(git + ["init", "-q"], check=True)
+    (repo / "f.c").write_text("int x;\n")
+    subprocess.run(git + ["add", "f.c"], check=True)
+    subprocess.run(git + ["commit", "-q", "-m", "c"], check=True)
+    os.environ["SWITCHYARD_GIT_SHA"] = "c8fbe7bd380e"
+    check(regress.dirty_reason(repo) is None, "a clean tree may record a baseline")
+    (repo / "f.c").write_text("int y;\n")
+    why = regress.dirty_reason(repo)
+    check(why and "uncommitted" in why, f"the variable does not hide a changed file ({why})")
+    (repo / ".git" / "index").write_bytes(b"not an index")
+    why = regress.dirty_reason(repo)
+    check(why and "cannot tell" in why, f"a tree git cannot read is refused ({why})")
 
 
 def case_tolerance_from_spread(a):

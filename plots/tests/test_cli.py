@@ -85,6 +85,21 @@ class Cli(unittest.TestCase):
                 rc, out, err = run(COMPARE, str(a), str(b), "--no-charts", "--out", str(out_dir))
                 self.assert_one_line(rc, out, err, "switch.json")
 
+    def test_report_empty_folder(self):
+        # No step's output at all: refused as compare refuses it, not a report of "not run".
+        empty = self.dir / "empty"
+        empty.mkdir()
+        rc, out, err = run(REPORT, str(empty), "--no-charts", "--no-reference")
+        self.assert_one_line(rc, out, err, "not a run folder")
+        self.assertFalse((empty / "REPORT.md").exists())
+
+    def test_long_path(self):
+        long = "a/" * 50000
+        for argv in ((REPORT, long, "--no-charts"), (COMPARE, str(self.good), long)):
+            rc, out, err = run(*argv)
+            self.assert_one_line(rc, out, err, "characters")
+            self.assertLess(len(err), 500)
+
     def test_compare_missing_folder(self):
         rc, out, err = run(COMPARE, str(self.good), str(self.dir / "nowhere"), "--no-charts")
         self.assert_one_line(rc, out, err, "no such run folder")

@@ -23,23 +23,58 @@ static void list_tests(FILE *to, const char *sep)
         fprintf(to, "%s%s", i ? sep : "", tests[i].name);
 }
 
+/* The names are C identifiers with '-', so they need no JSON escaping. */
+static void list_tests_json(void)
+{
+    printf("{\"tests\": [");
+    for (size_t i = 0; i < NTESTS; i++)
+        printf("%s{\"name\": \"%s\", \"per_backend\": %s}", i ? ", " : "", tests[i].name,
+               tests[i].per_backend ? "true" : "false");
+    printf("]}\n");
+}
+
+static void list_backends(bool json)
+{
+    if (json) printf("{\"backends\": [");
+    for (size_t i = 0; i < sw_backend_count(); i++) {
+        const char *name = sw_backend_at(i)->name;
+        if (json)
+            printf("%s\"%s\"", i ? ", " : "", name);
+        else
+            printf("%s\n", name);
+    }
+    if (json) printf("]}\n");
+}
+
+/* --list and --list-backends, each with an optional --json; anything else after them is a
+ * usage error, so a flag the program does not know is never silently ignored. */
+static int list_command(int argc, char **argv)
+{
+    bool json = argc == 3 && strcmp(argv[2], "--json") == 0;
+    if (argc > 3 || (argc == 3 && !json)) {
+        fprintf(stderr, "switch-tests: %s takes only --json, got '%s'\n", argv[1], argv[2]);
+        return 2;
+    }
+    if (strcmp(argv[1], "--list-backends") == 0) {
+        list_backends(json);
+    } else if (json) {
+        list_tests_json();
+    } else {
+        list_tests(stdout, "\n");
+        printf("\n");
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr,
-                "usage: switch-tests TEST [BACKEND] [ARGS...] | --list | --list-backends\n");
+        fprintf(stderr, "usage: switch-tests TEST [BACKEND] [ARGS...] | --list [--json] | "
+                        "--list-backends [--json]\n");
         return 2;
     }
-    if (strcmp(argv[1], "--list") == 0) {
-        list_tests(stdout, "\n");
-        printf("\n");
-        return 0;
-    }
-    if (strcmp(argv[1], "--list-backends") == 0) {
-        for (size_t i = 0; i < sw_backend_count(); i++)
-            printf("%s\n", sw_backend_at(i)->name);
-        return 0;
-    }
+    if (strcmp(argv[1], "--list") == 0 || strcmp(argv[1], "--list-backends") == 0)
+        return list_command(argc, argv);
     const struct test *t = NULL;
     for (size_t i = 0; i < NTESTS && !t; i++)
         if (strcmp(tests[i].name, argv[1]) == 0) t = &tests[i];

@@ -1,0 +1,148 @@
+#!/usr/bin/python3
+"""Cases for the project's JSON: what it writes is valid RFC 8259 JSON (no NaN or Infinity:
+they become null), and what reads a run's JSON takes null where NaN was.
+
+usage: json_cases.py CASE --work DIR
+"""
+import json
+import math
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+HARNESS = Path(__file__).resolve().parent.parent
+ROOT = HARNESS.parent
+sys.path.insert(0, str(HARNESS))
+import json_fuzz as Z  # noqa: E402
+import meta  # noqa: E402
+from cases import check, run  # noqa: E402  (harness/tests/cases.py)
+from experiments import _step  # noqa: E402
+
+PY = "/usr/bin/python3"
+
+
+def strict(text):
+    """json.loads that refuses NaN, Infinity and -Infinity, as RFC 8259 does."""
+    def refuse(c):
+        raise ValueError(f"{c} is not JSON")
+    return json.loads(text, parse_constant=refuse)
+
+
+def case_writer_maps_nan_to_null(a):
+    doc = {"a": math.nan, "b": [1.5, math.inf, {"c": -math.inf}], "d": (2, math.nan), "e": "NaN"}
+    want = {"a": None, "b": [1.5, None, {"c": None}], "d": [2, None], "e": "NaN"}
+    check(strict(meta.json_text(doc)) == want, "meta.json_text: NaN and infinities as null")
+    path = Path(a.work) / "step.json"
+    _step.write_json(path, doc)
+    check(strict(path.read_text()) == want, "an experiment's file (switch.json's writer)")
+    path = Path(a.work) / "emit.json"
+    meta.emit_json(doc, path)
+    check(strict(path.read_text()) == want, "a driver's --out-file")
+
+
+def case_reference_with_null_for_nan(a):
+    """The committed reference run holds NaN (Google Benchmark's counters it could not
+    compute); written as the project now writes it, null in their place, its report reaches
+    the same verdicts."""
+    verdicts = {}
+    for name, rewrite in (("as-is", False), ("null", True)):
+        folder = Path(a.work) / name
+        shutil.rmtree(folder, ignore_errors=True)
+        shutil.copytree(ROOT / "results" / "reference", folder)
+        nan_files = [p for p in folder.glob("*.json") if "NaN" in p.read_text()]
+        if rewrite:
+            check(nan_files, "the reference holds NaN somewhere (else this case tests nothing)")
+            for p in nan_files:
+                p.write_text(meta.json_text(json.loads(p.read_text())))
+            check(not [p for p in folder.glob("*.json") if "NaN" in p.read_text()],
+                  "no NaN left")
+        p = subprocess.run([PY, ROOT / "plots" / "report.py", folder, "--no-charts",
+                            "--no-reference"], capture_output=True, text=True, timeout=120)
+        check(p.returncode == 0, f"report on the reference ({name})", p.stderr[-2000:])
+        doc = strict((folder / "verdicts.json").read_text())
+        verdicts[name] = {c["id"]: c["verdict"] for c in doc["claims"]}
+    check(verdicts["as-is"] == verdicts["null"], "the same verdicts", verdicts)
+
+
+# Fields the reader does not read (what they hold is told, never judged), by path prefix: a
+# malformed value there may pass; everywhere else it must be refused.
+NOT_READ = {"regress": ("meta.", "cpu.arch", "cpu.family", "cpu.model_number",
+                        "counts.icount_context", "timing.unit", "timing.config"),
+            "history": ("meta.", "cpu.arch", "cpu.family", "cpu.model_number",
+                        "counts.icount_context", "timing.unit", "timing.config", "experiment")}
+
+
+def fuzz(target, main, argv, not_read):
+    """Every variant of target's file (json_fuzz.variants) through main: never a traceback;
+    a refusal (one line, exit 2) unless the variant only changes a field the reader does not
+    read or puts a string where a string was. Returns the problems and the number run."""
+    good = target.read_text()
+    original = json.loads(good)
+    problems, n = [], 0
+    for what, text in Z.variants(good):
+        target.write_text(text)
+        n += 1
+        rc, err, tb = Z.outcome(main, argv)
+        path = what.split(" = ")[0]
+        lenient = path.startswith(not_read) or (what.endswith('= "x"') and isinstance(
+            Z.value_at(original, path), str))
+        why = Z.judged(f"{target.name} {what}", rc, err, tb)
+        if tb or (why and not lenient) or (lenient and rc not in (0, 2)):
+            problems.append(why)
+    target.write_text(good)
+    return problems, n
+
+
+def regress_files(work):
+    """A baseline folder and a measurement from the committed baselines."""
+    base = Path(work) / "baselines"
+    shutil.rmtree(base, ignore_errors=True)
+    (base / "timing").mkdir(parents=True)
+    timing = sorted((ROOT / "results" / "baseline" / "timing").glob("*.json"))[0]
+    (base / "timing" / timing.name).write_text(timing.read_text())
+    counts = ROOT / "results" / "baseline" / "counts.json"
+    (base / "counts.json").write_text(counts.read_text())
+    t, c = json.loads(timing.read_text()), json.loads(counts.read_text())
+    cur = Path(work) / "current.json"
+    cur.write_text(json.dumps({"kind": "switchyard-regress", "meta": t["meta"], "cpu": t["cpu"],
+                               "counts": c["counts"], "timing": t["timing"]}))
+    return base, base / "timing" / timing.name, cur
+
+
+def case_fuzz_regress(a):
+    import regress
+    base, timing, cur = regress_files(a.work)
+    argv = ["--compare", str(cur), "--baseline-dir", str(base)]
+    check(Z.outcome(regress.main, argv)[0] == 0, "the unchanged files pass")
+    problems, n = [], 0
+    for target in (base / "counts.json", timing, cur):
+        found, count = fuzz(target, regress.main, argv, NOT_READ["regress"])
+        problems, n = problems + found, n + count
+    check(n > 300 and not problems, f"{len(problems)} of {n} variants", problems[:5])
+
+
+def case_fuzz_history(a):
+    import history
+    _, _, cur = regress_files(a.work)
+    run_dir = Path(a.work) / "runs" / "r1"
+    shutil.rmtree(run_dir.parent, ignore_errors=True)
+    run_dir.mkdir(parents=True)
+    (run_dir / "switch-regress.json").write_text(cur.read_text())
+    verdicts = {"experiment": "verdicts", "meta": {"git_sha": "c1", "date": "2026-01-01"},
+                "claims": [{"id": "C2", "verdict": "holds", "figures": [
+                    {"name": "f", "value": 1.3, "low": 1.2, "high": 1.4, "n": 5}],
+                    "comparisons": [{"figure": "f", "op": ">=", "threshold": 1.15}]}]}
+    (run_dir / "verdicts.json").write_text(json.dumps(verdicts))
+    argv = [str(run_dir), "--runs-root", str(Path(a.work) / "none"), "--no-charts",
+            "--out", str(Path(a.work) / "out")]
+    check(Z.outcome(history.main, argv)[0] == 0, "the unchanged run is charted")
+    problems, n = [], 0
+    for name in ("switch-regress.json", "verdicts.json"):
+        found, count = fuzz(run_dir / name, history.main, argv, NOT_READ["history"])
+        problems, n = problems + found, n + count
+    check(n > 150 and not problems, f"{len(problems)} of {n} variants", problems[:5])
+
+
+if __name__ == "__main__":
+    sys.exit(run(globals(), __doc__, ("--work", {"required": True})))
