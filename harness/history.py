@@ -6,14 +6,20 @@
 Reads every run folder under results/runs/ (a folder with switch-regress.json, written by
 `./run.sh regress`, or switch.json and verdicts.json, written by the suite) and the folders
 given, groups the runs by machine (the regression gate's CPU key where a run has one, else
-the CPU model: a timing is comparable only on the same microarchitecture), and for each figure charts its value in every run, in commit order (git's order of the
-commits the runs measured; runs of commits git does not know come last, by date), each point
-with its 95% interval. A point is marked where the figure moved beyond noise against the run
-before it on the same machine, by the statistics of harness/stats.py: the two intervals do
-not overlap, a two-sided Mann-Whitney U test gives p < 0.05 (where both runs kept their
-samples), and the change exceeds what moves between two sittings of one CPU model (the
-regression gate's MIN_TIMING_TOLERANCE: the intervals only know the noise inside one run);
-exact counts (instructions, system calls) are marked when they change beyond 0.5%.
+the CPU model: a timing is comparable only on the same microarchitecture), and for each figure
+charts its value in every run, in commit order (git's order of the commits the runs measured;
+runs of commits git does not know come last, by date), each point with its 95% interval.
+
+A point is marked where the machine's series of the figure steps: harness/changepoint.py
+reads the whole series (a penalised optimal partition into segments of at least 3 runs,
+robust to a run far off now and then) and a step counts when it moves the level by at least
+STEP_FLOOR (5%; exact counts such as instructions and system calls: 0.5%). One run far off is
+no step, and a step smaller than one run's noise shows over several runs. A series of fewer
+than 6 runs is too short for that and is read run against run before, by the statistics of
+harness/stats.py: the two intervals do not overlap, a two-sided Mann-Whitney U test gives
+p < 0.05 (where both runs kept their samples), and the change exceeds what moves between two
+sittings of one CPU model (the regression gate's MIN_TIMING_TOLERANCE); exact counts when
+they change beyond 0.5%.
 
 Figures (FIGURE picks them by name or prefix; default: every switch row and every claim's
 deciding figures):
@@ -45,12 +51,17 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
+import changepoint as CP  # noqa: E402
 import meta as M  # noqa: E402
 import regress_files as RF  # noqa: E402
 import regress_gate as G  # noqa: E402
 import stats  # noqa: E402
 
 EXACT_CHANGE = 0.005
+# The least change of level a step of a timing must make: over segments of at least 3 runs
+# the noise of one run averages out, so the floor can be half the one a pair of runs needs
+# (regress_gate.MIN_TIMING_TOLERANCE).
+STEP_FLOOR = 0.05
 DEFAULT_FIGURES = ("switch/", "claim/", "peers/")
 
 
@@ -217,14 +228,26 @@ def chosen(names, wanted):
                   if any(n == w or n.startswith(w.rstrip("/") + "/") for w in wanted))
 
 
+def stepped(figures):
+    """{position in figures: 'up' or 'down'} where the series steps (changepoint.py over the
+    runs' values; a timing's step must move its level by STEP_FLOOR, an exact count's by
+    EXACT_CHANGE), marked on the first run after the step. A series too short for that
+    (fewer than 2 x changepoint.MIN_SEGMENT runs) is read the older way, each run against
+    the one before (moved)."""
+    if len(figures) < 2 * CP.MIN_SEGMENT:
+        return {i: m for i, m in ((i, moved(figures[i - 1] if i else None, f))
+                                  for i, f in enumerate(figures)) if m}
+    exact = any(f.exact for f in figures)
+    found = CP.steps([f.value for f in figures], floor=EXACT_CHANGE if exact else STEP_FLOOR)
+    return {s.index: "up" if s.after > s.before else "down" for s in found}
+
+
 def series(runs, figure):
     """[(run, Figure or None, move)] in the order of runs."""
-    out, prev = [], None
-    for run in runs:
-        f = run["figures"].get(figure)
-        out.append((run, f, moved(prev, f) if f else ""))
-        prev = f or prev
-    return out
+    present = [i for i, run in enumerate(runs) if run["figures"].get(figure)]
+    moves = stepped([runs[i]["figures"][figure] for i in present])
+    move_at = {present[k]: m for k, m in moves.items()}
+    return [(run, run["figures"].get(figure), move_at.get(i, "")) for i, run in enumerate(runs)]
 
 
 def run_label(run):
@@ -264,7 +287,7 @@ def draw(path, figure, points, model):
     ax.set_ylim(min(0, lo), hi * 1.15 if hi > 0 else 1)
     ax.set_title("%s on %s" % (figure, model), fontsize=9)
     ax.text(0.0, -0.42, "points in commit order; bars: 95% interval (exact counts have none); "
-            "red/green: moved beyond noise against the run before", transform=ax.transAxes,
+            "red/green: the first run after a step of the series", transform=ax.transAxes,
             fontsize=6.5, color="0.35")
     fig.tight_layout()
     for ext in ("png", "svg"):
@@ -280,10 +303,13 @@ def write(runs_by_machine, wanted, out, charts=True):
     out.mkdir(parents=True, exist_ok=True)
     md = ["# Switch cost across runs", "", (
           "Per machine (CPU model), in commit order. Values are medians with their 95%% "
-          "interval; **moved** marks a change beyond noise against the run before on the "
-          "same machine (intervals apart, Mann-Whitney p < 0.05 and more than %d%%, what "
-          "moves between sittings; exact counts: any change over 0.5%%). Written by "
-          "`./run.sh history` (harness/history.py).") % round(100 * G.MIN_TIMING_TOLERANCE), ""]
+          "interval; **moved** marks the first run after a step of the machine's series: a "
+          "change point of the whole series (harness/changepoint.py: penalised optimal "
+          "partition, segments of at least 3 runs) that moves the level by at least %d%% "
+          "(exact counts: 0.5%%). A series of fewer than 6 runs is read run against run "
+          "before (intervals apart, Mann-Whitney p < 0.05 and more than %d%%, what moves "
+          "between sittings). Written by `./run.sh history` (harness/history.py).")
+          % (round(100 * STEP_FLOOR), round(100 * G.MIN_TIMING_TOLERANCE)), ""]
     rows = []
     for machine, runs in sorted(runs_by_machine.items()):
         names = chosen({n for r in runs for n in r["figures"]}, wanted)

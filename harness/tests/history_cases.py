@@ -54,7 +54,7 @@ def make_runs(work):
 def history(work, *args):
     p = subprocess.run([PY, HARNESS / "history.py", "--runs-root", Path(work) / "none",
                         "--out", Path(work) / "out", *map(str, args)],
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, text=True, timeout=120, cwd=work)
     print(p.stdout + p.stderr, end="")
     return p
 
@@ -183,6 +183,45 @@ def case_malformed_run_files(a):
         p = history(a.work, bad, "--no-charts")
         check(refused(p, name), f"{name} {text[:60]}: one line naming it, exit 2",
               (p.returncode, p.stderr[-300:]))
+
+
+def jittered(doc, rng, spread=0.02):
+    """doc with each timing row's samples scaled by its own factor within 1 +- spread: runs
+    of one machine never measure alike."""
+    for row, per in doc["timing"]["samples"].items():
+        f = 1 + rng.uniform(-spread, spread)
+        doc["timing"]["samples"][row] = [[t * f for t in p] for p in per]
+    return doc
+
+
+def case_change_points(a):
+    """Twelve runs of one machine, every row jittered by 2% a run: switch/asm 20% slower from
+    the seventh run on, and one run (the third) with switch/setjmp 40% off on its own. The
+    history marks the seventh run's switch/asm as the step up, and nothing else: one run far
+    off is not a step (run against run before, it would be marked up, then down)."""
+    import random
+    rng = random.Random(5)
+    runs = Path(a.work) / "runs"
+    shutil.rmtree(runs, ignore_errors=True)
+    for i in range(12):
+        doc = jittered(measurement("Example C", f"2026-02-{i + 1:02d}T00:00:00Z",
+                                   f"ccccccc000{i:02d}"), rng)
+        samples = doc["timing"]["samples"]
+        if i >= 6:
+            samples["switch/asm"] = [[t * 1.2 for t in per] for per in samples["switch/asm"]]
+        if i == 2:
+            samples["switch/setjmp"] = [[t * 1.4 for t in per] for per in
+                                        samples["switch/setjmp"]]
+        write_run(runs, f"r{i:02d}", doc)
+    p = history(a.work, runs, "--no-charts")
+    check(p.returncode == 0, "history over twelve runs exits 0", p.stderr)
+    rows = list(csv.DictReader(open(Path(a.work) / "out" / "history.csv")))
+    marked = sorted((r["figure"], r["commit"], r["moved"]) for r in rows if r["moved"])
+    print("marked:", marked)
+    check(marked == [("switch/asm/floor", "ccccccc00006", "up")],
+          "only the step of switch/asm, at the seventh run", marked)
+    text = (Path(a.work) / "out" / "HISTORY.md").read_text()
+    check("change point" in text, "HISTORY.md says how a step is found")
 
 
 def case_bad_paths(a):
