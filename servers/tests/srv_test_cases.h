@@ -27,6 +27,7 @@
     X(smoke)                                                                                       \
     X(badflags)                                                                                    \
     X(nomem)                                                                                       \
+    X(nomem_burst)                                                                                 \
     X(bindany)                                                                                     \
     X(loadfloats)                                                                                  \
     X(timeouts)                                                                                    \
