@@ -26,6 +26,7 @@
     X(spawnfail)                                                                                   \
     X(smoke)                                                                                       \
     X(badflags)                                                                                    \
+    X(statsfull)                                                                                   \
     X(nomem)                                                                                       \
     X(nomem_burst)                                                                                 \
     X(bindany)                                                                                     \
