@@ -29,6 +29,7 @@
     X(statsfull)                                                                                   \
     X(nomem)                                                                                       \
     X(nomem_burst)                                                                                 \
+    X(ceiling)                                                                                     \
     X(bindany)                                                                                     \
     X(loadfloats)                                                                                  \
     X(timeouts)                                                                                    \
