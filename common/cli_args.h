@@ -20,13 +20,15 @@ cli_bad(const char *prog, const char *fmt, ...)
     exit(2);
 }
 
-/* The decimal integer s of flag, in lo..hi, or cli_bad. */
+/* The decimal integer s of flag, in lo..hi, or cli_bad. Digits only, with a leading '-' only
+ * where lo is negative: strtol alone would also take leading blanks and a '+'. */
 static inline long cli_long(const char *prog, const char *flag, const char *s, long lo, long hi)
 {
     char *end;
+    const char *digits = s + (lo < 0 && s[0] == '-');
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
+    if (*digits < '0' || *digits > '9' || errno || *end || v < lo || v > hi)
         cli_bad(prog, "%s wants an integer in %ld..%ld, not '%s'", flag, lo, hi, s);
     return v;
 }

@@ -63,7 +63,7 @@ typedef atomic_uint_fast64_t srv_counter;
  */
 struct srv_stats {
     srv_counter connections;   /* admitted and given to a session */
-    srv_counter refused;       /* closed at once because --max-conns was reached */
+    srv_counter refused;       /* closed at once: --max-conns or the model's ceiling reached */
     srv_counter shed;          /* closed at once because the process was out of fds */
     srv_counter spawn_failed;  /* no thread/process/fiber could be made: closed at once */
     srv_counter accept_errors; /* accept failures other than "nothing pending" */
@@ -123,6 +123,9 @@ struct srv_server {
      * of printing (the parent prints "listening" once for all); -1 otherwise.
      */
     int ready_fd;
+    /* The connections the model can hold at once by its own declaration (0: no ceiling);
+     * srv_admit refuses those beyond it as it does those beyond --max-conns. */
+    long conns_ceiling;
 };
 
 /* How a model takes --procs. */

@@ -114,7 +114,8 @@ bool srv_admit(struct srv_server *srv, int fd)
 {
     struct srv_stats *st = srv->stats;
     uint64_t now = atomic_fetch_add(&st->active, 1) + 1;
-    long max = srv->opt->max_conns;
+    long max = srv->opt->max_conns, ceiling = srv->conns_ceiling;
+    if (ceiling > 0 && (max == 0 || max > ceiling)) max = ceiling;
     if (max > 0 && now > (uint64_t)max) {
         atomic_fetch_sub(&st->active, 1);
         srv_add(&st->refused, 1);

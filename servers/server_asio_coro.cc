@@ -13,7 +13,7 @@ extern "C" {
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/spawn.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/write.hpp>
+#include <boost/asio/bind_executor.hpp>
 
 #include <chrono>
 #include <memory>
@@ -25,6 +25,36 @@ extern "C" {
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 using boost::system::error_code;
+
+/*
+ * Concrete executor types throughout, no any_io_executor and no strand. Asio 1.74 builds the
+ * work guard of every operation in a noexcept constructor (handler_work_base), and preferring
+ * outstanding work on a polymorphic executor that holds a strand allocates there: out of memory
+ * it ends the process instead of throwing. Its strand creation is not exception-safe either (a
+ * failed allocation destroys a half-made strand_impl, a crash). With the io_context's own
+ * executor every per-connection allocation is a plain new inside the call that starts an
+ * operation or a coroutine, where the caller catches it. One thread runs each io_context, so
+ * the strand that spawn(io_context) would add serialises nothing.
+ */
+using exec = asio::io_context::executor_type;
+using socket_t = asio::basic_stream_socket<tcp, exec>;
+using acceptor_t = asio::basic_socket_acceptor<tcp, exec>;
+using wait_timer = asio::basic_waitable_timer<std::chrono::steady_clock,
+                                              asio::wait_traits<std::chrono::steady_clock>, exec>;
+using descriptor_t = asio::posix::basic_stream_descriptor<exec>;
+using yield_t = asio::basic_yield_context<asio::executor_binder<void (*)(), exec>>;
+
+void coro_done() {}
+
+/* Start f as a coroutine on the loop's own executor (see above: no strand). */
+template <typename F> void spawn_on(asio::io_context &ioc, F &&f, size_t stack = 0)
+{
+    auto h = asio::bind_executor(ioc.get_executor(), &coro_done);
+    if (stack)
+        asio::spawn(h, std::forward<F>(f), boost::coroutines::attributes(stack));
+    else
+        asio::spawn(h, std::forward<F>(f));
+}
 
 namespace
 {
@@ -45,10 +75,10 @@ struct aloop;
  */
 struct aconn {
     aloop &al;
-    tcp::socket sock;
+    socket_t sock;
     aconn *prev = nullptr, *next = nullptr;
     bool started = false; /* its coroutine began */
-    aconn(aloop &l, asio::io_context &ioc) : al(l), sock(ioc) {}
+    aconn(aloop &l, asio::io_context &ioc) : al(l), sock(ioc.get_executor()) {}
     ~aconn();
 };
 
@@ -57,9 +87,9 @@ struct aloop {
     int index = 0;
     asio::io_context ioc{1}; /* concurrency hint 1: one thread runs it, no locking */
     srv_acceptor acc{};
-    aconn head{*this, ioc};       /* list sentinel; its socket is never opened */
-    tcp::acceptor *lis = nullptr; /* while the acceptor coroutine runs */
-    asio::steady_timer *backoff = nullptr;
+    aconn head{*this, ioc};    /* list sentinel; its socket is never opened */
+    acceptor_t *lis = nullptr; /* while the acceptor coroutine runs */
+    wait_timer *backoff = nullptr;
     uint64_t bytes = 0;
     bool acc_ok = false;
     aloop() { head.prev = head.next = &head; }
@@ -75,20 +105,36 @@ aconn::~aconn()
     srv_conn_done(al.srv);
 }
 
-/* Read what arrives, write all of it back, until EOF or an error: the thread model's session. */
-void session(const std::shared_ptr<aconn> &c, asio::yield_context yield)
+/* Write all of buf, one write_some at a time: each operation starts inside the coroutine, so
+ * an allocation that fails throws here rather than inside a composed operation's completion,
+ * which run() would meet with the coroutine's handler lost. */
+bool write_all(socket_t &sock, const char *buf, size_t n, yield_t &yield)
+{
+    for (size_t off = 0; off < n;) {
+        error_code ec;
+        off += sock.async_write_some(asio::buffer(buf + off, n - off), yield[ec]);
+        if (ec) return false;
+    }
+    return true;
+}
+
+/*
+ * Read what arrives, write all of it back, until EOF or an error: the thread model's session.
+ * Every read and write allocates its operation; one that finds no memory closes this
+ * connection alone, counted with the connections that could not start.
+ */
+void session(const std::shared_ptr<aconn> &c, yield_t yield)
 {
     char buf[SESSION_BUF];
     try {
         for (;;) {
             error_code ec;
             size_t n = c->sock.async_read_some(asio::buffer(buf), yield[ec]);
-            if (ec) break;
-            asio::async_write(c->sock, asio::buffer(buf, n), yield[ec]);
-            if (ec) break;
+            if (ec || !write_all(c->sock, buf, n, yield)) break;
             c->al.bytes += n;
         }
     } catch (const std::bad_alloc &) {
+        srv_add(&c->al.srv->stats->spawn_failed, 1);
         srv_log_once(&logged_spawn, "out of memory in a connection; connection closed");
     }
 }
@@ -116,13 +162,13 @@ void conn_new(aloop &al, int fd)
          * (no memory for the stack), asio keeps the exception to rethrow from run(), so the
          * failure shows here as a coroutine that never began.
          */
-        asio::spawn(
+        spawn_on(
             al.ioc,
-            [c](asio::yield_context y) {
+            [c](yield_t y) {
                 c->started = true;
                 session(c, y);
             },
-            boost::coroutines::attributes(CORO_STACK));
+            CORO_STACK);
         if (!c->started) {
             srv_add(&al.srv->stats->spawn_failed, 1);
             srv_log_once(&logged_spawn, "out of memory for a connection's coroutine; "
@@ -142,11 +188,10 @@ void conn_new(aloop &al, int fd)
  * Asio registers a descriptor edge-triggered: a wait reports only new readiness, so accepting
  * goes on until the listener says "nothing pending" before waiting again.
  */
-bool accept_some(aloop &al, tcp::acceptor &lis, asio::steady_timer &backoff, bool wait,
-                 asio::yield_context yield)
+bool accept_some(aloop &al, acceptor_t &lis, wait_timer &backoff, bool wait, yield_t yield)
 {
     error_code ec;
-    if (wait) lis.async_wait(tcp::acceptor::wait_read, yield[ec]);
+    if (wait) lis.async_wait(acceptor_t::wait_read, yield[ec]);
     if (ec || srv_stopping(al.srv)) return true;
     for (int i = 0; i < ACCEPT_BUDGET; i++) {
         int fd;
@@ -169,9 +214,9 @@ bool accept_some(aloop &al, tcp::acceptor &lis, asio::steady_timer &backoff, boo
 }
 
 /* The listener's coroutine, until the stop. */
-void acceptor_loop(aloop &al, asio::yield_context yield)
+void acceptor_loop(aloop &al, yield_t yield)
 {
-    tcp::acceptor lis(al.ioc);
+    acceptor_t lis(al.ioc.get_executor());
     error_code ec;
     lis.assign(tcp::v4(), al.srv->listen_fd[al.index], ec);
     if (ec) {
@@ -179,7 +224,7 @@ void acceptor_loop(aloop &al, asio::yield_context yield)
         srv_stop(al.srv);
         return;
     }
-    asio::steady_timer backoff(al.ioc);
+    wait_timer backoff(al.ioc.get_executor());
     al.lis = &lis;
     al.backoff = &backoff;
     bool wait = true;
@@ -209,10 +254,10 @@ void acceptor_loop(aloop &al, asio::yield_context yield)
  * The stop fd turns readable: give the listener back (its wait ends, cancelled), and close
  * every connection, whose coroutines then end; the loop runs out of work and returns.
  */
-void stop_watch(aloop &al, asio::posix::stream_descriptor &stop, asio::yield_context yield)
+void stop_watch(aloop &al, descriptor_t &stop, yield_t yield)
 {
     error_code ec;
-    stop.async_wait(asio::posix::stream_descriptor::wait_read, yield[ec]);
+    stop.async_wait(descriptor_t::wait_read, yield[ec]);
     srv_stop(al.srv); /* a loop that stopped on its own (an error) takes the others down */
     if (al.lis) al.lis->release(ec);
     if (al.backoff) al.backoff->cancel();
@@ -223,13 +268,13 @@ void stop_watch(aloop &al, asio::posix::stream_descriptor &stop, asio::yield_con
 void aloop_serve(void *arg)
 {
     aloop &al = *static_cast<aloop *>(arg);
-    asio::posix::stream_descriptor stop(al.ioc);
+    descriptor_t stop(al.ioc.get_executor());
     error_code ec;
     stop.assign(al.srv->stop_fd[al.index], ec);
     try {
         if (!ec) {
-            asio::spawn(al.ioc, [&](asio::yield_context y) { stop_watch(al, stop, y); });
-            asio::spawn(al.ioc, [&](asio::yield_context y) { acceptor_loop(al, y); });
+            spawn_on(al.ioc, [&](yield_t y) { stop_watch(al, stop, y); });
+            spawn_on(al.ioc, [&](yield_t y) { acceptor_loop(al, y); });
         }
         for (;;) {
             try {

@@ -110,6 +110,17 @@ static long number(const char *flag, const char *s, long lo, long hi)
     return cli_long("echo-server", flag, s, lo, hi);
 }
 
+/*
+ * An option given twice would leave the last one silently in force, and a value that is the
+ * next option ("--model --port 0") would be taken as the value: both are refused.
+ */
+static void check_given(const char *name, bool *given, const char *value)
+{
+    if (*given) bad("--%s given twice", name);
+    *given = true;
+    if (value && strncmp(value, "--", 2) == 0) bad("--%s needs a value, not '%s'", name, value);
+}
+
 static void parse(int argc, char **argv, struct srv_options *o)
 {
     static const struct option longs[] = {{"model", required_argument, 0, 'm'},
@@ -136,7 +147,9 @@ static void parse(int argc, char **argv, struct srv_options *o)
     /* threads, procs: 0 until the model says; touch_lines: -1 until given */
     *o = (struct srv_options){.bind = "127.0.0.1", .touch_lines = -1};
     opterr = 0; /* our own one-line messages instead of getopt's */
-    for (int c; (c = getopt_long(argc, argv, ":", longs, NULL)) != -1;) {
+    bool given[sizeof longs / sizeof longs[0]] = {false};
+    for (int c, at = -1; (c = getopt_long(argc, argv, ":", longs, &at)) != -1; at = -1) {
+        if (at >= 0) check_given(longs[at].name, &given[at], optarg);
         switch (c) {
         case 'm':
             o->model = optarg;
@@ -327,7 +340,8 @@ static void print_rusage(FILE *f, bool children)
         fputs("\"rss_max_kb_largest_child\":null}\n", f);
 }
 
-static void print_stats(FILE *f, const struct srv_options *o, struct srv_stats *st)
+/* Returns 0, or -1 with errno when the line could not be written. */
+static int print_stats(FILE *f, const struct srv_options *o, struct srv_stats *st)
 {
     const struct srv_model *m = srv_model_find(o->model);
     fputc('{', f);
@@ -406,7 +420,10 @@ static void print_stats(FILE *f, const struct srv_options *o, struct srv_stats *
     else
         fputs("\"hook\":null,", f);
     print_rusage(f, st->children);
-    fflush(f);
+    errno = 0;
+    if (fflush(f) == 0 && !ferror(f)) return 0;
+    if (!errno) errno = EIO; /* an earlier write to f failed (the listening line) */
+    return -1;
 }
 
 static const char *procs_kind_name(enum srv_procs_kind k)
@@ -508,7 +525,11 @@ int main(int argc, char **argv)
     int rc = procs ? srv_run_procs(&srv, model) : model->run(&srv);
     if (!procs) srv__signals_end(&srv);
     srv__close_listeners(&srv);
-    print_stats(stdout, &opt, st);
+    int printed = print_stats(stdout, &opt, st);
     munmap(st, sizeof *st);
+    if (printed < 0) { /* the statistics are the run's result: lost, it failed */
+        fprintf(stderr, "echo-server: cannot write the statistics line: %s\n", strerror(errno));
+        return 1;
+    }
     return rc == 0 ? 0 : 1;
 }

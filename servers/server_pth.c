@@ -28,8 +28,13 @@
  * as the signal thread does (srv_stop is async-signal-safe: an atomic exchange and eventfd writes).
  * With that, one process hosts both: no separate binary.
  *
- * Pth waits with select(2): an fd at or above FD_SETSIZE cannot be waited for, and such a
- * connection is closed at once and counted as a session that could not be started.
+ * Pth waits with select(2): an fd at or above FD_SETSIZE cannot be waited for. The model
+ * declares a ceiling below it by the fds the process keeps besides its connections (stdio,
+ * listener, stop eventfd, reserve fd, Pth's signal pipe, and spares), which the harness reads
+ * (`conns_ceiling` in `--list --json`), and the acceptor enforces it: a connection beyond it is
+ * refused at once and counted, as beyond --max-conns. An fd at or above FD_SETSIZE all the same
+ * (more fds of the process's own than foreseen) is closed and counted as a session that could
+ * not be started.
  *
  * A connection's socket stays in blocking mode, as Pth's I/O calls expect: pth_read first polls
  * it with a zero-timeout select and waits in the scheduler only when nothing is there, and
@@ -37,6 +42,9 @@
  * the stop eventfd turning readable, which ends a wait with EINTR: that is how the stop reaches
  * every session.
  */
+#define PTH_OWN_FDS       16
+#define PTH_CONNS_CEILING (FD_SETSIZE - PTH_OWN_FDS)
+
 struct pserv {
     struct srv_server *srv;
     struct srv_acceptor acc;
@@ -145,6 +153,7 @@ static void serve(struct pserv *ps, pth_attr_t attr)
 static int pth_model_run(struct srv_server *srv)
 {
     struct pserv ps = {.srv = srv, .acc.reserve_fd = -1};
+    srv->conns_ceiling = PTH_CONNS_CEILING;
     struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_RESTART};
     sigemptyset(&sa.sa_mask);
     signalled = srv;
@@ -177,15 +186,9 @@ static int pth_model_run(struct srv_server *srv)
     return rc;
 }
 
-/*
- * The connections the model can serve at once, below FD_SETSIZE by the fds the process keeps
- * besides them (stdio, listener, stop eventfd, reserve fd, Pth's signal pipe, and spares): the
- * harness reads it (`--list --json`) to leave out the levels beyond.
- */
-#define PTH_OWN_FDS 16
 static void pth_list_props(FILE *f)
 {
-    fprintf(f, ", \"conns_ceiling\": %d", FD_SETSIZE - PTH_OWN_FDS);
+    fprintf(f, ", \"conns_ceiling\": %d", PTH_CONNS_CEILING);
 }
 
 const struct srv_model srv_model_pth = {.name = "pth",

@@ -26,7 +26,10 @@
     X(spawnfail)                                                                                   \
     X(smoke)                                                                                       \
     X(badflags)                                                                                    \
+    X(statsfull)                                                                                   \
     X(nomem)                                                                                       \
+    X(nomem_burst)                                                                                 \
+    X(ceiling)                                                                                     \
     X(bindany)                                                                                     \
     X(loadfloats)                                                                                  \
     X(timeouts)                                                                                    \

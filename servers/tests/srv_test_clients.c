@@ -354,3 +354,41 @@ void t_nomem(void)
                (unsigned long long)tc_stat(&s, "spawn_failed"), failed);
     ASSERT_EQ(tc_server_log_count(&s, "connection closed"), 1);
 }
+
+#define CEILING_OVER 100 /* connections opened beyond the declared ceiling */
+
+/*
+ * A model that declares conns_ceiling (Pth: FD_SETSIZE less its own fds) holds exactly that
+ * many connections at once: those beyond are refused at once and counted as refused, never
+ * served, never counted as a session that failed, and max_concurrent never passes it.
+ */
+void t_ceiling(void)
+{
+    static int fds[4096];
+    struct tc_server s;
+    st_start(&s);
+    long ceiling = atol(st_model_prop(s.model, "conns_ceiling"));
+    int n = (int)ceiling + CEILING_OVER, served = 0;
+    ASSERT_MSG(ceiling > 0 && n <= 4096, "conns_ceiling %ld", ceiling);
+    for (int i = 0; i < n; i++) {
+        fds[i] = tc_connect(s.port);
+        ASSERT_MSG(fds[i] >= 0, "connect %d: %s", i, strerror(errno));
+    }
+    for (int i = 0; i < n; i++) {
+        uint64_t off = 0;
+        int rc = tc_echo(fds[i], (uint32_t)i, &off, 16, 5000);
+        ASSERT_MSG(rc == TC_OK || rc == TC_CLOSED || rc == TC_RESET || rc == TC_ERROR,
+                   "connection %d: %s", i, tc_rc_name(rc));
+        served += rc == TC_OK;
+    }
+    for (int i = 0; i < n; i++)
+        close(fds[i]);
+    tc_note("%d connections at once: %d served, the ceiling %ld", n, served, ceiling);
+    close(st_fresh(&s, 1, 100));
+    tc_server_stop(&s, SIGTERM);
+    ASSERT_EQ(served, ceiling);
+    ASSERT_MSG(tc_stat(&s, "max_concurrent") == (uint64_t)ceiling, "max_concurrent %llu",
+               (unsigned long long)tc_stat(&s, "max_concurrent"));
+    ASSERT_EQ(tc_stat(&s, "refused"), (uint64_t)CEILING_OVER);
+    ASSERT_EQ(tc_stat(&s, "spawn_failed"), 0);
+}

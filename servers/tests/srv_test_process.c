@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -167,6 +168,43 @@ void t_smoke(void)
     ASSERT_EQ(tc_stat(&s, "bytes"), 8 * 10 + 4 * 65536 * 2 + 2 * (1 << 20) + 2 * 1000);
 }
 
+/*
+ * Every option given twice, and every option whose value is the next option: exit 2, one
+ * line naming the option (getopt alone keeps the last of a repeated option, and takes
+ * "--model --port 0" as the model "--port" and an argument "0").
+ */
+static void badflags_each_option(void)
+{
+    static const char *const opts[][2] = {
+        {"--model", "fiber"},      {"--switch", "asm"},       {"--sched", "ring"},
+        {"--engine", "merged"},    {"--read-policy", "wait"}, {"--io", "direct"},
+        {"--bind", "127.0.0.1"},   {"--port", "0"},           {"--threads", "1"},
+        {"--procs", "1"},          {"--max-conns", "10"},     {"--stack-size", "65536"},
+        {"--stack", "guarded"},    {"--trigger", "edge"},     {"--touch-lines", "1"},
+        {"--read-timeout", "100"}, {"--idle-timeout", "100"}, {"--timers", "heap"},
+        {"--poll-tick", "1"}};
+    char out[4096], err[4096];
+    for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) {
+        char *o = (char *)opts[i][0], *v = (char *)opts[i][1];
+        char *twice[] = {st_server_argv[0], "--model", "fiber", o, v, o, v, NULL};
+        char *swallowed[] = {st_server_argv[0], "--model", "fiber", o, "--port", "0", NULL};
+        char *const *runs[] = {twice, i ? swallowed : swallowed + 2};
+        static const char *const why[] = {"given twice", "needs a value"};
+        if (!i) swallowed[2] = st_server_argv[0]; /* echo-server --model --port 0 */
+        for (int k = 0; k < 2; k++) {
+            int st = st_run_cli(runs[k], out, err, sizeof out);
+            ASSERT_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 2, "%s (%s): status %#x, '%s'", o,
+                       why[k], st, err);
+            ASSERT_MSG(st_count_lines(err) == 1 && strstr(err, why[k]) && strstr(err, o),
+                       "%s: want one line '%s', got '%s'", o, why[k], err);
+            ASSERT_MSG(out[0] == '\0', "%s (%s) wrote to stdout: '%s'", o, why[k], out);
+        }
+    }
+    err[strcspn(err, "\n")] = '\0';
+    tc_note("%zu options, each twice and each followed by another option: exit 2 (last: %s)",
+            sizeof opts / sizeof opts[0], err);
+}
+
 /* Every bad flag or value: exit 2, one line on stderr naming the valid choices, no stdout. */
 void t_badflags(void)
 {
@@ -211,6 +249,11 @@ void t_badflags(void)
         {"--model", "epoll", "--touch-lines", "-1"},
         {"--model", "epoll", "--touch-lines", "8x"},
         {"--model", "fiber", "--touch-lines", "0"},
+        {"--model", "thread", "--read-timeout", " 5"},
+        {"--model", "thread", "--read-timeout", "+5"},
+        {"--model", "thread", "--read-timeout", "5 "},
+        {"--model", "thread", "--max-conns", "-0"},
+        {"--model", "thread", "--port", "0x10"},
     };
     char out[4096], err[4096];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -225,6 +268,7 @@ void t_badflags(void)
         err[strcspn(err, "\n")] = '\0';
         tc_note("exit 2: %s", err);
     }
+    badflags_each_option();
     char *help[] = {st_server_argv[0], "--help", NULL};
     int st = st_run_cli(help, out, err, sizeof out);
     ASSERT_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0 && strstr(out, "usage:"), "--help: %#x", st);
@@ -293,4 +337,62 @@ void t_porttaken(void)
     tc_note("second server: exit 1: %s", err);
     st_load(&s, 1, 4096, 3, false); /* one connection: a pool of two processes serves two at once */
     tc_server_stop(&s, SIGTERM);
+}
+
+/* A free loopback port (bound, read, closed: nothing else here takes ports meanwhile). */
+static int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    ASSERT_MSG(fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+                   getsockname(fd, (struct sockaddr *)&a, &len) == 0,
+               "free port: %s", strerror(errno));
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+/*
+ * The statistics line is the run's result: written to a full device (stdout on /dev/full) it
+ * is lost, so the server says so in one line on stderr and exits 1, not 0.
+ */
+void t_statsfull(void)
+{
+    char port[16], err[4096];
+    snprintf(port, sizeof port, "%d", free_port());
+    char *args[64];
+    int n = 0, pe[2], status = 0;
+    for (; st_server_argv[n] && n < 60; n++)
+        args[n] = st_server_argv[n];
+    args[n++] = "--port";
+    args[n++] = port;
+    args[n] = NULL;
+    ASSERT_MSG(pipe2(pe, O_CLOEXEC) == 0, "pipe");
+    pid_t pid = fork();
+    ASSERT_MSG(pid >= 0, "fork");
+    if (pid == 0) {
+        int full = open("/dev/full", O_WRONLY);
+        if (full < 0 || dup2(full, STDOUT_FILENO) < 0) _exit(126);
+        dup2(pe[1], STDERR_FILENO);
+        execv(args[0], args);
+        _exit(127);
+    }
+    close(pe[1]);
+    int fd = -1;
+    for (long long end = tc_now_ms() + 10000; fd < 0 && tc_now_ms() < end; tc_sleep_ms(10))
+        fd = tc_connect(atoi(port));
+    ASSERT_MSG(fd >= 0, "the server never listened on port %s", port);
+    close(fd);
+    kill(pid, SIGTERM);
+    long long deadline = tc_now_ms() + 10000;
+    while (waitpid(pid, &status, WNOHANG) == 0 && tc_now_ms() < deadline)
+        tc_sleep_ms(5);
+    ASSERT_MSG(tc_now_ms() < deadline, "no exit within 10 s of SIGTERM");
+    st_slurp(pe[0], err, sizeof err);
+    ASSERT_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 1, "status %#x, stderr '%s'", status,
+               err);
+    ASSERT_MSG(st_count_lines(err) == 1 && strstr(err, "statistics"),
+               "want one line about the statistics, got '%s'", err);
+    err[strcspn(err, "\n")] = '\0';
+    tc_note("stdout on /dev/full: exit 1: %s", err);
 }
