@@ -227,11 +227,12 @@ check_steps() {
 # suite.py keeps, together with this pid: suite.py knows the lock for its own by the pid the
 # file names. A second run refuses, naming the holder, with exit status 3.
 take_suite_lock() {
-    local lock
+    local lock holder
     lock=$("$PY" "$ROOT/harness/suite.py" --lock-path)
     { exec 9<>"$lock"; } 2>/dev/null || { echo "run.sh: $1: cannot open the suite lock $lock" >&2; exit 1; }
     if ! flock -n 9; then
-        echo "run.sh: $1: another suite run is measuring on this machine (pid $(tr -dc 0-9 <"$lock"), lock $lock); not starting a second" >&2
+        holder=$(tr -dc 0-9 <"$lock")
+        echo "run.sh: $1: another suite run is measuring on this machine (pid ${holder:-unknown}, lock $lock); not starting a second" >&2
         exit 3
     fi
     echo $$ >"$lock"
