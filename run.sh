@@ -60,7 +60,9 @@ options:
                              folder results/runs/<host>/<UTC date>-<sha>/
     quick|full --only STEPS  run only these steps, a comma list of
                              $steps
-                             (the experiments of harness/experiments/, then the report)
+                             (the experiments of harness/experiments/, then the report;
+                             an empty list or name, or a name twice, is refused)
+    quick|full --run-dir DIR write into DIR (created if missing)
     regress --update         record counts.json and this CPU model's timing baseline
                              (refuses a tree with uncommitted changes)
     compare --out DIR        write the comparison into DIR
@@ -68,6 +70,13 @@ options:
                              DIR (default results/runs; same CPU model and preset, A and B
                              left out, at least 3, else the 10% floor alone)
     compare --fail-on-verdict-change   exit 1 when a verdict differs between A and B
+
+quick and full: one measuring run per machine at a time (a lock, /tmp/switchyard-suite.lock
+or \$SWITCHYARD_SUITE_LOCK, taken before setup and build); SIGTERM, SIGINT or SIGHUP stops every
+process of the run and leaves suite.json with status "interrupted" beside the steps that
+finished. Exit status: 0 every step ok (or left out by the preset), 1 a step failed or the
+run folder could not be written (suite.json says which), 2 usage, 3 another run holds the
+lock (its pid named), 128 + N stopped by signal N.
 USAGE
 }
 
@@ -194,14 +203,39 @@ cmd_regress() {
 }
 
 # check_steps PRESET LIST: every name of the comma list is a step of the registry, checked
-# before anything is installed or built.
+# before anything is installed or built; an empty list or name is refused, not read as every
+# step.
 check_steps() {
-    local name valid
+    local name valid names
+    local -A seen=()
     valid=$(suite_steps)
-    for name in ${2//,/ }; do
+    [[ -n ${2//[, ]/} ]] ||
+        { echo "run.sh: $1: --only needs at least one step (valid: $(paste -sd, - <<<"$valid"))" >&2; exit 2; }
+    IFS=, read -ra names <<<"$2"
+    [[ $2 != *, ]] || names+=("")
+    for name in "${names[@]}"; do
+        [[ -n $name ]] || { echo "run.sh: $1: an empty step name in --only '$2'" >&2; exit 2; }
         grep -qx -- "$name" <<<"$valid" ||
             { echo "run.sh: $1: unknown step '$name' (valid: $(paste -sd, - <<<"$valid"))" >&2; exit 2; }
+        [[ -z ${seen[$name]:-} ]] || { echo "run.sh: $1: step '$name' named twice in --only" >&2; exit 2; }
+        seen[$name]=1
     done
+}
+
+# take_suite_lock PRESET: one measuring run per machine. Taken before setup and build (a
+# build beside a measuring run is measured too) on descriptor 9, which the exec into
+# suite.py keeps, together with this pid: suite.py knows the lock for its own by the pid the
+# file names. A second run refuses, naming the holder, with exit status 3.
+take_suite_lock() {
+    local lock holder
+    lock=$("$PY" "$ROOT/harness/suite.py" --lock-path)
+    { exec 9<>"$lock"; } 2>/dev/null || { echo "run.sh: $1: cannot open the suite lock $lock" >&2; exit 1; }
+    if ! flock -n 9; then
+        holder=$(tr -dc 0-9 <"$lock")
+        echo "run.sh: $1: another suite run is measuring on this machine (pid ${holder:-unknown}, lock $lock); not starting a second" >&2
+        exit 3
+    fi
+    echo $$ >"$lock"
 }
 
 # cmd_suite quick|full [--reference] [--only STEPS]: the experiments, charts and report.
@@ -212,6 +246,11 @@ cmd_suite() {
     while (($#)); do
         case $1 in
         --reference) extra+=(--reference) ;;
+        --run-dir)
+            [[ $# -ge 2 && -n $2 ]] || { echo "run.sh: $preset: --run-dir needs a folder" >&2; exit 2; }
+            extra+=(--run-dir "$2")
+            shift
+            ;;
         --only)
             [[ $# -ge 2 ]] || { echo "run.sh: $preset: --only needs a comma list of steps" >&2; exit 2; }
             check_steps "$preset" "$2"
@@ -219,20 +258,27 @@ cmd_suite() {
             shift
             ;;
         *)
-            echo "run.sh: $preset: unknown option '$1' (valid: --reference, --only STEPS)" >&2
+            echo "run.sh: $preset: unknown option '$1' (valid: --reference, --only STEPS, --run-dir DIR)" >&2
             exit 2
             ;;
         esac
         shift
     done
-    cmd_setup
-    configure_build build
-    # The aarch64 build only feeds the switch_emulated step (times labelled as emulated).
-    if command -v aarch64-linux-gnu-gcc >/dev/null && command -v qemu-aarch64 >/dev/null; then
-        configure_build build-aarch64 -DCMAKE_TOOLCHAIN_FILE="$ROOT/$AARCH64_TOOLCHAIN"
+    take_suite_lock "$preset"
+    if [[ ${SWITCHYARD_SKIP_BUILD:-} == 1 ]]; then
+        # Test-only (harness/tests/suite_faults.py): the suite against the build as it is.
+        say "$preset: SWITCHYARD_SKIP_BUILD=1: no setup, no build"
+    else
+        cmd_setup
+        configure_build build
+        # The aarch64 build only feeds the switch_emulated step (times labelled as emulated).
+        if command -v aarch64-linux-gnu-gcc >/dev/null && command -v qemu-aarch64 >/dev/null; then
+            configure_build build-aarch64 -DCMAKE_TOOLCHAIN_FILE="$ROOT/$AARCH64_TOOLCHAIN"
+        fi
     fi
     say "$preset: running the suite (progress below; the report path is printed at the end)"
-    "$PY" "$ROOT/harness/suite.py" "$preset" --build-dir "$ROOT/build" \
+    # exec: a signal to run.sh's pid reaches the suite, which stops every process it started.
+    exec "$PY" "$ROOT/harness/suite.py" "$preset" --build-dir "$ROOT/build" \
         --cross-build-dir "$ROOT/build-aarch64" "${extra[@]}"
 }
 

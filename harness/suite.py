@@ -15,6 +15,13 @@ verdict on every claim (fewer repetitions, shorter points); `full` runs every ex
 full size. A step that fails is recorded as failed (the report then says "not run" for what
 depended on it) and the suite goes on. Results go to results/runs/<host>/<UTC date>-<sha>/, or
 with --reference to results/reference/ (replaced).
+
+One run measures on a machine at a time: a second one refuses while the first holds the lock
+(suite_guard.py). SIGTERM, SIGINT or SIGHUP stops every process the run started and leaves
+suite.json with status "interrupted" beside the outputs of the steps that finished; a run
+folder that cannot be written stops the run the same way. Exit status: 0 every step ok (or
+left out by the preset), 1 a step failed or the run folder could not be written, 2 usage,
+3 another run holds the lock, 128 + N stopped by signal N.
 """
 import argparse
 import shutil
@@ -27,8 +34,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import experiments  # noqa: E402
 from drive import probe, runnable  # noqa: E402
+import suite_guard as guard  # noqa: E402
 import meta  # noqa: E402  (the harness's shared meta module, beside this file)
-from experiments._step import PY, ROOT, Ctx, fail, run, say, write_json  # noqa: E402
+from experiments._step import PY, ROOT, Ctx, fail, run, say  # noqa: E402
 
 EXPERIMENTS = experiments.load()
 PRESET_NAMES = ("quick", "full")
@@ -45,6 +53,10 @@ SETTLE_SLACK, SETTLE_TIMEOUT_S = 1, 60
 CALIBRATE_TIMEOUT_S = {"quick": 8, "full": 60}
 CALIBRATE_TOTAL_S = {"quick": 20, "full": 300}
 STEPS = [e.name for e in EXPERIMENTS] + [REPORT]
+# Exit statuses besides 0 (every step ok or left out by the preset) and 2 (usage); a stop
+# signal N gives 128 + N.
+EXIT_FAILED = 1  # a step failed, or the run folder could not be made or written
+EXIT_BUSY = 3    # another suite run holds the machine's lock
 # Every size knob per preset, as the experiments declare them, so the report can quote what
 # was run.
 PRESETS = {p: {e.name: e.preset(p) for e in EXPERIMENTS if e.presets} for p in PRESET_NAMES}
@@ -100,12 +112,28 @@ def calibrate(record, step, preset):
 
 
 def csv_steps(text):
-    items = [x.strip() for x in text.split(",") if x.strip()]
+    """A comma list of step names; an empty list or name, or one named twice, is refused
+    rather than read as every step or run twice."""
+    items = [x.strip() for x in text.split(",")]
+    valid = f"(valid: {', '.join(STEPS)})"
+    if not any(items):
+        raise argparse.ArgumentTypeError(f"an empty list of steps {valid}")
+    if "" in items:
+        raise argparse.ArgumentTypeError(f"an empty step name in {text!r}")
     bad = [x for x in items if x not in STEPS]
     if bad:
-        raise argparse.ArgumentTypeError(f"unknown step {', '.join(bad)} "
-                                         f"(valid: {', '.join(STEPS)})")
+        raise argparse.ArgumentTypeError(f"unknown step {', '.join(bad)} {valid}")
+    twice = sorted({x for x in items if items.count(x) > 1})
+    if twice:
+        raise argparse.ArgumentTypeError(f"step named twice: {', '.join(twice)}")
     return items
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """Usage errors as one line (the full usage is --help's)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: {message}\n")
 
 
 def step_table():
@@ -115,11 +143,13 @@ def step_table():
 
 
 def parse_args(argv):
-    ap = argparse.ArgumentParser(prog="suite.py", description=__doc__.split("\n\n")[0],
-                                 epilog=step_table(),
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = OneLineParser(prog="suite.py", description=__doc__.split("\n\n")[0],
+                       epilog=step_table(), formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("preset", nargs="?", choices=PRESET_NAMES)
     ap.add_argument("--list", action="store_true", help="print the step names, one a line")
+    ap.add_argument("--lock-path", action="store_true",
+                    help=f"print the machine's suite lock file ({guard.LOCK_ENV} or "
+                         f"{guard.DEFAULT_LOCK})")
     ap.add_argument("--reference", action="store_true",
                     help="write into results/reference/ (replacing it) instead of results/runs/")
     ap.add_argument("--build-dir", default=str(ROOT / "build"))
@@ -129,7 +159,7 @@ def parse_args(argv):
     ap.add_argument("--only", type=csv_steps, help=f"comma list of steps ({','.join(STEPS)})")
     ap.add_argument("--skip", type=csv_steps, default=[], help="comma list of steps to skip")
     a = ap.parse_args(argv)
-    if not a.list and not a.preset:
+    if not a.list and not a.lock_path and not a.preset:
         ap.error(f"a preset is required ({' or '.join(PRESET_NAMES)})")
     return a
 
@@ -155,36 +185,73 @@ def run_step(ctx, name):
     return exp.run(ctx, exp)
 
 
-def main(argv=None):
-    a = parse_args(argv)
-    if a.list:
-        print("\n".join(STEPS))
-        return 0
-    steps = [s for s in (a.only or STEPS) if s not in a.skip]
-    build = Path(a.build_dir)
-    needed = sorted({b for e in EXPERIMENTS if e.name in steps for b in e.binaries})
-    for exe in needed:
-        if not (build / "bin" / exe).is_file():
-            print(f"suite: {build / 'bin' / exe} is missing: build first (./run.sh build)",
-                  file=sys.stderr)
-            return 2
-    run_dir = prepare_run_dir(a)
+def failed_steps(record):
+    """Steps that neither measured nor were left out by the preset's design ("not run: ...")."""
+    return [s for s, r in record["steps"].items()
+            if r["status"] != "ok" and not r["status"].startswith("not run")]
+
+
+def start_record(a, steps):
+    """suite.json's fields known before anything is measured."""
+    return {"experiment": "suite", "preset": a.preset, "reference": a.reference,
+            "status": "running",
+            "presets": PRESETS[a.preset],
+            # What the full preset would run, so a reduced run's report can say per claim
+            # what a full run changes.
+            "full_presets": PRESETS["full"],
+            "loadavg_start": meta.loadavg(), "steps": {},
+            "budgets": {s: budget(s, a.preset) for s in steps}}
+
+
+def reference_state(record):
+    """The machine's state before the first step, into the record."""
+    # procs_running at the start, nothing of the suite measuring yet.
+    record["runnable_baseline"] = runnable.baseline(20, 0.05)
+    # The calibration probe with nothing of the suite run yet: what "back to the state the
+    # run started in" means for the steps after, and how far the machine moves on its own
+    # (the tolerance).
+    record["probe_reference"] = probe.reference()
+
+
+def run_one(ctx, record, s, preset):
+    """Measures one step after the machine settled; returns its record entry."""
+    # Step isolation: wait until what an earlier step started has wound down.
+    waited, before, settled = runnable.wait_settled(
+        record["runnable_baseline"], SETTLE_SLACK, SETTLE_TIMEOUT_S)
+    if not settled:
+        say(f"step {s}: {before} tasks still runnable after {waited:.0f} s "
+            f"(baseline {record['runnable_baseline']}); measuring anyway")
+    calibrated = calibrate(record, s, preset)
+    t0 = time.monotonic()
+    sampler_r = runnable.Sampler()
+    sampler_r.start()
+    try:
+        status = run_step(ctx, s)
+    except (OSError, subprocess.SubprocessError, ValueError) as e:
+        status = fail(ctx, s, f"{type(e).__name__}: {e}")
+    during = sampler_r.stop()
+    guard.reap()  # orphans a driver left that have exited since
+    took = round(time.monotonic() - t0, 1)
+    say(f"step {s}: {status} in {fmt(took)} (budget {fmt(budget(s, preset))}"
+        + (", OVER" if took > budget(s, preset) else "") + ")")
+    return {"status": status, "seconds": took, "budget_s": budget(s, preset),
+            "over_budget": took > budget(s, preset), "calibration": calibrated,
+            "loadavg_after": meta.loadavg(), "runnable_before": before, "waited_s": waited,
+            "settled": settled, "runnable_max": during["max"], "runnable_mean": during["mean"]}
+
+
+def run_suite(a, steps, state):
+    """Every step into the run folder; `state` keeps the folder, the record and the step under
+    way for a stop. Returns the exit status."""
+    state["dir"] = run_dir = prepare_run_dir(a)
     say(f"{a.preset} suite: {', '.join(steps)} -> {run_dir} "
         f"(budget {fmt(sum(budget(s, a.preset) for s in steps))})")
-    record = {"experiment": "suite", "preset": a.preset, "reference": a.reference,
-              "presets": PRESETS[a.preset],
-              # What the full preset would run, so a reduced run's report can say per claim
-              # what a full run changes.
-              "full_presets": PRESETS["full"],
-              "loadavg_start": meta.loadavg(), "steps": {},
-              # procs_running at the start, nothing of the suite measuring yet.
-              "runnable_baseline": runnable.baseline(20, 0.05),
-              # The calibration probe with nothing of the suite run yet: what "back to the
-              # state the run started in" means for the steps after, and how far the
-              # machine moves on its own (the tolerance).
-              "probe_reference": probe.reference(),
-              "budgets": {s: budget(s, a.preset) for s in steps}}
-    started = time.monotonic()
+    state["record"] = record = start_record(a, steps)
+    # Written before anything is measured: a folder that cannot hold it stops the run here,
+    # and a run stopped from now on has a record saying so.
+    guard.write_record(run_dir / "suite.json", record)
+    reference_state(record)
+    started = state["started"] = time.monotonic()
     sampler = load_sampler()
     sampler.start()
     with tempfile.TemporaryDirectory(prefix="suite-") as tmp:
@@ -193,49 +260,96 @@ def main(argv=None):
         for i, s in enumerate(steps, 1):
             record["loadavg_during"] = loadavg_during(sampler)
             if s == REPORT:  # the report reads suite.json: finish the record first
-                record["loadavg_end"] = meta.loadavg()
-                record["seconds"] = round(time.monotonic() - started, 1)
-                write_json(run_dir / "suite.json", record)
+                record.update(loadavg_end=meta.loadavg(),
+                              seconds=round(time.monotonic() - started, 1))
+                guard.write_record(run_dir / "suite.json", record)
             left = sum(budget(x, a.preset) for x in steps[i - 1:])
             say(f"step {i}/{len(steps)}: {s} (elapsed {fmt(time.monotonic() - started)}, "
                 f"about {fmt(left)} left)")
-            # Step isolation: wait until what an earlier step started has wound down.
-            waited, before, settled = runnable.wait_settled(
-                record["runnable_baseline"], SETTLE_SLACK, SETTLE_TIMEOUT_S)
-            if not settled:
-                say(f"step {s}: {before} tasks still runnable after {waited:.0f} s "
-                    f"(baseline {record['runnable_baseline']}); measuring anyway")
-            calibrated = calibrate(record, s, a.preset)
-            t0 = time.monotonic()
-            sampler_r = runnable.Sampler()
-            sampler_r.start()
-            try:
-                status = run_step(ctx, s)
-            except (OSError, subprocess.SubprocessError, ValueError) as e:
-                status = fail(ctx, s, f"{type(e).__name__}: {e}")
-            during = sampler_r.stop()
-            took = round(time.monotonic() - t0, 1)
-            record["steps"][s] = {"status": status, "seconds": took,
-                                  "budget_s": budget(s, a.preset),
-                                  "over_budget": took > budget(s, a.preset),
-                                  "calibration": calibrated,
-                                  "loadavg_after": meta.loadavg(),
-                                  "runnable_before": before, "waited_s": waited,
-                                  "settled": settled, "runnable_max": during["max"],
-                                  "runnable_mean": during["mean"]}
-            say(f"step {s}: {status} in {fmt(took)} (budget {fmt(budget(s, a.preset))}"
-                + (", OVER" if took > budget(s, a.preset) else "") + ")")
+            state["step"] = s
+            record["steps"][s] = run_one(ctx, record, s, a.preset)
+            state["step"] = None
             if s != REPORT:
                 record["loadavg_end"] = meta.loadavg()
                 record["seconds"] = round(time.monotonic() - started, 1)
-                write_json(run_dir / "suite.json", record)
+                guard.write_record(run_dir / "suite.json", record)
     sampler.stop()
-    write_json(run_dir / "suite.json", record)
+    record["status"] = "done"
+    guard.write_record(run_dir / "suite.json", record)
     say(f"done in {fmt(time.monotonic() - started)}; load average at start "
         f"{record['loadavg_start']}, at end {record['loadavg_end']}")
     report = run_dir / "REPORT.md"
     say(f"report: {report if report.exists() else 'not written (see suite.log)'}")
+    bad = failed_steps(record) + ([] if REPORT not in steps or report.exists() else [REPORT])
+    if bad:
+        print(f"suite: {len(bad)} step(s) failed: {', '.join(sorted(set(bad)))} "
+              f"(suite.json and suite.log in {run_dir})", file=sys.stderr)
+        return EXIT_FAILED
     return 0
+
+
+def stopped(state, status, why, code):
+    """Ends a run that could not go on: its processes stopped, suite.json saying so beside
+    what the finished steps wrote, one line on standard error; returns `code`."""
+    guard.ignore_signals()
+    left = guard.stop_descendants()
+    line = f"suite: {why}"
+    rec, d = state.get("record"), state.get("dir")
+    if rec is not None:
+        rec.update(status=status, stopped_by=why, stopped_step=state.get("step"),
+                   seconds=round(time.monotonic() - state["started"], 1))
+        try:
+            guard.write_record(d / "suite.json", rec)
+            line += f"; suite.json in {d} records the {len(rec['steps'])} step(s) that finished"
+        except OSError as e:
+            line += f"; suite.json in {d} not updated ({e.strerror})"
+    elif d is not None:
+        line += f"; nothing measured yet in {d}"
+    if left:
+        line += f"; processes still alive: {' '.join(map(str, left))}"
+    print(line, file=sys.stderr, flush=True)
+    return code
+
+
+def main(argv=None):
+    a = parse_args(argv)
+    if a.list:
+        print("\n".join(STEPS))
+        return 0
+    if a.lock_path:
+        print(guard.lock_path())
+        return 0
+    steps = [s for s in (a.only or STEPS) if s not in a.skip]
+    if not steps:
+        print("suite: --skip leaves no step to run", file=sys.stderr)
+        return 2
+    build = Path(a.build_dir)
+    needed = sorted({b for e in EXPERIMENTS if e.name in steps for b in e.binaries})
+    for exe in needed:
+        if not (build / "bin" / exe).is_file():
+            print(f"suite: {build / 'bin' / exe} is missing: build first (./run.sh build)",
+                  file=sys.stderr)
+            return 2
+    try:
+        guard.take_lock()
+    except guard.Busy as e:
+        print(f"suite: {e}; not starting a second", file=sys.stderr)
+        return EXIT_BUSY
+    except OSError as e:
+        print(f"suite: cannot take the suite lock {guard.lock_path()}: {e.strerror}",
+              file=sys.stderr)
+        return EXIT_FAILED
+    guard.become_subreaper()
+    guard.on_signals()
+    state = {"started": time.monotonic()}
+    try:
+        return run_suite(a, steps, state)
+    except guard.Interrupted as e:
+        where = f" during step {state['step']}" if state.get("step") else ""
+        return stopped(state, "interrupted", f"interrupted by {e.name}{where}", 128 + e.signum)
+    except OSError as e:  # the run folder cannot be made or written: nothing more to record
+        what = f"{e.filename}: " if e.filename else ""
+        return stopped(state, "stopped", f"stopped: {what}{e.strerror or e}", EXIT_FAILED)
 
 
 def fmt(s):

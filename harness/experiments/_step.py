@@ -65,8 +65,12 @@ def say(msg):
 
 def write_json(path, data):
     tmp = Path(str(path) + ".tmp")
-    tmp.write_text(meta.json_text(data))
-    tmp.replace(path)
+    try:
+        tmp.write_text(meta.json_text(data))
+        tmp.replace(path)
+    except BaseException:  # a full disk or a stop signal: no half-written copy left behind
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def run(cmd, log, timeout):

@@ -1,13 +1,17 @@
 #!/usr/bin/python3
 """The experiment registry (harness/experiments/) and the suite's reading of it: every
 experiment file is in the ordered list and the list names only files; each declaration is
-complete; `suite.py --list` and `--only` follow the list; switch-bench's passes measure each
-row once.
+complete; `suite.py --list` and `--only` follow the list (an empty or repeated name refused);
+a failed step fails the suite's exit status; switch-bench's passes measure each row once.
 
-usage: suite_cases.py CASE [--bin DIR]
+usage: suite_cases.py CASE [--bin DIR] [--work DIR]
 """
+import fcntl
+import json
+import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 HARNESS = Path(__file__).resolve().parent.parent
@@ -47,6 +51,45 @@ def case_cli(a):
                        capture_output=True, text=True, timeout=30)
     check(p.returncode == 2 and "unknown step bogus" in p.stderr, "--only refuses a name the "
           "registry lacks", p.stderr)
+    # An empty list or name is not read as every step, nor a repeated name as two runs;
+    # run.sh refuses them before it sets up or builds anything. The lock is held here
+    # meanwhile, so a check that let one through ends at the lock (exit 3), not in a run.
+    bad = [["--only", ""], ["--only", ","], ["--only", "props,,switch"],
+           ["--only", "props,"], ["--only", "props,props"]]
+    with tempfile.NamedTemporaryFile(prefix="suite-lock-") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        env = dict(os.environ, SWITCHYARD_SUITE_LOCK=lock.name, SWITCHYARD_SKIP_BUILD="1")
+        for cmd in ([PY, str(HARNESS / "suite.py"), "quick"],
+                    [str(HARNESS.parent / "run.sh"), "quick"]):
+            for args in bad + [["--only", "props", "--skip", "props"]] * (cmd[0] == PY):
+                p = subprocess.run(cmd + args, capture_output=True, text=True, timeout=30,
+                                   env=env)
+                check(p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
+                      and any(w in p.stderr for w in ("empty", "twice", "at least one",
+                                                      "no step")),
+                      f"{cmd[-2]} {args}: exit 2 with one line saying why",
+                      f"{p.returncode}: {p.stderr}")
+
+
+def case_exit_status(a):
+    """A step that fails makes the suite's exit status 1 and says which (a build whose
+    switch-info fails makes props fail)."""
+    work = Path(a.work)
+    (work / "build" / "bin").mkdir(parents=True, exist_ok=True)
+    for exe in ("switch-info", "switch-tests"):
+        f = work / "build" / "bin" / exe
+        f.write_text("#!/bin/sh\nexit 1\n")
+        f.chmod(0o755)
+    env = dict(os.environ, SWITCHYARD_SUITE_LOCK=str(work / "suite.lock"))
+    p = subprocess.run([PY, str(HARNESS / "suite.py"), "quick", "--only", "props",
+                        "--build-dir", str(work / "build"), "--run-dir", str(work / "run")],
+                       capture_output=True, text=True, timeout=60, env=env)
+    rec = json.loads((work / "run" / "suite.json").read_text())
+    check(rec["steps"]["props"]["status"].startswith("failed"), "props is recorded failed",
+          rec["steps"])
+    check(p.returncode == 1, "a failed step makes the exit status 1", p.returncode)
+    check(len(p.stderr.strip().splitlines()) == 1 and "props" in p.stderr,
+          "one line naming the failed step", p.stderr)
 
 
 def case_switch_passes(a):
@@ -73,4 +116,4 @@ def case_switch_passes(a):
 
 
 if __name__ == "__main__":
-    sys.exit(run(globals(), __doc__, ("--bin", {"default": ""})))
+    sys.exit(run(globals(), __doc__, ("--bin", {"default": ""}), ("--work", {"default": ""})))
