@@ -10,6 +10,13 @@
 #include <unistd.h>
 
 #define RETRY_NS (10 * 1000 * 1000LL) /* a failed slot waits this long before reconnecting */
+/*
+ * Reads of one slot per turn of the worker's loop. A pipelined stream of large echoes stays
+ * readable for as long as the run lasts (each completed request sends the next), so reading until
+ * EAGAIN would never return to the loop: no phase change, no --max-time, no signal, and the
+ * other connections starve into timeouts.
+ */
+#define READ_BUDGET 16
 
 void ld__close_slot(struct slot *s)
 {
@@ -318,9 +325,21 @@ static bool verify(struct worker *w, struct slot *s, size_t n, int64_t now)
     return true;
 }
 
+/* The slot may have bytes left that no new edge will report: read on at the loop's next turn. */
+static void read_later(struct worker *w, struct slot *s)
+{
+    if (s->again) return;
+    s->again = true;
+    w->again[(w->again_head + w->nagain++) % w->nslots] = (unsigned)(s - w->slots);
+}
+
 static void recv_some(struct worker *w, struct slot *s, int64_t now)
 {
-    for (;;) {
+    for (unsigned reads = 0;; reads++) {
+        if (reads == READ_BUDGET) {
+            read_later(w, s);
+            return;
+        }
         ssize_t k = recv(s->fd, w->rbuf, BUF_SIZE, 0);
         if (k > 0) {
             w->last_progress = now;
@@ -359,6 +378,19 @@ void ld__on_event(struct worker *w, struct slot *s, uint32_t ev, int64_t now)
     if (ev & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) recv_some(w, s, now);
     if (s->fd >= 0 && s->state == S_ACTIVE && (ev & EPOLLOUT) && s->tx < s->chunk_end)
         ld__send_some(w, s, now);
+}
+
+void ld__read_again(struct worker *w, int64_t now)
+{
+    for (unsigned n = w->nagain; n > 0; n--) {
+        struct slot *s = &w->slots[w->again[w->again_head]];
+        w->again_head = (w->again_head + 1) % w->nslots;
+        w->nagain--;
+        s->again = false;
+        /* Since listed, the slot may have failed, or reconnected and still be connecting; any
+         * connection it holds that is past its connect may have bytes to read. */
+        if (s->fd >= 0 && (s->state == S_ACTIVE || s->state == S_READY)) recv_some(w, s, now);
+    }
 }
 
 /* Timeouts and retries, checked every tick rather than kept in a timer structure per slot. */

@@ -224,6 +224,39 @@ def case_pipeline(a):
     check(s.stats["bytes"] >= 2000 * 300, "the server echoed them", s.stats["bytes"])
 
 
+def case_pipeline_streaming(a):
+    # Large pipelined echoes keep a connection readable without a pause: the worker must still
+    # come back to its loop, or its window never opens (0 requests), --max-time and signals go
+    # unheard, and the connections it starves time out for want of being read.
+    for conns, size in ((1, "1M"), (10, "32K")):
+        with Server(a.server) as s:
+            rc, r, err, elapsed = run_load(a.load, "--port", s.port, "--conns", conns, "--size",
+                                           size, "--pipeline", 4, "--duration", 1,
+                                           "--max-time", 3, "--ramp-timeout", 1, "--json",
+                                           timeout=15)
+        show(r)
+        print(f"  {conns} x {size}: exit {rc} after {elapsed:.2f} s")
+        expect_clean(r, rc)
+        check(not r["capped"] and elapsed < 3, "done by the end of its window and drain",
+              (r["capped"], elapsed))
+        check(0.9 < r["seconds"] < 1.5, "a window of about --duration", r["seconds"])
+    # A signal is heard mid-stream, within a tick, not after the stream lets up.
+    with Server(a.server) as s:
+        p = subprocess.Popen([a.load, "--port", str(s.port), "--conns", "1", "--size", "1M",
+                              "--pipeline", "4", "--duration", "20", "--json"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.5)
+        t0 = time.monotonic()
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=15)
+        elapsed = time.monotonic() - t0
+    print(f"  SIGTERM mid-stream: exit {p.returncode} {elapsed:.2f} s after the signal")
+    check(p.returncode == 143 and elapsed < 1, "SIGTERM obeyed at once", (p.returncode, elapsed))
+    r = json.loads(out)
+    check(r["stopped_by"] == "SIGTERM" and r["requests"] > 0, "with what it measured",
+          (r["stopped_by"], r["requests"]))
+
+
 def case_pipeline_swap(a):
     # A damaged byte in the middle of a pipelined stream is found and located as without one.
     with Server(a.server, "--fault", "swap", "--at", 5050) as s:
