@@ -395,15 +395,27 @@ static void on_alarm(int sig)
     _exit(3);
 }
 
+/* The worker processes this process forked (none in a worker process itself). */
+static pid_t child_pids[MAX_PROCS];
+static volatile sig_atomic_t nchildren;
+
 /*
  * SIGINT and SIGTERM ask every worker of every process to stop (the flag is in shared memory,
  * so a signal to the parent alone reaches the children): the run ends with a partial report of
- * what it measured. A second signal while it winds down ends it at once.
+ * what it measured. A signal to the process group reaches every process at once, so "second" is
+ * counted per process: only a second signal to the same process ends it at once, and the parent
+ * then takes its worker processes with it.
  */
 static void on_stop_signal(int sig)
 {
+    static volatile sig_atomic_t seen;
+    if (seen++) {
+        for (sig_atomic_t i = 0; i < nchildren; i++)
+            kill(child_pids[i], SIGKILL);
+        _exit(128 + sig);
+    }
     int none = 0;
-    if (!atomic_compare_exchange_strong(&run_sync->stop, &none, sig)) _exit(128 + sig);
+    atomic_compare_exchange_strong(&run_sync->stop, &none, sig);
 }
 
 static void catch_stop_signals(void)
@@ -452,7 +464,6 @@ static int run_children(const struct ld_config *c, struct ld_result *total)
 {
     static struct ld_result part;
     int fds[MAX_PROCS];
-    pid_t pids[MAX_PROCS];
     int64_t t0 = ld_now_ns() + 20000000LL + 5000000LL * c->procs; /* all forked by then */
     unsigned forked = 0;
     for (; forked < c->procs; forked++) {
@@ -465,6 +476,7 @@ static int run_children(const struct ld_config *c, struct ld_result *total)
             break;
         }
         if (pid == 0) {
+            nchildren = 0;
             close(pfd[0]);
             arm_watchdog(c);
             struct ld_share s = share_of(c, forked, t0);
@@ -473,7 +485,8 @@ static int run_children(const struct ld_config *c, struct ld_result *total)
         }
         close(pfd[1]);
         fds[forked] = pfd[0];
-        pids[forked] = pid;
+        child_pids[forked] = pid;
+        nchildren = (sig_atomic_t)(forked + 1);
     }
     int rc = forked == c->procs ? 0 : -1;
     ld_result_init(total);
@@ -484,7 +497,7 @@ static int run_children(const struct ld_config *c, struct ld_result *total)
             rc = -1;
         close(fds[i]);
         int st;
-        while (waitpid(pids[i], &st, 0) < 0 && errno == EINTR)
+        while (waitpid(child_pids[i], &st, 0) < 0 && errno == EINTR)
             ;
     }
     return rc;

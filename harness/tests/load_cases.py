@@ -380,6 +380,42 @@ def case_interrupted(a):
               (r["requests"], r["seconds"]))
 
 
+def group_alive(pgid):
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+
+
+def case_interrupted_group(a):
+    # Ctrl-C in a terminal signals the whole process group: each worker process gets the signal
+    # too, and one signal seen by several processes is still the first, not a second one.
+    for sig, procs, threads in ((signal.SIGINT, 2, 1), (signal.SIGTERM, 3, 2)):
+        with Server(a.server) as s:
+            p = subprocess.Popen([a.load, "--port", str(s.port), "--conns", "8", "--size", "64",
+                                  "--duration", "20", "--warmup", "0.2", "--procs", str(procs),
+                                  "--threads", str(threads), "--json"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 start_new_session=True)
+            time.sleep(1.5)
+            os.killpg(p.pid, sig)
+            out, err = p.communicate(timeout=10)
+            left = group_alive(p.pid)
+            if left:
+                os.killpg(p.pid, signal.SIGKILL)
+        print(f"  {sig.name} to the group, {procs} x {threads}: exit {p.returncode}; "
+              f"{err.strip()!r}")
+        check(not left, "no worker process outlives echo-load")
+        check(p.returncode == 128 + sig, "exit 128 + signal", (p.returncode, err))
+        check(out.startswith("{"), "a report on stdout", (out[:80], err))
+        r = json.loads(out)
+        check(r["partial"] and r["stopped_by"] == sig.name and r["exit_status"] == 128 + sig,
+              "marked partial", (r["partial"], r["stopped_by"], r["exit_status"]))
+        check(r["requests"] > 0 and r["cpu"]["workers"] == procs * threads,
+              "what every worker measured until then", (r["requests"], r["cpu"]["workers"]))
+
+
 def case_ramp_up(a):
     # Every connection connects and echoes once before anything is measured; those echoes
     # and their errors are reported apart from the window's.
