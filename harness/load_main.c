@@ -90,7 +90,33 @@ static void usage(FILE *f)
                "early, 2 bad usage, 3 nothing measured, the run could not be set up, or "
                "the\n"
                "hard time cap stopped it first, 4 more than --max-failed of the measured\n"
-               "requests failed (connect errors, timeouts) or never completed.\n");
+               "requests failed (connect errors, timeouts) or never completed, 5 the report\n"
+               "could not be written to standard output (a full disk, a closed pipe).\n");
+}
+
+/* Exit status when the report (or --help) could not be written: the run's outcome is lost. */
+#define EXIT_UNWRITTEN 5
+
+/*
+ * Everything echo-load prints goes through stdio's buffer, so a full disk or a closed pipe shows
+ * only when it is flushed: flush and close stdout, and say so when that fails.
+ */
+static int close_stdout(const char *what)
+{
+    bool failed = ferror(stdout) != 0; /* a write already failed while printing */
+    int err = errno;
+    if (fflush(stdout) != 0) {
+        failed = true;
+        err = errno;
+    }
+    if (fclose(stdout) != 0 && !failed) {
+        failed = true;
+        err = errno;
+    }
+    if (!failed) return 0;
+    fprintf(stderr, "echo-load: could not write the %s to standard output: %s\n", what,
+            strerror(err ? err : EIO));
+    return -1;
 }
 
 static _Noreturn void bad(const char *fmt, const char *a, const char *b)
@@ -324,7 +350,7 @@ static void parse_args(struct ld_config *c, int argc, char **argv)
     while ((opt = getopt_long(argc, argv, ":", long_opts, NULL)) != -1) {
         if (opt == 'h') {
             usage(stdout);
-            exit(0);
+            exit(close_stdout("help") == 0 ? 0 : EXIT_UNWRITTEN);
         }
         if (opt == ':')
             bad("option %s needs a value (valid options: %s)", argv[optind - 1], valid_options);
@@ -539,10 +565,11 @@ int main(int argc, char **argv)
                 "listening there? --connect-timeout sets how long to try)\n",
                 cfg.host, cfg.port, res.gave_up_after, ld_error_names[res.gave_up_error]);
     res.stopped = stop;
+    errno = 0;
     if (cfg.json)
         ld_report_json(&cfg, &res);
     else
         ld_report_human(&cfg, &res);
-    fflush(stdout);
+    if (close_stdout("report") != 0) return EXIT_UNWRITTEN;
     return stop > 0 ? 128 + stop : ld_exit_status(&cfg, &res);
 }

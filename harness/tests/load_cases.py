@@ -416,6 +416,26 @@ def case_interrupted_group(a):
               "what every worker measured until then", (r["requests"], r["cpu"]["workers"]))
 
 
+def case_report_unwritable(a):
+    # A report that cannot be written (a full disk: /dev/full) is lost: that is an error of its
+    # own, said in one line, not exit 0. The summary and the JSON alike.
+    for fmt in ([], ["--json"]):
+        with Server(a.server) as s, open("/dev/full", "w") as full:
+            p = subprocess.run([a.load, "--port", str(s.port), "--conns", "2", "--size", "64",
+                                "--duration", "0.2", "--warmup", "0", *fmt], stdout=full,
+                               stderr=subprocess.PIPE, text=True, timeout=15)
+        lines = p.stderr.strip().splitlines()
+        print(f"  {fmt or 'summary'}: exit {p.returncode}: {lines}")
+        check(p.returncode == 5, "exit 5 when the report cannot be written", p.returncode)
+        check(len(lines) == 1 and "report" in lines[0] and "No space left" in lines[0],
+              "one line naming the report and why", lines)
+    with open("/dev/full", "w") as full:
+        p = subprocess.run([a.load, "--help"], stdout=full, stderr=subprocess.PIPE, text=True,
+                           timeout=5)
+    check(p.returncode == 5 and len(p.stderr.strip().splitlines()) == 1,
+          "--help that cannot be written: exit 5, one line", (p.returncode, p.stderr))
+
+
 def case_ramp_up(a):
     # Every connection connects and echoes once before anything is measured; those echoes
     # and their errors are reported apart from the window's.
