@@ -41,8 +41,25 @@ void ld__make_available(struct worker *w, struct slot *s)
     }
 }
 
+/*
+ * A first echo that comes back wrong, or cut short, once may be chance, and the slot tries again
+ * on a fresh connection; twice, it is the server, and retrying until the ramp-up's deadline would
+ * only count the same failure thousands of times: the whole run stops.
+ */
+static void check_first_echo(struct worker *w, struct slot *s, enum ld_error kind)
+{
+    if (w->phase != PH_RAMP || !ld_error_is_fatal(kind) || ++s->ramp_fails < 2) return;
+    int none = 0;
+    if (atomic_compare_exchange_strong(&w->sync->stop, &none, LD_STOP_BAD_ECHO)) {
+        w->res.bad_echo = true;
+        w->res.bad_echo_error = kind;
+        w->res.bad_echo_slot = s->id;
+    }
+}
+
 void ld__slot_fail(struct worker *w, struct slot *s, enum ld_error kind, int64_t now)
 {
+    check_first_echo(w, s, kind);
     if (s->state == S_CONNECTING || kind == LD_ERR_CONNECT_FAILED ||
         kind == LD_ERR_CONNECT_TIMEOUT) {
         if (!w->connect_failing_since) w->connect_failing_since = now;

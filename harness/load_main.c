@@ -564,6 +564,12 @@ int main(int argc, char **argv)
                 "echo-load: gave up: no connection to %s:%d succeeded for %.1f s (%s; is a server "
                 "listening there? --connect-timeout sets how long to try)\n",
                 cfg.host, cfg.port, res.gave_up_after, ld_error_names[res.gave_up_error]);
+    if (stop == LD_STOP_BAD_ECHO)
+        fprintf(stderr,
+                "echo-load: stopped: the first echo on connection %llu failed twice, on fresh "
+                "connections (%s): the server at %s:%d does not echo what it is sent\n",
+                (unsigned long long)res.bad_echo_slot, ld_error_names[res.bad_echo_error], cfg.host,
+                cfg.port);
     res.stopped = stop;
     errno = 0;
     if (cfg.json)

@@ -30,12 +30,13 @@ enum slot_wait { W_NONE, W_CHUNK, W_THINK };
 struct slot {
     int fd;
     uint8_t state;
-    bool busy;    /* a request is in flight (churn: from its connect on) */
-    bool counted; /* that request belongs to the measured window */
-    bool in_idle; /* listed in the worker's idle stack (rate mode) */
-    bool ramped;  /* completed its first echo during the ramp-up */
-    bool again;   /* listed in the worker's read-again ring: bytes may be left unread */
-    uint8_t wait; /* enum slot_wait */
+    bool busy;          /* a request is in flight (churn: from its connect on) */
+    bool counted;       /* that request belongs to the measured window */
+    bool in_idle;       /* listed in the worker's idle stack (rate mode) */
+    bool ramped;        /* completed its first echo during the ramp-up */
+    bool again;         /* listed in the worker's read-again ring: bytes may be left unread */
+    uint8_t wait;       /* enum slot_wait */
+    uint8_t ramp_fails; /* ramp-up: fatal failures of this slot's first echo */
     uint32_t wait_seq;
     uint32_t serial;
     uint64_t id; /* global slot number */

@@ -485,6 +485,29 @@ def case_ramp_fault(a):
           r["ramp_up"])
 
 
+def case_ramp_broken_server(a):
+    # A server that never echoes right (an extra byte, or a hang-up after one byte, on every
+    # connection) is no transient failure: a connection whose first echo fails twice stops the
+    # run at once, with one line saying why and exit 1, not after the ramp-up's 60 s.
+    for fault, kind in (("extra", "mismatch"), ("close", "early_close")):
+        with Server(a.server, "--fault", fault, "--at", 1, "--times", 0) as s:
+            rc, r, err, elapsed = run_load(a.load, "--port", s.port, "--conns", 4, "--size",
+                                           SIZE, "--duration", 1, "--json", timeout=20)
+        lines = err.strip().splitlines()
+        ramp = r["ramp_up"]
+        print(f"  {fault}: exit {rc} after {elapsed:.2f} s, ramp-up errors {ramp['errors']}; "
+              f"{lines}")
+        check(s.stats["fault_applied"], "the server applied its fault")
+        check(rc == 1 and r["exit_status"] == 1, "exit 1: the echo is wrong", rc)
+        check(elapsed < 2, "stopped at once", elapsed)
+        check(0 < ramp["errors"][kind] <= 2 * 4, f"a few {kind} errors, not a retry loop",
+              ramp["errors"])
+        check(r["partial"] and r["stopped_by"] == "bad echo", "the report says why",
+              (r["partial"], r["stopped_by"]))
+        check(len(lines) == 1 and "first echo" in lines[0] and kind in lines[0],
+              "one line on stderr naming the error", lines)
+
+
 def case_slow(a):
     # 100 B in 10 B chunks 10 ms apart: 90 ms to send one request, then 50 ms of thinking.
     with Server(a.server) as s:
