@@ -157,7 +157,9 @@ static uint64_t parse_u64(const char *opt, const char *v, uint64_t lo, uint64_t 
             end++;
         }
     }
-    if (errno || end == v || *end || *v == '-' || n > hi / mult || n * mult < lo) {
+    /* Digits only before any suffix: strtoull also skips blanks and takes a sign. */
+    bool digits = (size_t)(end - v) == strspn(v, "0123456789");
+    if (!digits || errno || end == v || *end || n > hi / mult || n * mult < lo) {
         char range[96];
         snprintf(range, sizeof(range), "a whole number from %llu to %llu%s", (unsigned long long)lo,
                  (unsigned long long)hi, suffix ? " (K, M, G suffixes allowed)" : "");

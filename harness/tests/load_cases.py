@@ -46,8 +46,11 @@ def run_load(load, *args, timeout=25, nofile=None):
     def limit_fds():
         resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
     t0 = time.monotonic()
-    p = subprocess.run([load, *map(str, args)], capture_output=True, text=True, timeout=timeout,
-                       preexec_fn=limit_fds if nofile else None)
+    try:
+        p = subprocess.run([load, *map(str, args)], capture_output=True, text=True,
+                           timeout=timeout, preexec_fn=limit_fds if nofile else None)
+    except subprocess.TimeoutExpired:
+        check(False, f"echo-load still running after {timeout} s", " ".join(map(str, args)))
     elapsed = time.monotonic() - t0
     report = None
     if p.stdout.startswith("{"):
@@ -688,6 +691,14 @@ def case_bad_cli_value(a):
     bad_cli(a, [*BASE, "--conns", 0], [*BASE, "--size", "abc"], [*BASE, "--threads", 1000],
             [*BASE, "--rate", -5], [*BASE, "--port", 70000], [*BASE, "--duration", "1x"],
             needle="must be")
+
+
+def case_bad_cli_integer(a):
+    # Whole numbers are digits only, as strictly as the decimal options: strtoull alone takes
+    # leading blanks and a sign ("+5", " 5", "-0"), which no count is written as.
+    bad_cli(a, [*BASE, "--conns", " 5"], [*BASE, "--port", "+5"], [*BASE, "--conns", "-0"],
+            [*BASE, "--size", "\t8K"], [*BASE, "--seed", "+1"], [*BASE, "--requests", ""],
+            [*BASE, "--size", "8 K"], [*BASE, "--pipeline", "0x2"], needle="a whole number")
 
 
 def case_bad_cli_remote_host(a):
