@@ -85,13 +85,13 @@ static void usage(FILE *f)
                "  --host accepts loopback addresses only (127.0.0.0/8, ::1, "
                "localhost);\n"
                "  --size accepts K, M and G suffixes (powers of 1024).\n"
-               "Exit status: 0 ok, 1 a byte came back wrong or a connection closed or "
-               "reset\n"
-               "early, 2 bad usage, 3 nothing measured, the run could not be set up, or "
-               "the\n"
-               "hard time cap stopped it first, 4 more than --max-failed of the measured\n"
-               "requests failed (connect errors, timeouts) or never completed, 5 the report\n"
-               "could not be written to standard output (a full disk, a closed pipe).\n");
+               "Exit status: 0 ok, 1 a byte came back wrong or a connection closed or reset\n"
+               "early, 2 bad usage, 3 nothing measured, the run could not be set up, the\n"
+               "hard time cap stopped it first, or no connect succeeded for --connect-timeout,\n"
+               "4 more than --max-failed of the measured requests failed (connect errors,\n"
+               "timeouts) or never completed, 5 the report could not be written to standard\n"
+               "output (a full disk, a closed pipe), 130 / 143 stopped by SIGINT / SIGTERM\n"
+               "(the report then says what was measured).\n");
 }
 
 /* Exit status when the report (or --help) could not be written: the run's outcome is lost. */

@@ -6,6 +6,7 @@ usage: load_cases.py CASE --load PATH/echo-load --server PATH/harness-test-serve
 """
 import json
 import os
+import re
 import resource
 import signal
 import socket
@@ -648,6 +649,32 @@ def bad_cli(a, *argsets, needle):
         check(needle in err, f"the message names the valid choices ({needle!r})", err)
         check(r is None, "nothing on stdout")
         check(elapsed < 2, "refused at once", elapsed)
+
+
+# Every status echo-load can exit with: ok, damaged echo, usage, not measured, over
+# --max-failed, report unwritten, and 128 + SIGINT / SIGTERM.
+EXIT_CODES = {0, 1, 2, 3, 4, 5, 130, 143}
+
+
+def listed_codes(text):
+    """The exit codes a paragraph beginning 'Exit status' names: each number that starts a
+    clause (after the colon, a comma, a semicolon or a slash)."""
+    para = text[text.index("Exit status"):].split("\n\n")[0]
+    return {int(n) for n in re.findall(r"(?:[:,;/]\s*)(\d+)\b", " ".join(para.split()))}
+
+
+def case_help_exit_codes(a):
+    p = subprocess.run([a.load, "--help"], capture_output=True, text=True, timeout=5)
+    check(p.returncode == 0, "--help exits 0", p.returncode)
+    codes = listed_codes(p.stdout)
+    print(f"  --help lists {sorted(codes)}")
+    check(codes == EXIT_CODES, "--help lists every exit code", sorted(codes))
+    readme = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "README.md")
+    with open(readme) as f:
+        text = f.read()
+    section = text[text.index("## `build/bin/echo-load`"):]
+    codes = listed_codes(section[section.index("**Exit status**"):])
+    check(codes == EXIT_CODES, "harness/README.md lists the same codes", sorted(codes))
 
 
 BASE = ["--port", 9, "--conns", 1, "--size", 8, "--duration", 1]
