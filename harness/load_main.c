@@ -148,6 +148,8 @@ static uint64_t parse_u64(const char *opt, const char *v, uint64_t lo, uint64_t 
     char *end;
     errno = 0;
     unsigned long long n = strtoull(v, &end, 10);
+    /* Digits only before any suffix: strtoull also skips blanks and takes a sign. */
+    bool digits = end != v && (size_t)(end - v) == strspn(v, "0123456789");
     uint64_t mult = 1;
     if (suffix && end != v && *end && !end[1]) {
         const char *units = "KMG";
@@ -157,9 +159,7 @@ static uint64_t parse_u64(const char *opt, const char *v, uint64_t lo, uint64_t 
             end++;
         }
     }
-    /* Digits only before any suffix: strtoull also skips blanks and takes a sign. */
-    bool digits = (size_t)(end - v) == strspn(v, "0123456789");
-    if (!digits || errno || end == v || *end || n > hi / mult || n * mult < lo) {
+    if (!digits || errno || *end || n > hi / mult || n * mult < lo) {
         char range[96];
         snprintf(range, sizeof(range), "a whole number from %llu to %llu%s", (unsigned long long)lo,
                  (unsigned long long)hi, suffix ? " (K, M, G suffixes allowed)" : "");

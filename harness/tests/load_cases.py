@@ -725,7 +725,14 @@ def case_bad_cli_integer(a):
     # leading blanks and a sign ("+5", " 5", "-0"), which no count is written as.
     bad_cli(a, [*BASE, "--conns", " 5"], [*BASE, "--port", "+5"], [*BASE, "--conns", "-0"],
             [*BASE, "--size", "\t8K"], [*BASE, "--seed", "+1"], [*BASE, "--requests", ""],
-            [*BASE, "--size", "8 K"], [*BASE, "--pipeline", "0x2"], needle="a whole number")
+            [*BASE, "--size", "8 K"], [*BASE, "--pipeline", "0x2"], [*BASE, "--size", "+8K"],
+            needle="a whole number")
+    # ... while a size's suffix still reads as one.
+    p = subprocess.run([a.load, *map(str, BASE[:4]), "--size", "8k", "--duration", "0.1",
+                        "--connect-timeout", "0.2", "--json"], capture_output=True, text=True,
+                       timeout=10)
+    check(p.stdout.startswith("{") and json.loads(p.stdout)["config"]["size"] == 8192,
+          "--size 8k is 8192 bytes", (p.returncode, p.stderr))
 
 
 def case_bad_cli_remote_host(a):
