@@ -72,11 +72,13 @@ struct ld_sync {
     _Atomic unsigned ramped; /* workers whose every connection has echoed once */
     _Atomic int64_t done_ns; /* 0 until the ramp-up is over */
     unsigned workers;        /* how many workers take part */
-    /* Why every worker of every process stops now: 0 (it does not), LD_STOP_GAVE_UP, or the
-     * number of the signal (SIGINT, SIGTERM) that asked echo-load to stop. */
+    /* Why every worker of every process stops now: 0 (it does not), LD_STOP_GAVE_UP,
+     * LD_STOP_BAD_ECHO, or the number of the signal (SIGINT, SIGTERM) that asked echo-load to
+     * stop. */
     _Atomic int stop;
 };
-#define LD_STOP_GAVE_UP (-1)
+#define LD_STOP_GAVE_UP  (-1)
+#define LD_STOP_BAD_ECHO (-2) /* a connection's first echo failed twice: the server is broken */
 
 /* The first mismatch seen, for the report. */
 struct ld_mismatch_info {
@@ -124,6 +126,9 @@ struct ld_result {
     int stopped;            /* ld_sync.stop when it cut the run short, else 0 */
     int gave_up_error;      /* the last connect error before giving up (enum ld_error) */
     double gave_up_after;   /* seconds without a successful connect when it gave up */
+    bool bad_echo;          /* this result's worker stopped the run with LD_STOP_BAD_ECHO */
+    int bad_echo_error;     /* then the second failure of that first echo (enum ld_error) */
+    uint64_t bad_echo_slot; /* and the connection it was */
     struct ld_hist lat;     /* latency: from the due time in rate mode, from the send otherwise */
     struct ld_hist lat_unc; /* rate mode only: from the moment the request was sent */
     struct ld_hist lag;     /* rate mode only: how late each request left, against its due time */

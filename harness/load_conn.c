@@ -10,6 +10,13 @@
 #include <unistd.h>
 
 #define RETRY_NS (10 * 1000 * 1000LL) /* a failed slot waits this long before reconnecting */
+/*
+ * Reads of one slot per turn of the worker's loop. A pipelined stream of large echoes stays
+ * readable for as long as the run lasts (each completed request sends the next), so reading until
+ * EAGAIN would never return to the loop: no phase change, no --max-time, no signal, and the
+ * other connections starve into timeouts.
+ */
+#define READ_BUDGET 16
 
 void ld__close_slot(struct slot *s)
 {
@@ -34,8 +41,25 @@ void ld__make_available(struct worker *w, struct slot *s)
     }
 }
 
+/*
+ * A first echo that comes back wrong, or cut short, once may be chance, and the slot tries again
+ * on a fresh connection; twice, it is the server, and retrying until the ramp-up's deadline would
+ * only count the same failure thousands of times: the whole run stops.
+ */
+static void check_first_echo(struct worker *w, struct slot *s, enum ld_error kind)
+{
+    if (w->phase != PH_RAMP || !ld_error_is_fatal(kind) || ++s->ramp_fails < 2) return;
+    int none = 0;
+    if (atomic_compare_exchange_strong(&w->sync->stop, &none, LD_STOP_BAD_ECHO)) {
+        w->res.bad_echo = true;
+        w->res.bad_echo_error = kind;
+        w->res.bad_echo_slot = s->id;
+    }
+}
+
 void ld__slot_fail(struct worker *w, struct slot *s, enum ld_error kind, int64_t now)
 {
+    check_first_echo(w, s, kind);
     if (s->state == S_CONNECTING || kind == LD_ERR_CONNECT_FAILED ||
         kind == LD_ERR_CONNECT_TIMEOUT) {
         if (!w->connect_failing_since) w->connect_failing_since = now;
@@ -318,9 +342,21 @@ static bool verify(struct worker *w, struct slot *s, size_t n, int64_t now)
     return true;
 }
 
+/* The slot may have bytes left that no new edge will report: read on at the loop's next turn. */
+static void read_later(struct worker *w, struct slot *s)
+{
+    if (s->again) return;
+    s->again = true;
+    w->again[(w->again_head + w->nagain++) % w->nslots] = (unsigned)(s - w->slots);
+}
+
 static void recv_some(struct worker *w, struct slot *s, int64_t now)
 {
-    for (;;) {
+    for (unsigned reads = 0;; reads++) {
+        if (reads == READ_BUDGET) {
+            read_later(w, s);
+            return;
+        }
         ssize_t k = recv(s->fd, w->rbuf, BUF_SIZE, 0);
         if (k > 0) {
             w->last_progress = now;
@@ -359,6 +395,19 @@ void ld__on_event(struct worker *w, struct slot *s, uint32_t ev, int64_t now)
     if (ev & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) recv_some(w, s, now);
     if (s->fd >= 0 && s->state == S_ACTIVE && (ev & EPOLLOUT) && s->tx < s->chunk_end)
         ld__send_some(w, s, now);
+}
+
+void ld__read_again(struct worker *w, int64_t now)
+{
+    for (unsigned n = w->nagain; n > 0; n--) {
+        struct slot *s = &w->slots[w->again[w->again_head]];
+        w->again_head = (w->again_head + 1) % w->nslots;
+        w->nagain--;
+        s->again = false;
+        /* Since listed, the slot may have failed, or reconnected and still be connecting; any
+         * connection it holds that is past its connect may have bytes to read. */
+        if (s->fd >= 0 && (s->state == S_ACTIVE || s->state == S_READY)) recv_some(w, s, now);
+    }
 }
 
 /* Timeouts and retries, checked every tick rather than kept in a timer structure per slot. */

@@ -85,12 +85,38 @@ static void usage(FILE *f)
                "  --host accepts loopback addresses only (127.0.0.0/8, ::1, "
                "localhost);\n"
                "  --size accepts K, M and G suffixes (powers of 1024).\n"
-               "Exit status: 0 ok, 1 a byte came back wrong or a connection closed or "
-               "reset\n"
-               "early, 2 bad usage, 3 nothing measured, the run could not be set up, or "
-               "the\n"
-               "hard time cap stopped it first, 4 more than --max-failed of the measured\n"
-               "requests failed (connect errors, timeouts) or never completed.\n");
+               "Exit status: 0 ok, 1 a byte came back wrong or a connection closed or reset\n"
+               "early, 2 bad usage, 3 nothing measured, the run could not be set up, the\n"
+               "hard time cap stopped it first, or no connect succeeded for --connect-timeout,\n"
+               "4 more than --max-failed of the measured requests failed (connect errors,\n"
+               "timeouts) or never completed, 5 the report could not be written to standard\n"
+               "output (a full disk, a closed pipe), 130 / 143 stopped by SIGINT / SIGTERM\n"
+               "(the report then says what was measured).\n");
+}
+
+/* Exit status when the report (or --help) could not be written: the run's outcome is lost. */
+#define EXIT_UNWRITTEN 5
+
+/*
+ * Everything echo-load prints goes through stdio's buffer, so a full disk or a closed pipe shows
+ * only when it is flushed: flush and close stdout, and say so when that fails.
+ */
+static int close_stdout(const char *what)
+{
+    bool failed = ferror(stdout) != 0; /* a write already failed while printing */
+    int err = errno;
+    if (fflush(stdout) != 0) {
+        failed = true;
+        err = errno;
+    }
+    if (fclose(stdout) != 0 && !failed) {
+        failed = true;
+        err = errno;
+    }
+    if (!failed) return 0;
+    fprintf(stderr, "echo-load: could not write the %s to standard output: %s\n", what,
+            strerror(err ? err : EIO));
+    return -1;
 }
 
 static _Noreturn void bad(const char *fmt, const char *a, const char *b)
@@ -122,6 +148,8 @@ static uint64_t parse_u64(const char *opt, const char *v, uint64_t lo, uint64_t 
     char *end;
     errno = 0;
     unsigned long long n = strtoull(v, &end, 10);
+    /* Digits only before any suffix: strtoull also skips blanks and takes a sign. */
+    bool digits = end != v && (size_t)(end - v) == strspn(v, "0123456789");
     uint64_t mult = 1;
     if (suffix && end != v && *end && !end[1]) {
         const char *units = "KMG";
@@ -131,7 +159,7 @@ static uint64_t parse_u64(const char *opt, const char *v, uint64_t lo, uint64_t 
             end++;
         }
     }
-    if (errno || end == v || *end || *v == '-' || n > hi / mult || n * mult < lo) {
+    if (!digits || errno || *end || n > hi / mult || n * mult < lo) {
         char range[96];
         snprintf(range, sizeof(range), "a whole number from %llu to %llu%s", (unsigned long long)lo,
                  (unsigned long long)hi, suffix ? " (K, M, G suffixes allowed)" : "");
@@ -324,7 +352,7 @@ static void parse_args(struct ld_config *c, int argc, char **argv)
     while ((opt = getopt_long(argc, argv, ":", long_opts, NULL)) != -1) {
         if (opt == 'h') {
             usage(stdout);
-            exit(0);
+            exit(close_stdout("help") == 0 ? 0 : EXIT_UNWRITTEN);
         }
         if (opt == ':')
             bad("option %s needs a value (valid options: %s)", argv[optind - 1], valid_options);
@@ -395,15 +423,27 @@ static void on_alarm(int sig)
     _exit(3);
 }
 
+/* The worker processes this process forked (none in a worker process itself). */
+static pid_t child_pids[MAX_PROCS];
+static volatile sig_atomic_t nchildren;
+
 /*
  * SIGINT and SIGTERM ask every worker of every process to stop (the flag is in shared memory,
  * so a signal to the parent alone reaches the children): the run ends with a partial report of
- * what it measured. A second signal while it winds down ends it at once.
+ * what it measured. A signal to the process group reaches every process at once, so "second" is
+ * counted per process: only a second signal to the same process ends it at once, and the parent
+ * then takes its worker processes with it.
  */
 static void on_stop_signal(int sig)
 {
+    static volatile sig_atomic_t seen;
+    if (seen++) {
+        for (sig_atomic_t i = 0; i < nchildren; i++)
+            kill(child_pids[i], SIGKILL);
+        _exit(128 + sig);
+    }
     int none = 0;
-    if (!atomic_compare_exchange_strong(&run_sync->stop, &none, sig)) _exit(128 + sig);
+    atomic_compare_exchange_strong(&run_sync->stop, &none, sig);
 }
 
 static void catch_stop_signals(void)
@@ -452,7 +492,6 @@ static int run_children(const struct ld_config *c, struct ld_result *total)
 {
     static struct ld_result part;
     int fds[MAX_PROCS];
-    pid_t pids[MAX_PROCS];
     int64_t t0 = ld_now_ns() + 20000000LL + 5000000LL * c->procs; /* all forked by then */
     unsigned forked = 0;
     for (; forked < c->procs; forked++) {
@@ -465,6 +504,7 @@ static int run_children(const struct ld_config *c, struct ld_result *total)
             break;
         }
         if (pid == 0) {
+            nchildren = 0;
             close(pfd[0]);
             arm_watchdog(c);
             struct ld_share s = share_of(c, forked, t0);
@@ -473,7 +513,8 @@ static int run_children(const struct ld_config *c, struct ld_result *total)
         }
         close(pfd[1]);
         fds[forked] = pfd[0];
-        pids[forked] = pid;
+        child_pids[forked] = pid;
+        nchildren = (sig_atomic_t)(forked + 1);
     }
     int rc = forked == c->procs ? 0 : -1;
     ld_result_init(total);
@@ -484,7 +525,7 @@ static int run_children(const struct ld_config *c, struct ld_result *total)
             rc = -1;
         close(fds[i]);
         int st;
-        while (waitpid(pids[i], &st, 0) < 0 && errno == EINTR)
+        while (waitpid(child_pids[i], &st, 0) < 0 && errno == EINTR)
             ;
     }
     return rc;
@@ -525,11 +566,18 @@ int main(int argc, char **argv)
                 "echo-load: gave up: no connection to %s:%d succeeded for %.1f s (%s; is a server "
                 "listening there? --connect-timeout sets how long to try)\n",
                 cfg.host, cfg.port, res.gave_up_after, ld_error_names[res.gave_up_error]);
+    if (stop == LD_STOP_BAD_ECHO)
+        fprintf(stderr,
+                "echo-load: stopped: the first echo on connection %llu failed twice, on fresh "
+                "connections (%s): the server at %s:%d does not echo what it is sent\n",
+                (unsigned long long)res.bad_echo_slot, ld_error_names[res.bad_echo_error], cfg.host,
+                cfg.port);
     res.stopped = stop;
+    errno = 0;
     if (cfg.json)
         ld_report_json(&cfg, &res);
     else
         ld_report_human(&cfg, &res);
-    fflush(stdout);
+    if (close_stdout("report") != 0) return EXIT_UNWRITTEN;
     return stop > 0 ? 128 + stop : ld_exit_status(&cfg, &res);
 }

@@ -82,6 +82,11 @@ void ld_result_merge(struct ld_result *d, const struct ld_result *s)
     if (s->max_thread_core > d->max_thread_core) d->max_thread_core = s->max_thread_core;
     d->workers += s->workers;
     d->capped |= s->capped;
+    if (s->bad_echo && !d->bad_echo) {
+        d->bad_echo = true;
+        d->bad_echo_error = s->bad_echo_error;
+        d->bad_echo_slot = s->bad_echo_slot;
+    }
     if (s->gave_up_after > d->gave_up_after) {
         d->gave_up_after = s->gave_up_after;
         d->gave_up_error = s->gave_up_error;
@@ -276,6 +281,11 @@ static int warnings(const struct ld_config *c, const struct ld_result *r, char w
         snprintf(w[n++], 256,
                  "gave up: no connect succeeded for %.1f s (%s); the figures are partial",
                  r->gave_up_after, ld_error_names[r->gave_up_error]);
+    else if (r->stopped == LD_STOP_BAD_ECHO)
+        snprintf(w[n++], 256,
+                 "stopped in the ramp-up: the first echo on connection %llu failed twice (%s); "
+                 "the figures are partial",
+                 (unsigned long long)r->bad_echo_slot, ld_error_names[r->bad_echo_error]);
     else if (r->stopped > 0)
         snprintf(w[n++], 256, "stopped by %s: the figures are partial, up to the signal",
                  stop_signal_name(r->stopped));
@@ -528,6 +538,8 @@ void ld_report_json(const struct ld_config *c, const struct ld_result *r)
            r->stopped ? "true" : "false");
     if (r->stopped == LD_STOP_GAVE_UP)
         json_str("gave up");
+    else if (r->stopped == LD_STOP_BAD_ECHO)
+        json_str("bad echo");
     else if (r->stopped > 0)
         json_str(stop_signal_name(r->stopped));
     else

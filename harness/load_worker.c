@@ -115,6 +115,7 @@ static void update_phase(struct worker *w, int64_t now)
 
 static int64_t next_wakeup(struct worker *w, int64_t now)
 {
+    if (w->nagain) return now; /* bytes are waiting: look for events without sleeping */
     int64_t t = ld__timers_due(w, w->next_tick);
     if (w->phase == PH_RAMP) {
         /* Done here: look at the other workers every millisecond until all are. */
@@ -242,6 +243,7 @@ static void *worker_main(void *arg)
         now = ld_now_ns();
         for (int i = 0; i < n; i++)
             ld__on_event(w, evs[i].data.ptr, evs[i].events, now);
+        ld__read_again(w, now);
         if (w->next_open < w->nslots && w->phase <= PH_MEASURE) open_pending(w, now);
     }
     finish(w, now);
@@ -253,6 +255,7 @@ static void worker_free(struct worker *w)
     if (w->epfd >= 0) close(w->epfd);
     free(w->slots);
     free(w->idle);
+    free(w->again);
     free(w->sbuf);
     free(w->rbuf);
     free(w->ebuf);
@@ -270,10 +273,12 @@ static int worker_setup(struct worker *w, const struct ld_config *cfg, const str
     w->epfd = epoll_create1(EPOLL_CLOEXEC);
     w->slots = calloc(n, sizeof(*w->slots));
     w->idle = calloc(n, sizeof(*w->idle));
+    w->again = calloc(n, sizeof(*w->again));
     w->sbuf = malloc(BUF_SIZE);
     w->rbuf = malloc(BUF_SIZE);
     w->ebuf = malloc(BUF_SIZE + 1);
-    if (w->epfd < 0 || !w->slots || !w->idle || !w->sbuf || !w->rbuf || !w->ebuf) return -1;
+    if (w->epfd < 0 || !w->slots || !w->idle || !w->again || !w->sbuf || !w->rbuf || !w->ebuf)
+        return -1;
     if (cfg->pipeline > 1 && !(w->pipe = calloc((size_t)n * cfg->pipeline, sizeof *w->pipe)))
         return -1;
     for (unsigned i = 0; i < n; i++) {

@@ -30,11 +30,13 @@ enum slot_wait { W_NONE, W_CHUNK, W_THINK };
 struct slot {
     int fd;
     uint8_t state;
-    bool busy;    /* a request is in flight (churn: from its connect on) */
-    bool counted; /* that request belongs to the measured window */
-    bool in_idle; /* listed in the worker's idle stack (rate mode) */
-    bool ramped;  /* completed its first echo during the ramp-up */
-    uint8_t wait; /* enum slot_wait */
+    bool busy;          /* a request is in flight (churn: from its connect on) */
+    bool counted;       /* that request belongs to the measured window */
+    bool in_idle;       /* listed in the worker's idle stack (rate mode) */
+    bool ramped;        /* completed its first echo during the ramp-up */
+    bool again;         /* listed in the worker's read-again ring: bytes may be left unread */
+    uint8_t wait;       /* enum slot_wait */
+    uint8_t ramp_fails; /* ramp-up: fatal failures of this slot's first echo */
     uint32_t wait_seq;
     uint32_t serial;
     uint64_t id; /* global slot number */
@@ -81,6 +83,10 @@ struct worker {
      * over every connection instead of reusing the few most recently freed. */
     unsigned *idle;
     unsigned nidle, idle_head;
+    /* Slots that used up their read budget before EAGAIN: the edge that reported their bytes
+     * is spent, so the loop reads them again itself, after its next look at the clock. */
+    unsigned *again;
+    unsigned nagain, again_head;
     unsigned inflight;
     unsigned connecting; /* slots in S_CONNECTING */
     unsigned next_open;  /* pingpong: slots below this one have been opened once */
@@ -157,6 +163,8 @@ void ld__put_to_work(struct worker *w, struct slot *s, int64_t now);
 void ld__begin_request(struct worker *w, struct slot *s, int64_t now, int64_t due);
 void ld__send_some(struct worker *w, struct slot *s, int64_t now);
 void ld__on_event(struct worker *w, struct slot *s, uint32_t ev, int64_t now);
+/* Reads on, once each, the slots listed as having bytes left when the loop last came round. */
+void ld__read_again(struct worker *w, int64_t now);
 void ld__scan(struct worker *w, int64_t now);
 
 /* ---- slow mode's timed waits (load_slow.c) --------------------------------------------------- */

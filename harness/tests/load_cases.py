@@ -6,6 +6,7 @@ usage: load_cases.py CASE --load PATH/echo-load --server PATH/harness-test-serve
 """
 import json
 import os
+import re
 import resource
 import signal
 import socket
@@ -46,8 +47,11 @@ def run_load(load, *args, timeout=25, nofile=None):
     def limit_fds():
         resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
     t0 = time.monotonic()
-    p = subprocess.run([load, *map(str, args)], capture_output=True, text=True, timeout=timeout,
-                       preexec_fn=limit_fds if nofile else None)
+    try:
+        p = subprocess.run([load, *map(str, args)], capture_output=True, text=True,
+                           timeout=timeout, preexec_fn=limit_fds if nofile else None)
+    except subprocess.TimeoutExpired:
+        check(False, f"echo-load still running after {timeout} s", " ".join(map(str, args)))
     elapsed = time.monotonic() - t0
     report = None
     if p.stdout.startswith("{"):
@@ -224,6 +228,39 @@ def case_pipeline(a):
     check(s.stats["bytes"] >= 2000 * 300, "the server echoed them", s.stats["bytes"])
 
 
+def case_pipeline_streaming(a):
+    # Large pipelined echoes keep a connection readable without a pause: the worker must still
+    # come back to its loop, or its window never opens (0 requests), --max-time and signals go
+    # unheard, and the connections it starves time out for want of being read.
+    for conns, size in ((1, "1M"), (10, "32K")):
+        with Server(a.server) as s:
+            rc, r, err, elapsed = run_load(a.load, "--port", s.port, "--conns", conns, "--size",
+                                           size, "--pipeline", 4, "--duration", 1,
+                                           "--max-time", 3, "--ramp-timeout", 1, "--json",
+                                           timeout=15)
+        show(r)
+        print(f"  {conns} x {size}: exit {rc} after {elapsed:.2f} s")
+        expect_clean(r, rc)
+        check(not r["capped"] and elapsed < 3, "done by the end of its window and drain",
+              (r["capped"], elapsed))
+        check(0.9 < r["seconds"] < 1.5, "a window of about --duration", r["seconds"])
+    # A signal is heard mid-stream, within a tick, not after the stream lets up.
+    with Server(a.server) as s:
+        p = subprocess.Popen([a.load, "--port", str(s.port), "--conns", "1", "--size", "1M",
+                              "--pipeline", "4", "--duration", "20", "--json"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.5)
+        t0 = time.monotonic()
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=15)
+        elapsed = time.monotonic() - t0
+    print(f"  SIGTERM mid-stream: exit {p.returncode} {elapsed:.2f} s after the signal")
+    check(p.returncode == 143 and elapsed < 1, "SIGTERM obeyed at once", (p.returncode, elapsed))
+    r = json.loads(out)
+    check(r["stopped_by"] == "SIGTERM" and r["requests"] > 0, "with what it measured",
+          (r["stopped_by"], r["requests"]))
+
+
 def case_pipeline_swap(a):
     # A damaged byte in the middle of a pipelined stream is found and located as without one.
     with Server(a.server, "--fault", "swap", "--at", 5050) as s:
@@ -347,6 +384,62 @@ def case_interrupted(a):
               (r["requests"], r["seconds"]))
 
 
+def group_alive(pgid):
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+
+
+def case_interrupted_group(a):
+    # Ctrl-C in a terminal signals the whole process group: each worker process gets the signal
+    # too, and one signal seen by several processes is still the first, not a second one.
+    for sig, procs, threads in ((signal.SIGINT, 2, 1), (signal.SIGTERM, 3, 2)):
+        with Server(a.server) as s:
+            p = subprocess.Popen([a.load, "--port", str(s.port), "--conns", "8", "--size", "64",
+                                  "--duration", "20", "--warmup", "0.2", "--procs", str(procs),
+                                  "--threads", str(threads), "--json"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 start_new_session=True)
+            time.sleep(1.5)
+            os.killpg(p.pid, sig)
+            out, err = p.communicate(timeout=10)
+            left = group_alive(p.pid)
+            if left:
+                os.killpg(p.pid, signal.SIGKILL)
+        print(f"  {sig.name} to the group, {procs} x {threads}: exit {p.returncode}; "
+              f"{err.strip()!r}")
+        check(not left, "no worker process outlives echo-load")
+        check(p.returncode == 128 + sig, "exit 128 + signal", (p.returncode, err))
+        check(out.startswith("{"), "a report on stdout", (out[:80], err))
+        r = json.loads(out)
+        check(r["partial"] and r["stopped_by"] == sig.name and r["exit_status"] == 128 + sig,
+              "marked partial", (r["partial"], r["stopped_by"], r["exit_status"]))
+        check(r["requests"] > 0 and r["cpu"]["workers"] == procs * threads,
+              "what every worker measured until then", (r["requests"], r["cpu"]["workers"]))
+
+
+def case_report_unwritable(a):
+    # A report that cannot be written (a full disk: /dev/full) is lost: that is an error of its
+    # own, said in one line, not exit 0. The summary and the JSON alike.
+    for fmt in ([], ["--json"]):
+        with Server(a.server) as s, open("/dev/full", "w") as full:
+            p = subprocess.run([a.load, "--port", str(s.port), "--conns", "2", "--size", "64",
+                                "--duration", "0.2", "--warmup", "0", *fmt], stdout=full,
+                               stderr=subprocess.PIPE, text=True, timeout=15)
+        lines = p.stderr.strip().splitlines()
+        print(f"  {fmt or 'summary'}: exit {p.returncode}: {lines}")
+        check(p.returncode == 5, "exit 5 when the report cannot be written", p.returncode)
+        check(len(lines) == 1 and "report" in lines[0] and "No space left" in lines[0],
+              "one line naming the report and why", lines)
+    with open("/dev/full", "w") as full:
+        p = subprocess.run([a.load, "--help"], stdout=full, stderr=subprocess.PIPE, text=True,
+                           timeout=5)
+    check(p.returncode == 5 and len(p.stderr.strip().splitlines()) == 1,
+          "--help that cannot be written: exit 5, one line", (p.returncode, p.stderr))
+
+
 def case_ramp_up(a):
     # Every connection connects and echoes once before anything is measured; those echoes
     # and their errors are reported apart from the window's.
@@ -394,6 +487,29 @@ def case_ramp_fault(a):
           "counted in the ramp-up, not in the window", (r["ramp_up"]["errors"], r["errors"]))
     check(r["ramp_up"]["ready"] == 2, "the connection echoed once after reconnecting",
           r["ramp_up"])
+
+
+def case_ramp_broken_server(a):
+    # A server that never echoes right (an extra byte, or a hang-up after one byte, on every
+    # connection) is no transient failure: a connection whose first echo fails twice stops the
+    # run at once, with one line saying why and exit 1, not after the ramp-up's 60 s.
+    for fault, kind in (("extra", "mismatch"), ("close", "early_close")):
+        with Server(a.server, "--fault", fault, "--at", 1, "--times", 0) as s:
+            rc, r, err, elapsed = run_load(a.load, "--port", s.port, "--conns", 4, "--size",
+                                           SIZE, "--duration", 1, "--json", timeout=20)
+        lines = err.strip().splitlines()
+        ramp = r["ramp_up"]
+        print(f"  {fault}: exit {rc} after {elapsed:.2f} s, ramp-up errors {ramp['errors']}; "
+              f"{lines}")
+        check(s.stats["fault_applied"], "the server applied its fault")
+        check(rc == 1 and r["exit_status"] == 1, "exit 1: the echo is wrong", rc)
+        check(elapsed < 2, "stopped at once", elapsed)
+        check(0 < ramp["errors"][kind] <= 2 * 4, f"a few {kind} errors, not a retry loop",
+              ramp["errors"])
+        check(r["partial"] and r["stopped_by"] == "bad echo", "the report says why",
+              (r["partial"], r["stopped_by"]))
+        check(len(lines) == 1 and "first echo" in lines[0] and kind in lines[0],
+              "one line on stderr naming the error", lines)
 
 
 def case_slow(a):
@@ -535,6 +651,32 @@ def bad_cli(a, *argsets, needle):
         check(elapsed < 2, "refused at once", elapsed)
 
 
+# Every status echo-load can exit with: ok, damaged echo, usage, not measured, over
+# --max-failed, report unwritten, and 128 + SIGINT / SIGTERM.
+EXIT_CODES = {0, 1, 2, 3, 4, 5, 130, 143}
+
+
+def listed_codes(text):
+    """The exit codes a paragraph beginning 'Exit status' names: each number that starts a
+    clause (after the colon, a comma, a semicolon or a slash)."""
+    para = text[text.index("Exit status"):].split("\n\n")[0]
+    return {int(n) for n in re.findall(r"(?:[:,;/]\s*)(\d+)\b", " ".join(para.split()))}
+
+
+def case_help_exit_codes(a):
+    p = subprocess.run([a.load, "--help"], capture_output=True, text=True, timeout=5)
+    check(p.returncode == 0, "--help exits 0", p.returncode)
+    codes = listed_codes(p.stdout)
+    print(f"  --help lists {sorted(codes)}")
+    check(codes == EXIT_CODES, "--help lists every exit code", sorted(codes))
+    readme = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "README.md")
+    with open(readme) as f:
+        text = f.read()
+    section = text[text.index("## `build/bin/echo-load`"):]
+    codes = listed_codes(section[section.index("**Exit status**"):])
+    check(codes == EXIT_CODES, "harness/README.md lists the same codes", sorted(codes))
+
+
 BASE = ["--port", 9, "--conns", 1, "--size", 8, "--duration", 1]
 
 
@@ -576,6 +718,21 @@ def case_bad_cli_value(a):
     bad_cli(a, [*BASE, "--conns", 0], [*BASE, "--size", "abc"], [*BASE, "--threads", 1000],
             [*BASE, "--rate", -5], [*BASE, "--port", 70000], [*BASE, "--duration", "1x"],
             needle="must be")
+
+
+def case_bad_cli_integer(a):
+    # Whole numbers are digits only, as strictly as the decimal options: strtoull alone takes
+    # leading blanks and a sign ("+5", " 5", "-0"), which no count is written as.
+    bad_cli(a, [*BASE, "--conns", " 5"], [*BASE, "--port", "+5"], [*BASE, "--conns", "-0"],
+            [*BASE, "--size", "\t8K"], [*BASE, "--seed", "+1"], [*BASE, "--requests", ""],
+            [*BASE, "--size", "8 K"], [*BASE, "--pipeline", "0x2"], [*BASE, "--size", "+8K"],
+            needle="a whole number")
+    # ... while a size's suffix still reads as one.
+    p = subprocess.run([a.load, *map(str, BASE[:4]), "--size", "8k", "--duration", "0.1",
+                        "--connect-timeout", "0.2", "--json"], capture_output=True, text=True,
+                       timeout=10)
+    check(p.stdout.startswith("{") and json.loads(p.stdout)["config"]["size"] == 8192,
+          "--size 8k is 8192 bytes", (p.returncode, p.stderr))
 
 
 def case_bad_cli_remote_host(a):

@@ -21,7 +21,9 @@
  * JSON line of statistics on SIGTERM or SIGINT), so the sweep driver can also run against it
  * when echo-server is not built. Each fault happens once in the whole run, at stream offset --at
  * of the first connection that gets that far (for stall: once the server has echoed --at bytes
- * in total), so a test knows exactly what echo-load must find.
+ * in total), so a test knows exactly what echo-load must find. With --times N it happens on the
+ * first N connections that get that far, and with --times 0 on every one: a server that never
+ * echoes right.
  */
 enum fault { F_NONE, F_FLIP, F_DROP, F_EXTRA, F_SWAP, F_CLOSE, F_STALL };
 static const char *const fault_names[] = {"none", "flip",  "drop", "extra",
@@ -41,6 +43,7 @@ struct server {
     uint64_t at;
     long stall_ms;
     bool fault_done;
+    uint64_t times, applied; /* --times: connections to damage (0: all); how many were */
     int ep, lfd, sfd;
     struct conn *conns;
     size_t nconns;
@@ -129,7 +132,8 @@ static bool inject(struct server *s, struct conn *c, uint8_t *buf, size_t *n, in
     if (s->fault == F_SWAP && (i + 1 >= *n || buf[i] == buf[i + 1]))
         return true; /* needs two different bytes in one chunk (swapping equal bytes changes
                         nothing); another connection will do */
-    s->fault_done = true;
+    s->applied++;
+    s->fault_done = s->times && s->applied >= s->times;
     switch (s->fault) {
     case F_FLIP:
         buf[i] ^= 0x5a;
@@ -223,7 +227,7 @@ static void print_stats(const struct server *s)
     printf("{\"model\":\"%s\",\"server\":\"harness-test-server\",\"fault\":\"%s\","
            "\"fault_applied\":%s,\"connections\":%llu,\"max_concurrent\":%llu,\"bytes\":%llu,"
            "\"peers\":%llu,\"rss_max_kb\":%ld}\n",
-           s->model, fault_names[s->fault], s->fault_done ? "true" : "false",
+           s->model, fault_names[s->fault], s->fault_done || s->applied ? "true" : "false",
            (unsigned long long)s->accepted, (unsigned long long)s->max_live,
            (unsigned long long)s->bytes, (unsigned long long)s->peers, rss_max_kb());
     fflush(stdout);
@@ -306,7 +310,7 @@ static _Noreturn void usage_error(const char *arg)
 {
     fprintf(stderr,
             "test-server: bad argument '%s' (valid: --model NAME --bind 127.x.y.z --port N "
-            "--fault none|flip|drop|extra|swap|close|stall --at BYTES --stall-ms MS "
+            "--fault none|flip|drop|extra|swap|close|stall --at BYTES --times N --stall-ms MS "
             "--conn-limit N)\n",
             arg);
     exit(2);
@@ -314,7 +318,7 @@ static _Noreturn void usage_error(const char *arg)
 
 int main(int argc, char **argv)
 {
-    static struct server s = {.at = 5000, .stall_ms = 1000, .model = "test"};
+    static struct server s = {.at = 5000, .times = 1, .stall_ms = 1000, .model = "test"};
     const char *bind_addr = "127.0.0.1";
     int port = 0;
     /* Standing in for echo-server towards the sweep, it declares one model of its own. */
@@ -337,6 +341,8 @@ int main(int argc, char **argv)
             s.at = strtoull(v, NULL, 10);
         else if (strcmp(argv[i], "--stall-ms") == 0)
             s.stall_ms = atol(v);
+        else if (strcmp(argv[i], "--times") == 0)
+            s.times = strtoull(v, NULL, 10);
         else if (strcmp(argv[i], "--conn-limit") == 0)
             s.conn_limit = strtoull(v, NULL, 10);
         else if (strcmp(argv[i], "--fault") == 0) {
