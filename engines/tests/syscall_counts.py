@@ -42,6 +42,7 @@ WAITS = ["syscalls:sys_enter_epoll_wait", "syscalls:sys_enter_epoll_pwait",
 EVENTS = ["raw_syscalls:sys_enter", "syscalls:sys_enter_recvfrom", "syscalls:sys_enter_sendto",
           "syscalls:sys_enter_epoll_ctl", *WAITS]
 FIFO = ["chrt", "-f", "10"]
+HOG = "import time\nend = time.monotonic() + 150\nwhile time.monotonic() < end: pass"
 
 
 def not_run(why):
@@ -89,12 +90,15 @@ def serve(a, server_cpu, load_cpu, fifo=False, busy=False, policy=None, requests
             m = re.match(r"listening [\d.]+:(\d+)", line)
             check(m, "echo-server starts", f"{line!r} {srv.stderr.read()[-300:] if not m else ''}")
             if busy:
-                hog = subprocess.Popen(["taskset", "-c", str(server_cpu), "sh", "-c",
-                                        "while :; do :; done"])
+                # A CPU loop without system calls, which ends by itself should this script
+                # be killed before it can end it.
+                hog = subprocess.Popen(["taskset", "-c", str(server_cpu), sys.executable, "-c",
+                                        HOG])
             ld = subprocess.run([*rt, "taskset", "-c", str(load_cpu), a.load, "--port",
                                  m.group(1), "--conns", str(CONNS), "--size", str(SIZE),
-                                 "--requests", str(requests), "--warmup", "0", "--json"],
-                                capture_output=True, text=True, timeout=120)
+                                 "--requests", str(requests), "--warmup", "0",
+                                 "--max-time", "60", "--json"],
+                                capture_output=True, text=True, timeout=90)
         finally:
             if hog:
                 hog.kill()
