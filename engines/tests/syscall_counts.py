@@ -53,12 +53,15 @@ def not_run(why):
 def need(cpus=1, fifo=False):
     if len(os.sched_getaffinity(0)) < cpus or not {0, cpus - 1} <= os.sched_getaffinity(0):
         not_run(f"needs CPUs 0..{cpus - 1}")
-    p = subprocess.run(["perf", "stat", "-x,", "-e", ",".join(EVENTS), "--", "true"],
-                       capture_output=True, text=True)
-    if p.returncode != 0:
-        not_run(f"perf stat on the syscall tracepoints: {p.stderr.strip()[-200:]}")
-    if fifo and subprocess.run([*FIFO, "true"], capture_output=True).returncode != 0:
-        not_run("SCHED_FIFO refused (chrt -f)")
+    try:
+        p = subprocess.run(["perf", "stat", "-x,", "-e", ",".join(EVENTS), "--", "true"],
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            not_run(f"perf stat on the syscall tracepoints: {p.stderr.strip()[-200:]}")
+        if fifo and subprocess.run([*FIFO, "true"], capture_output=True).returncode != 0:
+            not_run("SCHED_FIFO refused (chrt -f)")
+    except OSError as e:
+        not_run(f"{e.filename}: {e.strerror}")
 
 
 def perf_counts(text):
@@ -104,7 +107,10 @@ def serve(a, server_cpu, load_cpu, fifo=False, busy=False, policy=None, requests
                 hog.kill()
                 hog.wait()
             # perf's only child is the server: SIGINT ends it, and perf writes its counts.
-            kids = Path(f"/proc/{srv.pid}/task/{srv.pid}/children").read_text().split()
+            try:
+                kids = Path(f"/proc/{srv.pid}/task/{srv.pid}/children").read_text().split()
+            except OSError:  # perf has ended already
+                kids = []
             for k in kids:
                 os.kill(int(k), 2)
             if not kids:
