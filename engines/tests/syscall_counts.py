@@ -97,11 +97,14 @@ def serve(a, server_cpu, load_cpu, fifo=False, busy=False, policy=None, requests
                 # be killed before it can end it.
                 hog = subprocess.Popen(["taskset", "-c", str(server_cpu), sys.executable, "-c",
                                         HOG])
-            ld = subprocess.run([*rt, "taskset", "-c", str(load_cpu), a.load, "--port",
-                                 m.group(1), "--conns", str(CONNS), "--size", str(SIZE),
-                                 "--requests", str(requests), "--warmup", "0",
-                                 "--max-time", "60", "--json"],
-                                capture_output=True, text=True, timeout=90)
+            try:
+                ld = subprocess.run([*rt, "taskset", "-c", str(load_cpu), a.load, "--port",
+                                     m.group(1), "--conns", str(CONNS), "--size", str(SIZE),
+                                     "--requests", str(requests), "--warmup", "0",
+                                     "--max-time", "60", "--json"],
+                                    capture_output=True, text=True, timeout=90)
+            except subprocess.TimeoutExpired:
+                check(False, "echo-load ends within 90 s")
         finally:
             if hog:
                 hog.kill()
