@@ -7,8 +7,8 @@ Per ping-pong request the server needs one recv and one send; the read policy de
 recv that says EAGAIN comes on top, from what the kernel said (a short read, EAGAIN, the
 engine's ready report), so that part is checked exactly in every schedule: sends equal to the
 requests, recvs at most one per request plus two per connection (its first read and its end of
-file), EAGAIN at most twice per connection (that first read, and the accept after the last
-connection). The rest is the event loop's epoll_wait share, one call per batch of ready
+file), EAGAIN at most twice per connection (that first read, and an accept that found the
+backlog empty). The rest is the event loop's epoll_wait share, one call per batch of ready
 connections, which timing sets (engines/README.md, "System calls per request"): checked against
 the 2.1 bound in the three free schedules, and for the same count on every run in `fixed`,
 where the schedule fixes the timing.
