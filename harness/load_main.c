@@ -3,6 +3,7 @@
 #include "load.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -24,7 +25,7 @@ static const char *const valid_options =
     "--threads --procs "
     "--warmup --timeout --connect-timeout --max-time --ramp-timeout --chunk "
     "--chunk-delay "
-    "--think --seed --json --no-spread --help";
+    "--think --max-failed --seed --json --no-spread --help";
 
 static void usage(FILE *f)
 {
@@ -35,7 +36,7 @@ static void usage(FILE *f)
                "[--timeout S]\n"
                "                 [--connect-timeout S] [--max-time S] [--ramp-timeout "
                "S]\n"
-               "                 [--chunk BYTES] [--chunk-delay S] [--think S] [--seed "
+               "                 [--chunk BYTES] [--chunk-delay S] [--think S] [--max-failed F] [--seed "
                "N]\n"
                "                 [--json] [--no-spread]\n"
                "Sends echo requests over loopback TCP and checks every byte that comes "
@@ -132,9 +133,11 @@ static double parse_double(const char *opt, const char *v, double lo, double hi)
     char *end;
     errno = 0;
     double d = strtod(v, &end);
-    /* Decimal only, as the integer options: strtod also takes hex ("0x10" is 16), "inf" and
-     * leading blanks, none of which a duration or rate is written as. */
-    bool decimal = v[strspn(v, "0123456789.eE+-")] == '\0';
+    /* Decimal only, as the integer options: strtod also takes hex ("0x10" is 16), "inf",
+     * leading blanks and a sign, none of which a duration or rate is written with (every
+     * range here starts at 0 or above). */
+    bool decimal = v[strspn(v, "0123456789.eE+-")] == '\0' && (isdigit((unsigned char)v[0]) ||
+                                                                 v[0] == '.');
     if (!decimal || errno || end == v || *end || !isfinite(d) || d < lo || d > hi) {
         char range[96];
         snprintf(range, sizeof(range), "a number from %g to %g", lo, hi);

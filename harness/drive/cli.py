@@ -13,7 +13,7 @@ def positive(text):
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}")
     if not v > 0 or v == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
+        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
     return v
 
 

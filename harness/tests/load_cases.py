@@ -718,6 +718,9 @@ def case_bad_cli_value(a):
     bad_cli(a, [*BASE, "--conns", 0], [*BASE, "--size", "abc"], [*BASE, "--threads", 1000],
             [*BASE, "--rate", -5], [*BASE, "--port", 70000], [*BASE, "--duration", "1x"],
             needle="must be")
+    # Decimal options as strictly: no sign, blank, hex or infinity.
+    bad_cli(a, [*BASE, "--rate", "+5"], [*BASE, "--warmup", " 1"], [*BASE, "--think", "0x1"],
+            [*BASE, "--max-failed", "-0"], [*BASE, "--timeout", "inf"], needle="must be")
 
 
 def case_bad_cli_integer(a):
