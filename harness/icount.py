@@ -45,7 +45,7 @@ DEFAULT_BIN = os.path.join(ROOT, "build", "bin")
 SCHED_FIBERS = 16
 SINGULAR = {"switches": "switch", "hops": "hop", "calls": "call", "creates": "create",
             "pairs": "lock/unlock pair", "arms": "arm", "cancels": "cancel", "expires": "expire",
-            "signals": "signal", "handoffs": "hand-off"}
+            "signals": "signal", "handoffs": "hand-off", "resumes": "resume"}
 
 
 def backends(icount_exe):

@@ -13,6 +13,8 @@
  *   switch/BACKEND                       LOOPS round trips (2 x LOOPS switches)
  *   create/BACKEND                       LOOPS create + enter + finish
  *   sched/star|ring/BACKEND/fibers:N     LOOPS rounds of N hops
+ *   copystack/resume/bytes:B/fibers:F    about LOOPS resumes of F fibers sharing one copy
+ *                                        stack, B live bytes each (asm; whole batches)
  * `switch-icount --list` prints the compiled-in backends, one per line; `--context` prints
  * the build (key: value lines) for the JSON's context block.
  * Prints one line: the row and how many units (calls, switches, creates, hops) it ran, so
@@ -24,8 +26,8 @@ static int usage(const char *why)
 {
     fprintf(stderr,
             "switch-icount: %s\n"
-            "usage: switch-icount call/noinline|switch/B|create/B|sched/star|ring/B/fibers:N "
-            "LOOPS (B: %s)\n",
+            "usage: switch-icount call/noinline|switch/B|create/B|sched/star|ring/B/fibers:N"
+            "|copystack/resume/bytes:B/fibers:F LOOPS (B: %s)\n",
             why, sw_backend_names());
     return 2;
 }
@@ -73,6 +75,29 @@ static int run_sched(const char *rest, long loops)
     return 0;
 }
 
+/* Copy-stack resumes as switch-bench's copystack/resume rows run them, on the asm backend:
+ * more() is asked once per batch, so the units are counted from the runtime's own tally. */
+static int run_copystack(const char *rest, long loops)
+{
+    long bytes, fibers;
+    if (sscanf(rest, "bytes:%ld/fibers:%ld", &bytes, &fibers) != 2 || bytes < 0 || fibers < 1)
+        return usage("bad copystack row (want copystack/resume/bytes:B/fibers:F)");
+    const sw_backend *b = backend_or_null("asm");
+    if (!b) return 2;
+    bl_copystack c = {.backend = b, .fibers = fibers, .bytes = (size_t)bytes};
+    c.batch = bl_copystack_batch(fibers);
+    long batches = (loops + c.batch - 1) / c.batch;
+    c.more = count_down;
+    c.more_arg = &batches;
+    if (bl_copystack_run(&c) != 0) {
+        perror("switch-icount: copystack");
+        return 1;
+    }
+    printf("copystack/resume/bytes:%ld/fibers:%ld resumes %llu\n", bytes, fibers,
+           (unsigned long long)(c.after.stack_restores - c.before.stack_restores));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     char *end;
@@ -111,6 +136,8 @@ int main(int argc, char **argv)
         printf("%s creates %ld\n", row, c.entered);
     } else if (strncmp(row, "sched/", 6) == 0) {
         return run_sched(row + 6, loops);
+    } else if (strncmp(row, "copystack/resume/", 17) == 0) {
+        return run_copystack(row + 17, loops);
     } else {
         return usage("unknown row");
     }
