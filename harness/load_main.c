@@ -36,9 +36,9 @@ static void usage(FILE *f)
                "[--timeout S]\n"
                "                 [--connect-timeout S] [--max-time S] [--ramp-timeout "
                "S]\n"
-               "                 [--chunk BYTES] [--chunk-delay S] [--think S] [--max-failed F] [--seed "
-               "N]\n"
-               "                 [--json] [--no-spread]\n"
+               "                 [--chunk BYTES] [--chunk-delay S] [--think S] [--max-failed F]\n"
+               "                 [--seed N]"
+               " [--json] [--no-spread]\n"
                "Sends echo requests over loopback TCP and checks every byte that comes "
                "back.\n"
                "  --mode pingpong  persistent connections, one request in flight each "
@@ -136,8 +136,8 @@ static double parse_double(const char *opt, const char *v, double lo, double hi)
     /* Decimal only, as the integer options: strtod also takes hex ("0x10" is 16), "inf",
      * leading blanks and a sign, none of which a duration or rate is written with (every
      * range here starts at 0 or above). */
-    bool decimal = v[strspn(v, "0123456789.eE+-")] == '\0' && (isdigit((unsigned char)v[0]) ||
-                                                                 v[0] == '.');
+    bool decimal =
+        v[strspn(v, "0123456789.eE+-")] == '\0' && (isdigit((unsigned char)v[0]) || v[0] == '.');
     if (!decimal || errno || end == v || *end || !isfinite(d) || d < lo || d > hi) {
         char range[96];
         snprintf(range, sizeof(range), "a number from %g to %g", lo, hi);
