@@ -2,12 +2,14 @@
 the charts or compare read it: a file whose fields are of the wrong type is named with what is
 wrong, in one line, instead of tracing back deep in a reader or giving figures of nothing.
 
-A spec is: a Python type (str, bool, dict, list), NUM (a finite number, not a boolean), INT, a
-a tuple of specs (any one of them), a dict {key: spec} (an object; each listed key, when present, matches its spec; other keys are
-free, or match the spec of key "*" when there is one), List(spec) (a list of such elements; nonempty=True when an empty one means the file
-holds no data), Map(spec) (an object whose every value matches), or Opt(spec) (also null; for
-NUM also NaN, which older runs wrote for a figure that could not be computed). Keys are checked where
-the readers (plots/data.py, pointdata.py, the claims, sections and charts) index them.
+A spec is: a Python type (str, bool, dict, list), NUM (a finite number, not a boolean), INT,
+a tuple of specs (any one of them), a dict {key: spec} (an object; each listed key, when
+present, matches its spec; other keys are free, or match the spec of key "*" when there is
+one), List(spec) (a list of such elements; nonempty=True when an empty one means the file
+holds no data), Map(spec) (an object whose every value matches), or Opt(spec) (also null;
+for NUM also NaN, which older runs wrote for a figure that could not be computed). Keys are
+checked where the readers (plots/data.py, pointdata.py, the claims, sections and charts)
+index them.
 """
 import math
 
@@ -44,7 +46,8 @@ CONTEXT = {"num_cpus": INT, "mhz_per_cpu": NUM, "cpu_scaling_enabled": bool,
 BENCHMARK = {"benchmarks": List(BENCH_ROW, nonempty=True), "context": CONTEXT}
 LOAD = {"requests_per_sec": ONUM, "requests": ONUM, "unfinished": ONUM, "errors": dict,
         "mismatches": ONUM, "latency_us": {"from": str, "*": ONUM}, "ramp_up": Opt(dict)}
-POINT = {"model": str, "mode": str, "conns": INT, "status": str, "load": LOAD, "rss": {"source": str, "*": ONUM},
+POINT = {"model": str, "mode": str, "conns": INT, "status": str, "load": LOAD,
+         "rss": {"source": str, "*": ONUM},
          "server": {"cpu_user_s": ONUM, "cpu_sys_s": ONUM, "bytes": ONUM, "max_concurrent": ONUM},
          "kernel": dict}
 SWEEP = {"config": {"levels": List(INT, nonempty=True), "models": NAMES, "modes": NAMES,
