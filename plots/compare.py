@@ -69,6 +69,8 @@ def load(folder):
         if not isinstance(doc, dict):
             raise BadFolder(f"{path}: malformed (the top level is not an object)")
     run = D.Run(d)
+    if run.problem():
+        raise BadFolder(run.problem())
     if not run.data:
         raise BadFolder(f"{folder}: not a run folder (no experiment JSON: "
                         f"{', '.join(n + '.json' for n in D.EXPERIMENTS)})")

@@ -7,6 +7,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "harness"))
 from experiments import ORDER  # noqa: E402  (the experiment registry: the one list of names)
+import validate  # noqa: E402
 # The measured points' statuses and the sweep's readers live in pointdata.py; every reader of a
 # run imports them from here.
 from pointdata import (  # noqa: E402,F401
@@ -30,11 +31,14 @@ FLOOR_OF = {"asm-nofpu": "floor", "asm": "floor-fp"}
 
 class Run:
     """One run folder. `get(name)` is the experiment's JSON, or None when the file is missing
-    or the suite recorded the step as failed; `why(name)` says which."""
+    or the suite recorded the step as failed; `why(name)` says which. `problem()` names a file
+    holding JSON of another shape than its experiment writes (plots/validate.py), which the
+    report and compare refuse; the reference column, drawn from whatever an older run holds,
+    reads on and excuses what its claims cannot evaluate."""
 
     def __init__(self, folder):
         self.dir = Path(folder)
-        self.data, self.missing = {}, {}
+        self.data, self.missing, self.malformed = {}, {}, []
         for name in EXPERIMENTS:
             path = self.dir / f"{name}.json"
             if not path.exists():
@@ -45,10 +49,20 @@ class Run:
             except (OSError, json.JSONDecodeError) as e:
                 self.missing[name] = f"{name}.json unreadable ({e})"
                 continue
+            why = validate.file_problem(name, d)
+            if why:
+                self.malformed.append(f"{shown(path)}: malformed: {why}")
+                if not isinstance(d, dict):
+                    self.missing[name] = f"{name}.json malformed: {why}"
+                    continue
             if d.get("status") in ("failed", "not run"):
                 self.missing[name] = f"{name} {d['status']}: {d.get('reason', '?')}"
                 continue
             self.data[name] = d
+
+    def problem(self):
+        """One line naming the first malformed experiment file, or None."""
+        return self.malformed[0] if self.malformed else None
 
     def get(self, name):
         return self.data.get(name)

@@ -14,8 +14,9 @@ verdicts with their deciding figures and intervals go to RUN_FOLDER/verdicts.jso
 
 Exit status: 0; 2 for usage errors, a missing folder or one with no experiment's JSON at all
 (its report would call every claim 'not run'), an experiment's JSON file that is not one JSON
-object (empty, malformed, a top level of null, a list or a string) and an output that
-cannot be written, each said in one line on stderr.
+object (empty, malformed, a top level of null, a list or a string) or has a field of
+another type than its experiment writes (plots/validate.py) and an output that cannot be
+written, each said in one line on stderr.
 """
 import json
 import sys
@@ -86,7 +87,7 @@ def main(argv):
     if parsed in (None, "help"):
         return 2 if parsed is None else 0
     folder, opts, ref_dir = parsed
-    why = bad_file(folder)
+    why = bad_file(folder) or D.Run(folder).problem()  # before anything reads the files
     if why:
         print(f"report.py: {why}", file=sys.stderr)
         return 2

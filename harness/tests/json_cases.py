@@ -73,20 +73,40 @@ NOT_READ = {"regress": ("meta.", "cpu.arch", "cpu.family", "cpu.model_number",
                         "counts.icount_context", "timing.unit", "timing.config", "experiment")}
 
 
-def fuzz(target, main, argv, not_read):
+def same_type(original, what, text, kinds):
+    """Whether a variant put a value of the type that was there, of those in kinds ("x" for a
+    string; 0 for a number, [] for a list: a value to a reader that does not judge figures,
+    and where an empty list means no data it may refuse it), or an equal one."""
+    path = what.split(" = ")[0]
+    was = Z.value_at(original, path)
+    for new, kind in kinds:
+        if what == f"{path} = {new}" and isinstance(was, kind) and not isinstance(was, bool):
+            return True
+    return " = " in what and json.loads(text) == original
+
+
+STRING = (('"x"', str),)
+VALUE = STRING + (("0", (int, float)), ("[]", list))
+
+
+def fuzz(target, main, argv, not_read, every=1, kinds=STRING):
     """Every variant of target's file (json_fuzz.variants) through main: never a traceback;
     a refusal (one line, exit 2) unless the variant only changes a field the reader does not
-    read or puts a string where a string was. Returns the problems and the number run."""
+    read or puts a value of the type that was there (kinds: see same_type). Returns the
+    problems and the number run."""
     good = target.read_text()
     original = json.loads(good)
     problems, n = [], 0
-    for what, text in Z.variants(good):
+    for i, (what, text) in enumerate(Z.variants(good)):
+        if i % every:
+            continue
         target.write_text(text)
         n += 1
         rc, err, tb = Z.outcome(main, argv)
         path = what.split(" = ")[0]
-        lenient = path.startswith(not_read) or (what.endswith('= "x"') and isinstance(
-            Z.value_at(original, path), str))
+        lenient = f"{target.name} {path}".startswith(not_read) or path.startswith(
+            not_read) or same_type(original, what, text, kinds) or (
+            f"{target.name} {path}".startswith(NULLABLE) and what.endswith(("= null", "= NaN")))
         why = Z.judged(f"{target.name} {what}", rc, err, tb)
         if tb or (why and not lenient) or (lenient and rc not in (0, 2)):
             problems.append(why)
@@ -142,6 +162,63 @@ def case_fuzz_history(a):
         found, count = fuzz(run_dir / name, history.main, argv, NOT_READ["history"])
         problems, n = problems + found, n + count
     check(n > 150 and not problems, f"{len(problems)} of {n} variants", problems[:5])
+
+
+# A run folder's files the synthetic run (plots/tests/synth.py) does not make, from the
+# reference run; and per file, the fields report.py and compare.py tell but never judge.
+FROM_REFERENCE = ("asm_count", "switch_emulated", "instruments")
+REPORT_NOT_READ = ("meta.", "experiment", "maxconns.json config.procs",
+                   "peers.json config.conns")
+# Fields (by prefix) the experiment writes as null when it has no figure (nothing held, no
+# ratio, no perf): null or NaN (what older runs wrote for null) there is a value.
+NULLABLE = ("maxconns.json max_held", "maxconns.json per_conn_at_max",
+            "threads.json ratio_t2_over_t1_shared", "instruments.json config.perf")
+
+
+def run_folder(work, name="run"):
+    sys.path.insert(0, str(ROOT / "plots" / "tests"))
+    import synth
+    folder = Path(work) / name
+    shutil.rmtree(folder, ignore_errors=True)
+    synth.full(folder)
+    for stem in FROM_REFERENCE:
+        shutil.copy(ROOT / "results" / "reference" / f"{stem}.json", folder)
+    return folder
+
+
+def fuzz_run(folder, main, argv, every):
+    """Every experiment file of folder through fuzz(), a deterministic sample of one variant
+    in `every` of each (a report costs a fraction of a second; a refusal costs less)."""
+    problems, n = [], 0
+    for target in sorted(folder.glob("*.json")):
+        if target.name == "verdicts.json":
+            continue
+        found, count = fuzz(target, main, argv, REPORT_NOT_READ, every, VALUE)
+        problems, n = problems + found, n + count
+    return problems, n
+
+
+def case_fuzz_report(a):
+    sys.path.insert(0, str(ROOT / "plots"))
+    import report
+    folder = run_folder(a.work)
+    argv = [str(folder), "--no-charts", "--no-reference"]
+    check(Z.outcome(report.main, argv)[0] == 0, "the unchanged run is reported")
+    problems, n = fuzz_run(folder, report.main, argv, 1)
+    check(n > 2000 and not problems, f"{len(problems)} of {n} variants", problems[:8])
+
+
+def case_fuzz_compare(a):
+    """compare.py with the variants in A, one in three of them (a comparison costs twice a
+    report): every experiment file is still fuzzed at its every level."""
+    sys.path.insert(0, str(ROOT / "plots"))
+    import compare
+    folder, other = run_folder(a.work, "a"), run_folder(a.work, "b")
+    argv = [str(folder), str(other), "--no-charts", "--out", str(Path(a.work) / "out"),
+            "--runs-root", str(Path(a.work))]
+    check(Z.outcome(compare.main, argv)[0] == 0, "the unchanged runs are compared")
+    problems, n = fuzz_run(folder, compare.main, argv, 3)
+    check(n > 800 and not problems, f"{len(problems)} of {n} variants", problems[:8])
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ MAX_LINES = 500
 
 # Each module's layer: a module imports only from lower layers, or from its own package.
 LAYERS = [
-    {"pointdata", "peerdata"},
+    {"validate", "pointdata", "peerdata"},
     {"data", "export"},
     {"figures"},
     {"verdict"},
