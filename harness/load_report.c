@@ -286,6 +286,8 @@ static int warnings(const struct ld_config *c, const struct ld_result *r, char w
                  "stopped in the ramp-up: the first echo on connection %llu failed twice (%s); "
                  "the figures are partial",
                  (unsigned long long)r->bad_echo_slot, ld_error_names[r->bad_echo_error]);
+    else if (r->stopped == LD_STOP_NO_START)
+        snprintf(w[n++], 256, "stopped: standard input ended before the start line");
     else if (r->stopped > 0)
         snprintf(w[n++], 256, "stopped by %s: the figures are partial, up to the signal",
                  stop_signal_name(r->stopped));
@@ -296,6 +298,20 @@ static int warnings(const struct ld_config *c, const struct ld_result *r, char w
                  "was done",
                  c->max_time);
     return n;
+}
+
+/*
+ * What a coordinator checks before it runs agents of one run on several hosts: the agent
+ * protocol (load_agent.c), the histogram layout the merge needs equal, and the commit.
+ */
+#define LD_AGENT_PROTOCOL 1
+
+void ld_print_version(void)
+{
+    char git[64];
+    read_git_sha(git, sizeof(git));
+    printf("echo-load agent-protocol %d histogram log-linear/%u/%u git %s\n", LD_AGENT_PROTOCOL,
+           LD_HIST_SUB_BITS, LD_HIST_TOP_BITS, git);
 }
 
 /* ---- human report --------------------------------------------------------------------- */
@@ -422,6 +438,7 @@ static void json_config(const struct ld_config *c)
            "sources\":%s",
            c->threads, c->procs, c->warmup, c->timeout, c->connect_timeout, c->max_failed,
            c->max_time, c->ramp_timeout, (unsigned long long)c->seed, c->spread ? "true" : "false");
+    printf(",\"agent\":%s", c->agent ? "true" : "false");
     if (c->mode == LD_SLOW)
         printf(",\"chunk\":%llu,\"chunk_delay\":%.6g,\"think\":%.6g", (unsigned long long)c->chunk,
                c->chunk_delay, c->think);
@@ -511,6 +528,9 @@ void ld_report_json(const struct ld_config *c, const struct ld_result *r)
            (unsigned long long)r->unfinished, (unsigned long long)r->connects);
     printf("\"latency_us\":{\"from\":\"%s\",", c->rate > 0 ? "due time" : "send");
     json_latency(&r->lat);
+    printf(",\"histogram\":"); /* in ns, for merging the histograms of several load hosts */
+    fflush(stdout);
+    ld_hist_json(stdout, &r->lat);
     if (c->rate > 0) {
         printf(",\"uncorrected\":{");
         json_latency(&r->lat_unc);
@@ -540,6 +560,8 @@ void ld_report_json(const struct ld_config *c, const struct ld_result *r)
         json_str("gave up");
     else if (r->stopped == LD_STOP_BAD_ECHO)
         json_str("bad echo");
+    else if (r->stopped == LD_STOP_NO_START)
+        json_str("no start");
     else if (r->stopped > 0)
         json_str(stop_signal_name(r->stopped));
     else
