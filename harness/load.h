@@ -121,6 +121,7 @@ struct ld_ramp {
 struct ld_result {
     uint64_t requests;   /* started inside the measured window and echoed completely */
     uint64_t bytes;      /* echoed bytes received and verified for those requests */
+    uint64_t bytes_all;  /* every echoed byte verified, whole run (ramp-up, warm-up, drain) */
     uint64_t unfinished; /* started (or due) inside the window but never completed */
     uint64_t connects;   /* successful connects, whole run */
     uint64_t errors[LD_ERR_KINDS];
@@ -142,6 +143,9 @@ struct ld_result {
     struct ld_hist lat_unc; /* rate mode only: from the moment the request was sent */
     struct ld_hist lag;     /* rate mode only: how late each request left, against its due time */
     struct ld_ramp ramp;    /* errors[] above count only what happened after the ramp-up */
+    /* --agent: when (monotonic ns) the ramp-up was over and "ready" said, the start and stop
+     * lines came, and the measured window began (the latest worker's). */
+    int64_t ready_ns, start_ns, stop_ns, window_ns;
 };
 
 /* Monotonic clock in nanoseconds; CLOCK_MONOTONIC is shared by all processes of the machine. */

@@ -604,6 +604,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "echo-load: stopped: standard input ended (or said something else) before "
                         "the start line: the coordinator went away\n");
     res.stopped = stop;
+    res.ready_ns = atomic_load(&run_sync->done_ns);
+    res.start_ns = atomic_load(&run_sync->started_ns);
+    res.stop_ns = atomic_load(&run_sync->stop_ns);
     errno = 0;
     if (cfg.json)
         ld_report_json(&cfg, &res);

@@ -68,6 +68,8 @@ void ld_result_merge(struct ld_result *d, const struct ld_result *s)
 {
     d->requests += s->requests;
     d->bytes += s->bytes;
+    d->bytes_all += s->bytes_all;
+    d->window_ns = later(d->window_ns, s->window_ns);
     d->unfinished += s->unfinished;
     d->connects += s->connects;
     for (int i = 0; i < LD_ERR_KINDS; i++)
@@ -522,10 +524,11 @@ void ld_report_json(const struct ld_config *c, const struct ld_result *r)
     putchar(',');
     json_meta();
     printf(",\"requests\":%llu,\"seconds\":%.6f,\"requests_per_sec\":%.3f,"
-           "\"bytes\":%llu,"
+           "\"bytes\":%llu,\"bytes_all\":%llu,"
            "\"unfinished\":%llu,\"connects\":%llu,",
            (unsigned long long)r->requests, r->seconds, rps(r), (unsigned long long)r->bytes,
-           (unsigned long long)r->unfinished, (unsigned long long)r->connects);
+           (unsigned long long)r->bytes_all, (unsigned long long)r->unfinished,
+           (unsigned long long)r->connects);
     printf("\"latency_us\":{\"from\":\"%s\",", c->rate > 0 ? "due time" : "send");
     json_latency(&r->lat);
     printf(",\"histogram\":"); /* in ns, for merging the histograms of several load hosts */
@@ -542,6 +545,11 @@ void ld_report_json(const struct ld_config *c, const struct ld_result *r)
     }
     printf("},");
     json_ramp(c, &r->ramp);
+    if (c->agent)
+        printf("\"agent\":{\"ready_ns\":%lld,\"start_ns\":%lld,\"stop_ns\":%lld,"
+               "\"window_ns\":%lld},",
+               (long long)r->ready_ns, (long long)r->start_ns, (long long)r->stop_ns,
+               (long long)r->window_ns);
     json_errors(r);
     printf(",\"cpu\":{\"user_s\":%.4f,\"sys_s\":%.4f,\"cores_used\":%.4f,"
            "\"busiest_worker_core\":%.4f,\"workers\":%u,\"saturated\":%s},",

@@ -218,6 +218,7 @@ static void finish(struct worker *w, int64_t now)
             ld__advance_due(w);
         }
     r->workers = 1;
+    r->window_ns = w->t_measure;
 }
 
 static void *worker_main(void *arg)
