@@ -1,5 +1,6 @@
 """echo-load runs and their JSON."""
 import json
+import os
 import subprocess
 
 from drive.cpu import pinned
@@ -49,11 +50,13 @@ def start(exe, port, args, cpus=None):
 
 def add_host_flags(ap):
     """--load-host and --bind, the same in every driver that runs echo-load."""
-    ap.add_argument("--load-host", action="append", default=[], metavar="[USER@]HOST[:PATH]",
+    # run.sh quick|full --load-host/--bind reach every driver through the environment.
+    hosts = os.environ.get("SWITCHYARD_LOAD_HOSTS", "").split()
+    ap.add_argument("--load-host", action="append", default=hosts, metavar="[USER@]HOST[:PATH]",
                     help="run echo-load on this host over ssh (repeatable; each runs its share "
                          "of the connections, one coordinated window; PATH: its echo-load "
                          "there, default the same path as here); needs --bind")
-    ap.add_argument("--bind", metavar="ADDR",
+    ap.add_argument("--bind", metavar="ADDR", default=os.environ.get("SWITCHYARD_BIND") or None,
                     help="the address of this machine the load hosts reach: the server "
                          "listens there (default 127.0.0.1, loopback only)")
 

@@ -236,6 +236,20 @@ def check_point(a, doc):
           + ", ".join(f"{g['host']} {g['requests']} req p99 {g['p99_us']} us" for g in agents))
 
 
+def check_report(work, doc):
+    """The report's machine section says where the load came from."""
+    sys.path.insert(0, str(HARNESS.parent / "plots"))
+    import data
+    from sections import machine
+    folder = Path(work) / "run"
+    folder.mkdir(exist_ok=True)
+    (folder / "sweep.json").write_text(json.dumps(doc))
+    lines = [x for x in machine.machine_section(data.Run(folder)) if "load: echo-load" in x]
+    check(len(lines) == 1 and "`agent-a`" in lines[0] and "`agent-b`" in lines[0]
+          and "ssh round trip" in lines[0], "the report names the load hosts", lines)
+    print(f"report: {lines[0]}")
+
+
 def dying_agent(net, a):
     """A wrapper standing in for echo-load that is killed inside its window."""
     path = net.work / "dying-agent.sh"
@@ -268,6 +282,7 @@ def case_netns(a):
             h["cpu_model"] and h["cores"] and h["kernel"] and h["echo_load_version"] and
             h["rtt_ms"] is not None for h in hosts), "meta names every load host", hosts)
         check_point(a, doc)
+        check_report(a.work, doc)
         print(f"two agents: {took:.1f} s")
         p, doc, took = sweep(a, net, ["agent-a", dying_agent(net, a)], net.work / "dies.json",
                              duration=3.0)
@@ -295,6 +310,13 @@ def case_bad_flags(a):
             Path(a.bin) / "echo-load", "--models", "epoll", "--levels", "1", "--no-perf"]
     refuses(base, ["--load-host", "h1"], ["--load-host", "h1", "--bind", "127.0.0.1"],
             ["--load-host", "h1", "--bind", "0.0.0.0"])
+    # run.sh passes the flags to the drivers through the environment: the same refusal.
+    env = dict(os.environ, SWITCHYARD_LOAD_HOSTS="h1 h2")
+    p = subprocess.run([*map(str, base), "--dry-run"], capture_output=True, text=True, env=env,
+                       timeout=30)
+    check(p.returncode == 2 and "--load-host needs --bind" in p.stderr,
+          "SWITCHYARD_LOAD_HOSTS without an address refused", p.stderr)
+    refuses([HARNESS.parent / "run.sh", "quick"], ["--load-host"], ["--bind", ""])
     load = [Path(a.bin) / "echo-load", "--port", "9", "--conns", "1", "--size", "8"]
     refuses(load, ["--host", "10.1.2.3", "--duration", "1"],
             ["--agent", "--requests", "5"], ["--agent", "--duration", "1", "--mode", "churn"],
