@@ -91,9 +91,13 @@ class Net:
 
     def start_sshd(self):
         # sshd wants its privilege-separation folder /run/sshd: a tmpfs over /run in a mount
-        # namespace of its own gives it one without touching this machine's /run.
-        script = f"mount -t tmpfs sy-run /run && mkdir -m 755 /run/sshd && exec {SSHD} -D -e " \
-                 f"-f {self.work / 'sshd_config'}"
+        # namespace of its own gives it one without touching this machine's /run. In the same
+        # namespace the user's ~/.bashrc, which bash reads for every ssh command (seconds with
+        # a version manager's set-up), is hidden from the test's sessions.
+        rc = Path.home() / ".bashrc"
+        hide = f"mount --bind /dev/null {rc} && " if rc.is_file() else ""
+        script = f"mount -t tmpfs sy-run /run && mkdir -m 755 /run/sshd && {hide}exec {SSHD} " \
+                 f"-D -e -f {self.work / 'sshd_config'}"
         self.sshd = subprocess.Popen(["ip", "netns", "exec", self.ld, "unshare", "-m", "sh",
                                       "-c", script], stderr=open(self.work / "sshd.log", "w"))
         deadline = time.monotonic() + 10
