@@ -86,7 +86,8 @@ class Net:
             f"  IdentitiesOnly yes\n  UserKnownHostsFile {w / 'known_hosts'}\n"
             "  StrictHostKeyChecking yes\n  GlobalKnownHostsFile /dev/null\n"
             for alias, ip in (("agent-a", self.ld_ip), ("agent-b", self.ld_ip),
-                              ("dying", self.ld_ip), ("nowhere", f"{self.net}.99")))
+                              ("dying", self.ld_ip), ("old", self.ld_ip),
+                              ("nowhere", f"{self.net}.99")))
         (w / "ssh_config").write_text(hosts)
 
     def start_sshd(self):
@@ -96,6 +97,9 @@ class Net:
         # a version manager's set-up), is hidden from the test's sessions.
         rc = Path.home() / ".bashrc"
         hide = f"mount --bind /dev/null {rc} && " if rc.is_file() else ""
+        # An echo-load copied to a load host lands in ~/.cache/switchyard: a tmpfs keeps it.
+        cache = Path.home() / ".cache"
+        hide += f"mkdir -p {cache} && mount -t tmpfs sy-cache {cache} && "
         script = f"mount -t tmpfs sy-run /run && mkdir -m 755 /run/sshd && {hide}exec {SSHD} " \
                  f"-D -e -f {self.work / 'sshd_config'}"
         self.sshd = subprocess.Popen(["ip", "netns", "exec", self.ld, "unshare", "-m", "sh",
@@ -267,6 +271,15 @@ def dying_agent(net, a):
     return f"dying:{path}"
 
 
+def old_agent(net):
+    """An echo-load of another agent protocol."""
+    path = net.work / "old-agent.sh"
+    path.write_text("#!/bin/sh\necho 'echo-load agent-protocol 0 histogram log-linear/7/37 git "
+                    "0123456789ab'\n")
+    path.chmod(0o755)
+    return f"old:{path}"
+
+
 def case_netns(a):
     why = can_run()
     if why:
@@ -279,12 +292,16 @@ def case_netns(a):
         net.start_sshd()
         print(f"setup: {time.monotonic() - t0:.2f} s")
         check_merge_exact(a)
-        p, doc, took = sweep(a, net, ["agent-a", "agent-b"], net.work / "two.json")
+        # agent-b has no echo-load at the path given: this one is copied there.
+        p, doc, took = sweep(a, net, ["agent-a", "agent-b:/nonexistent/echo-load"],
+                             net.work / "two.json")
         check(p.returncode == 0 and doc, "the sweep from two load hosts runs", p.stderr[-400:])
         hosts = doc["meta"].get("load_hosts") or []
         check([h["host"] for h in hosts] == ["agent-a", "agent-b"] and all(
             h["cpu_model"] and h["cores"] and h["kernel"] and h["echo_load_version"] and
             h["rtt_ms"] is not None for h in hosts), "meta names every load host", hosts)
+        check([h["copied"] for h in hosts] == [False, True] and hosts[1]["echo_load"].startswith(
+            ".cache/switchyard/echo-load-"), "a host without echo-load gets this one", hosts)
         check_point(a, doc)
         check_report(a.work, doc)
         print(f"two agents: {took:.1f} s")
@@ -295,6 +312,13 @@ def case_netns(a):
         check(pt.get("status") == "failed" and "load host dying" in why and
               "exit 137" in why, "an agent that dies fails the point with its reason", why)
         print(f"dying agent: {why}")
+        p, doc, took = sweep(a, net, ["agent-a", old_agent(net)], net.work / "old.json",
+                             expect_json=False)
+        lines = p.stderr.strip().splitlines()
+        check(p.returncode == 1 and len(lines) == 1 and "load host old: its echo-load is "
+              "'echo-load agent-protocol 0" in lines[0], "another agent protocol is refused "
+              "with its reason", p.stderr.strip())
+        print(f"old agent: {lines[0]}")
         p, doc, took = sweep(a, net, ["agent-a", "nowhere"], net.work / "nowhere.json",
                              expect_json=False)
         lines = p.stderr.strip().splitlines()
