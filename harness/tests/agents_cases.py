@@ -331,6 +331,55 @@ def case_netns(a):
     print(f"total: {time.monotonic() - t0:.1f} s")
 
 
+def local_server(a):
+    srv = subprocess.Popen([Path(a.bin) / "echo-server", "--model", "epoll", "--port", "0"],
+                           stdout=subprocess.PIPE, text=True)
+    line = srv.stdout.readline()
+    check(line.startswith("listening "), "echo-server starts", line)
+    return srv, line.rsplit(":", 1)[1].strip()
+
+
+def agent(a, port, *extra):
+    return subprocess.Popen([Path(a.bin) / "echo-load", "--agent", "--port", port, "--conns", "4",
+                             "--size", "64", "--warmup", "0.1", "--json", *extra],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def case_agent_loopback(a):
+    """echo-load --agent on this machine, no ssh: it waits for the start line after its ramp-up
+    (nothing measured before it), a stop line ends its window before --duration, and stdin
+    ending before the start stops it with exit 3."""
+    srv, port = local_server(a)
+    try:
+        ag = agent(a, port, "--duration", "20")
+        check(ag.stdout.readline() == "ready\n", "ready after the ramp-up")
+        time.sleep(0.5)  # a window opened at the ramp-up's end would count these 0.5 s
+        ag.stdin.write("start\n")
+        ag.stdin.flush()
+        time.sleep(0.6)
+        out, err = ag.communicate("stop\n", timeout=30)
+        doc = json.loads(out)
+        clock = doc["agent"]
+        check(ag.returncode == 0 and doc["requests"] > 0 and not doc["partial"],
+              "the window is measured", f"exit {ag.returncode}: {err}")
+        check(clock["window_ns"] - clock["start_ns"] >= 100_000_000 - 1_000_000
+              and clock["start_ns"] - clock["ready_ns"] >= 400_000_000,
+              "the window opens a warm-up after the start line, not at the ramp-up's end", clock)
+        check(0.3 < doc["seconds"] < 2, "the stop line ends the window", doc["seconds"])
+        ag = agent(a, port, "--duration", "20")
+        check(ag.stdout.readline() == "ready\n", "ready again")
+        out, err = ag.communicate("", timeout=30)
+        check(ag.returncode == 3 and json.loads(out)["stopped_by"] == "no start"
+              and "before the start line" in err, "stdin ending before the start stops it",
+              f"exit {ag.returncode}: {err}")
+        print(f"agent: {doc['requests']} requests in {doc['seconds']:.2f} s, window "
+              f"{(clock['window_ns'] - clock['start_ns']) / 1e6:.0f} ms after the start line")
+    finally:
+        srv.terminate()
+        srv.wait(timeout=10)
+
+
 def case_bad_flags(a):
     """--load-host without an address the load hosts reach is refused in one line (exit 2),
     as is echo-load's --agent without a window to coordinate, and a remote --host without it."""
