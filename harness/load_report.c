@@ -531,9 +531,11 @@ void ld_report_json(const struct ld_config *c, const struct ld_result *r)
            (unsigned long long)r->connects);
     printf("\"latency_us\":{\"from\":\"%s\",", c->rate > 0 ? "due time" : "send");
     json_latency(&r->lat);
-    printf(",\"histogram\":"); /* in ns, for merging the histograms of several load hosts */
-    fflush(stdout);
-    ld_hist_json(stdout, &r->lat);
+    if (c->agent) { /* in ns, for merging the histograms of several load hosts */
+        printf(",\"histogram\":");
+        fflush(stdout);
+        ld_hist_json(stdout, &r->lat);
+    }
     if (c->rate > 0) {
         printf(",\"uncorrected\":{");
         json_latency(&r->lat_unc);
