@@ -82,7 +82,9 @@ class Host:
 
     def open(self):
         try:
-            master = ["-o", "ControlMaster=yes", "-o", "ControlPersist=yes", "-f", "-N"]
+            # A driver killed before it closes its masters leaves none behind for long: one
+            # idle this long ends (a later command then connects on its own).
+            master = ["-o", "ControlMaster=yes", "-o", "ControlPersist=600", "-f", "-N"]
             p = subprocess.run(self.base() + master + [self.host], capture_output=True, text=True,
                                timeout=CONNECT_TIMEOUT * 3, stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
