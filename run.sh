@@ -9,7 +9,8 @@ JOBS=$(nproc 2>/dev/null || echo 2)
 PACKAGES=(cmake gcc g++ make pkg-config libboost-context-dev libevent-dev libbenchmark-dev
     libbenchmark-tools liburing-dev valgrind linux-perf python3 python3-matplotlib python3-numpy
     python3-scipy chromium gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross
-    qemu-user libuv1-dev libev-dev libboost-coroutine-dev libboost-fiber-dev libpth-dev rt-tests)
+    qemu-user libuv1-dev libev-dev libboost-coroutine-dev libboost-fiber-dev libpth-dev rt-tests
+    openssh-server openssh-client)
 # arm64 libraries for the aarch64 cross build (fcontext, switch-bench), installed the multiarch
 # way (dpkg --add-architecture arm64). Optional: without them those two are not built there.
 ARM64_PACKAGES=(libboost-context-dev:arm64 libbenchmark-dev:arm64)
@@ -63,6 +64,11 @@ options:
                              (the experiments of harness/experiments/, then the report;
                              an empty list or name, or a name twice, is refused)
     quick|full --run-dir DIR write into DIR (created if missing)
+    quick|full --load-host [USER@]HOST[:PATH] --bind ADDR
+                             run the sweep's echo-load on HOST over ssh (repeatable: the
+                             connections are shared out; README.md, "Load from other
+                             machines"); the servers listen on ADDR, this machine's address
+                             the hosts reach
     regress --update         record counts.json and this CPU model's timing baseline
                              (refuses a tree with uncommitted changes)
     compare --out DIR        write the comparison into DIR
@@ -251,6 +257,13 @@ cmd_suite() {
             extra+=(--run-dir "$2")
             shift
             ;;
+        --load-host | --bind)
+            [[ $# -ge 2 && -n $2 ]] || { echo "run.sh: $preset: $1 needs a value" >&2; exit 2; }
+            # Read by the drivers' --load-host and --bind defaults (harness/drive/load.py).
+            if [[ $1 == --bind ]]; then export SWITCHYARD_BIND=$2; else
+                export SWITCHYARD_LOAD_HOSTS="${SWITCHYARD_LOAD_HOSTS:+$SWITCHYARD_LOAD_HOSTS }$2"; fi
+            shift
+            ;;
         --only)
             [[ $# -ge 2 ]] || { echo "run.sh: $preset: --only needs a comma list of steps" >&2; exit 2; }
             check_steps "$preset" "$2"
@@ -258,7 +271,7 @@ cmd_suite() {
             shift
             ;;
         *)
-            echo "run.sh: $preset: unknown option '$1' (valid: --reference, --only STEPS, --run-dir DIR)" >&2
+            echo "run.sh: $preset: unknown option '$1' (valid: --reference, --only STEPS, --run-dir DIR, --load-host HOST, --bind ADDR)" >&2
             exit 2
             ;;
         esac

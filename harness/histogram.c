@@ -84,3 +84,19 @@ double ld_hist_mean(const struct ld_hist *h)
 {
     return h->count ? (double)(h->sum / (long double)h->count) : 0.0;
 }
+
+void ld_hist_json(FILE *f, const struct ld_hist *h)
+{
+    fprintf(f,
+            "{\"layout\":\"log-linear\",\"sub_bits\":%u,\"top_bits\":%u,\"count\":%llu,"
+            "\"min\":%llu,\"max\":%llu,\"sum\":%.0Lf,\"buckets\":[",
+            LD_HIST_SUB_BITS, LD_HIST_TOP_BITS, (unsigned long long)h->count,
+            (unsigned long long)(h->count ? h->min : 0), (unsigned long long)h->max, h->sum);
+    const char *sep = "";
+    for (unsigned i = 0; i < LD_HIST_BUCKETS; i++) {
+        if (!h->buckets[i]) continue;
+        fprintf(f, "%s[%u,%llu]", sep, i, (unsigned long long)h->buckets[i]);
+        sep = ",";
+    }
+    fputs("]}", f);
+}

@@ -3,6 +3,7 @@
 #define SWITCHYARD_HARNESS_HISTOGRAM_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 /*
  * Values are nanoseconds. Every power-of-two range [2^k, 2^(k+1)) above 2 * LD_HIST_SUB is
@@ -37,6 +38,12 @@ void ld_hist_merge(struct ld_hist *dst, const struct ld_hist *src);
  */
 uint64_t ld_hist_percentile(const struct ld_hist *h, double p);
 double ld_hist_mean(const struct ld_hist *h);
+/*
+ * The histogram as one JSON object in a mergeable form: its layout (sub_bits, top_bits), exact
+ * count, min, max and sum in ns, and its non-empty buckets as [index, count] pairs. Two of them
+ * with the same layout merge by adding counts per index (harness/drive/agents.py does).
+ */
+void ld_hist_json(FILE *f, const struct ld_hist *h);
 
 /* Bucket geometry, exposed for the tests. */
 unsigned ld_hist_index(uint64_t ns);

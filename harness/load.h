@@ -54,6 +54,9 @@ struct ld_config {
     uint64_t seed;          /* run seed for the payload streams */
     bool json;
     bool spread; /* spread source addresses over 127.0.0.2-254 (IPv4 only) */
+    /* --agent: a load host's share of a coordinated run (load_agent.c): any server address,
+     * and the window starts on a line on stdin after the ramp-up instead of right after it. */
+    bool agent;
     /* Ramp-up (persistent modes): seconds allowed to connect and echo once on every connection
      * before the warm-up and window start; 0 = no ramp-up. */
     double ramp_timeout;
@@ -76,9 +79,15 @@ struct ld_sync {
      * LD_STOP_BAD_ECHO, or the number of the signal (SIGINT, SIGTERM) that asked echo-load to
      * stop. */
     _Atomic int stop;
+    /* --agent only: when the coordinator's start line came (after done_ns, when the agent said
+     * "ready"; the window is set from it), and when its stop line or the end of stdin came. */
+    bool barrier;
+    _Atomic int64_t started_ns;
+    _Atomic int64_t stop_ns;
 };
 #define LD_STOP_GAVE_UP  (-1)
 #define LD_STOP_BAD_ECHO (-2) /* a connection's first echo failed twice: the server is broken */
+#define LD_STOP_NO_START (-3) /* --agent: stdin ended, or said something else, before "start" */
 
 /* The first mismatch seen, for the report. */
 struct ld_mismatch_info {
@@ -112,6 +121,7 @@ struct ld_ramp {
 struct ld_result {
     uint64_t requests;   /* started inside the measured window and echoed completely */
     uint64_t bytes;      /* echoed bytes received and verified for those requests */
+    uint64_t bytes_all;  /* every echoed byte verified, whole run (ramp-up, warm-up, drain) */
     uint64_t unfinished; /* started (or due) inside the window but never completed */
     uint64_t connects;   /* successful connects, whole run */
     uint64_t errors[LD_ERR_KINDS];
@@ -133,6 +143,9 @@ struct ld_result {
     struct ld_hist lat_unc; /* rate mode only: from the moment the request was sent */
     struct ld_hist lag;     /* rate mode only: how late each request left, against its due time */
     struct ld_ramp ramp;    /* errors[] above count only what happened after the ramp-up */
+    /* --agent: when (monotonic ns) the ramp-up was over and "ready" said, the start and stop
+     * lines came, and the measured window began (the latest worker's). */
+    int64_t ready_ns, start_ns, stop_ns, window_ns;
 };
 
 /* Monotonic clock in nanoseconds; CLOCK_MONOTONIC is shared by all processes of the machine. */
@@ -162,7 +175,12 @@ int ld_run_process(const struct ld_config *cfg, const struct ld_share *share,
 bool ld_ramp_applies(const struct ld_config *cfg);
 void ld_ramp_merge(struct ld_ramp *dst, const struct ld_ramp *src);
 
+/* --agent: a thread that says "ready" on stdout once the ramp-up is over, starts the window on a
+ * "start" line from stdin and ends it on the next line or stdin's end (load_agent.c). */
+int ld_agent_start(struct ld_sync *sync);
+
 /* Reporting (load_report.c). */
+void ld_print_version(void);
 void ld_report_human(const struct ld_config *cfg, const struct ld_result *r);
 void ld_report_json(const struct ld_config *cfg, const struct ld_result *r);
 int ld_exit_status(const struct ld_config *c, const struct ld_result *r);

@@ -339,6 +339,7 @@ static bool verify(struct worker *w, struct slot *s, size_t n, int64_t now)
         return false;
     }
     s->rx += n;
+    w->res.bytes_all += n;
     return true;
 }
 

@@ -25,7 +25,7 @@ static const char *const valid_options =
     "--threads --procs "
     "--warmup --timeout --connect-timeout --max-time --ramp-timeout --chunk "
     "--chunk-delay "
-    "--think --max-failed --seed --json --no-spread --help";
+    "--think --max-failed --seed --json --no-spread --agent --version --help";
 
 static void usage(FILE *f)
 {
@@ -37,8 +37,7 @@ static void usage(FILE *f)
                "                 [--connect-timeout S] [--max-time S] [--ramp-timeout "
                "S]\n"
                "                 [--chunk BYTES] [--chunk-delay S] [--think S] [--max-failed F]\n"
-               "                 [--seed N]"
-               " [--json] [--no-spread]\n"
+               "                 [--seed N] [--json] [--no-spread] [--agent] [--version]\n"
                "Sends echo requests over loopback TCP and checks every byte that comes "
                "back.\n"
                "  --mode pingpong  persistent connections, one request in flight each "
@@ -83,8 +82,15 @@ static void usage(FILE *f)
                "  --json           print one JSON object instead of the summary\n"
                "  --no-spread      let the kernel pick the source address instead of\n"
                "                   spreading connections over 127.0.0.2-254\n"
+               "  --agent          a load host's share of a coordinated run (run.sh --load-host):\n"
+               "                   --host may be any address; after the ramp-up it prints\n"
+               "                   'ready' on stdout and starts its warm-up and window on a\n"
+               "                   'start' line on stdin; the next line, or the end of stdin,\n"
+               "                   ends the window (as --duration does, whichever is first);\n"
+               "                   stdin ending before 'start' stops it (exit 3)\n"
+               "  --version        the agent protocol, histogram layout and git commit\n"
                "  --host accepts loopback addresses only (127.0.0.0/8, ::1, "
-               "localhost);\n"
+               "localhost) but with --agent;\n"
                "  --size accepts K, M and G suffixes (powers of 1024).\n"
                "Exit status: 0 ok, 1 a byte came back wrong or a connection closed or reset\n"
                "early, 2 bad usage, 3 nothing measured, the run could not be set up, the\n"
@@ -171,25 +177,30 @@ static uint64_t parse_u64(const char *opt, const char *v, uint64_t lo, uint64_t 
     return n * mult;
 }
 
-/* Loopback only, always: this harness never sends a packet off the machine. */
+/* Loopback only, unless an agent of a run from load hosts (--agent), which the user set up. */
 static void parse_host(struct ld_config *c, const char *h)
 {
-    if (strlen(h) >= sizeof(c->host))
-        bad("--host must be a loopback address (127.0.0.0/8 or ::1); got '%s'%s", h, "");
+    const char *want = c->agent ? "an IPv4 or IPv6 address"
+                                : "a loopback address "
+                                  "(127.0.0.0/8 or ::1)";
+    if (strlen(h) >= sizeof(c->host)) bad("--host must be %s; got '%s'", want, h);
     const char *lit = strcmp(h, "localhost") == 0 ? "127.0.0.1" : h;
     struct sockaddr_in *a4 = (struct sockaddr_in *)&c->addr;
     struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&c->addr;
     memset(&c->addr, 0, sizeof(c->addr));
-    if (inet_pton(AF_INET, lit, &a4->sin_addr) == 1 && (ntohl(a4->sin_addr.s_addr) >> 24) == 127) {
+    bool loopback = false;
+    if (inet_pton(AF_INET, lit, &a4->sin_addr) == 1) {
+        loopback = (ntohl(a4->sin_addr.s_addr) >> 24) == 127;
         a4->sin_family = AF_INET;
         c->addrlen = sizeof(*a4);
-    } else if (inet_pton(AF_INET6, lit, &a6->sin6_addr) == 1 &&
-               IN6_IS_ADDR_LOOPBACK(&a6->sin6_addr)) {
+    } else if (inet_pton(AF_INET6, lit, &a6->sin6_addr) == 1) {
+        loopback = IN6_IS_ADDR_LOOPBACK(&a6->sin6_addr);
         a6->sin6_family = AF_INET6;
         c->addrlen = sizeof(*a6);
-    } else {
-        bad("--host must be a loopback address (127.0.0.0/8 or ::1); got '%s'%s", h, "");
     }
+    if (!c->addrlen || (!loopback && !c->agent)) bad("--host must be %s; got '%s'", want, h);
+    /* Source addresses 127.0.0.2-254 reach only a server on this machine. */
+    if (!loopback) c->spread = false;
     snprintf(c->host, sizeof(c->host), "%s", lit);
 }
 
@@ -224,6 +235,8 @@ static const struct option long_opts[] = {{"port", required_argument, 0, 'p'},
                                           {"think", required_argument, 0, 'K'},
                                           {"json", no_argument, 0, 'j'},
                                           {"no-spread", no_argument, 0, 'N'},
+                                          {"agent", no_argument, 0, 'A'},
+                                          {"version", no_argument, 0, 'V'},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
 
@@ -233,8 +246,7 @@ static void apply_option(struct ld_config *c, int opt, const char *v)
     case 'p':
         c->port = (int)parse_u64("--port", v, 1, 65535, false);
         break;
-    case 'H':
-        parse_host(c, v);
+    case 'H': /* parsed once --agent is known: see parse_args */
         break;
     case 'c':
         c->conns = (unsigned)parse_u64("--conns", v, 1, 1000000, false);
@@ -296,6 +308,9 @@ static void apply_option(struct ld_config *c, int opt, const char *v)
     case 'N':
         c->spread = false;
         break;
+    case 'A':
+        c->agent = true;
+        break;
     case 'm':
         if (strcmp(v, "pingpong") == 0)
             c->mode = LD_PINGPONG;
@@ -348,15 +363,19 @@ static void parse_args(struct ld_config *c, int argc, char **argv)
                             .chunk_delay = -1,
                             .think = -1,
                             .mode = LD_PINGPONG};
-    parse_host(c, "127.0.0.1");
     c->seed = (uint64_t)ld_now_ns() ^ ((uint64_t)getpid() << 32);
     opterr = 0;
     int opt;
+    const char *host = "127.0.0.1";
     while ((opt = getopt_long(argc, argv, ":", long_opts, NULL)) != -1) {
-        if (opt == 'h') {
-            usage(stdout);
-            exit(close_stdout("help") == 0 ? 0 : EXIT_UNWRITTEN);
+        if (opt == 'h' || opt == 'V') {
+            if (opt == 'h')
+                usage(stdout);
+            else
+                ld_print_version();
+            exit(close_stdout(opt == 'h' ? "help" : "version") == 0 ? 0 : EXIT_UNWRITTEN);
         }
+        if (opt == 'H') host = optarg;
         if (opt == ':')
             bad("option %s needs a value (valid options: %s)", argv[optind - 1], valid_options);
         if (opt == '?')
@@ -370,6 +389,11 @@ static void parse_args(struct ld_config *c, int argc, char **argv)
     if ((c->duration > 0) == (c->requests > 0))
         bad("give exactly one of --duration S or --requests N%s%s", "", "");
     check_slow(c);
+    parse_host(c, host);
+    if (c->agent && (c->duration == 0 || !ld_ramp_applies(c)))
+        bad("--agent needs --duration and a ramp-up (--mode pingpong or slow, --ramp-timeout above "
+            "0)%s%s",
+            "", "");
     if (c->pipeline > 1 && (c->mode != LD_PINGPONG || c->rate > 0))
         bad("--pipeline applies only to --mode pingpong without --rate%s%s", "", "");
     set_port(c);
@@ -520,6 +544,7 @@ static int run_children(const struct ld_config *c, struct ld_result *total)
         nchildren = (sig_atomic_t)(forked + 1);
     }
     int rc = forked == c->procs ? 0 : -1;
+    if (rc == 0 && c->agent && ld_agent_start(run_sync) != 0) rc = -1;
     ld_result_init(total);
     for (unsigned i = 0; i < forked; i++) {
         if (read_all(fds[i], &part, sizeof(part)) == 0)
@@ -551,9 +576,11 @@ int main(int argc, char **argv)
     }
     for (unsigned p = 0; p < cfg.procs; p++)
         run_sync->workers += share_of(&cfg, p, 0).threads;
+    run_sync->barrier = cfg.agent;
     catch_stop_signals();
     int rc;
     if (cfg.procs == 1) {
+        if (cfg.agent && ld_agent_start(run_sync) != 0) return 3;
         struct ld_share s = share_of(&cfg, 0, ld_now_ns());
         rc = ld_run_process(&cfg, &s, &res);
     } else {
@@ -575,7 +602,13 @@ int main(int argc, char **argv)
                 "connections (%s): the server at %s:%d does not echo what it is sent\n",
                 (unsigned long long)res.bad_echo_slot, ld_error_names[res.bad_echo_error], cfg.host,
                 cfg.port);
+    if (stop == LD_STOP_NO_START)
+        fprintf(stderr, "echo-load: stopped: standard input ended (or said something else) before "
+                        "the start line: the coordinator went away\n");
     res.stopped = stop;
+    res.ready_ns = atomic_load(&run_sync->done_ns);
+    res.start_ns = atomic_load(&run_sync->started_ns);
+    res.stop_ns = atomic_load(&run_sync->stop_ns);
     errno = 0;
     if (cfg.json)
         ld_report_json(&cfg, &res);

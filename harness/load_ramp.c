@@ -46,9 +46,13 @@ bool ld__ramp_over(struct worker *w, int64_t now)
         atomic_compare_exchange_strong(&sy->done_ns, &none, w->ramp_deadline);
     int64_t done = atomic_load(&sy->done_ns);
     if (!done) return false;
+    /* A coordinated run (--agent): the ramp-up is over here, and the window starts when the
+     * coordinator says so (load_agent.c sets started_ns). */
+    int64_t start = sy->barrier ? atomic_load(&sy->started_ns) : done;
+    if (!start) return false;
     w->res.ramp.done = done;
     w->res.ramp.unfinished = w->ramp_left;
-    ld__set_window(w, done);
+    ld__set_window(w, start);
     w->phase = PH_WARMUP;
     w->restart = true;
     return true;

@@ -68,6 +68,8 @@ void ld_result_merge(struct ld_result *d, const struct ld_result *s)
 {
     d->requests += s->requests;
     d->bytes += s->bytes;
+    d->bytes_all += s->bytes_all;
+    d->window_ns = later(d->window_ns, s->window_ns);
     d->unfinished += s->unfinished;
     d->connects += s->connects;
     for (int i = 0; i < LD_ERR_KINDS; i++)
@@ -286,6 +288,8 @@ static int warnings(const struct ld_config *c, const struct ld_result *r, char w
                  "stopped in the ramp-up: the first echo on connection %llu failed twice (%s); "
                  "the figures are partial",
                  (unsigned long long)r->bad_echo_slot, ld_error_names[r->bad_echo_error]);
+    else if (r->stopped == LD_STOP_NO_START)
+        snprintf(w[n++], 256, "stopped: standard input ended before the start line");
     else if (r->stopped > 0)
         snprintf(w[n++], 256, "stopped by %s: the figures are partial, up to the signal",
                  stop_signal_name(r->stopped));
@@ -296,6 +300,20 @@ static int warnings(const struct ld_config *c, const struct ld_result *r, char w
                  "was done",
                  c->max_time);
     return n;
+}
+
+/*
+ * What a coordinator checks before it runs agents of one run on several hosts: the agent
+ * protocol (load_agent.c), the histogram layout the merge needs equal, and the commit.
+ */
+#define LD_AGENT_PROTOCOL 1
+
+void ld_print_version(void)
+{
+    char git[64];
+    read_git_sha(git, sizeof(git));
+    printf("echo-load agent-protocol %d histogram log-linear/%u/%u git %s\n", LD_AGENT_PROTOCOL,
+           LD_HIST_SUB_BITS, LD_HIST_TOP_BITS, git);
 }
 
 /* ---- human report --------------------------------------------------------------------- */
@@ -422,6 +440,7 @@ static void json_config(const struct ld_config *c)
            "sources\":%s",
            c->threads, c->procs, c->warmup, c->timeout, c->connect_timeout, c->max_failed,
            c->max_time, c->ramp_timeout, (unsigned long long)c->seed, c->spread ? "true" : "false");
+    printf(",\"agent\":%s", c->agent ? "true" : "false");
     if (c->mode == LD_SLOW)
         printf(",\"chunk\":%llu,\"chunk_delay\":%.6g,\"think\":%.6g", (unsigned long long)c->chunk,
                c->chunk_delay, c->think);
@@ -505,12 +524,18 @@ void ld_report_json(const struct ld_config *c, const struct ld_result *r)
     putchar(',');
     json_meta();
     printf(",\"requests\":%llu,\"seconds\":%.6f,\"requests_per_sec\":%.3f,"
-           "\"bytes\":%llu,"
+           "\"bytes\":%llu,\"bytes_all\":%llu,"
            "\"unfinished\":%llu,\"connects\":%llu,",
            (unsigned long long)r->requests, r->seconds, rps(r), (unsigned long long)r->bytes,
-           (unsigned long long)r->unfinished, (unsigned long long)r->connects);
+           (unsigned long long)r->bytes_all, (unsigned long long)r->unfinished,
+           (unsigned long long)r->connects);
     printf("\"latency_us\":{\"from\":\"%s\",", c->rate > 0 ? "due time" : "send");
     json_latency(&r->lat);
+    if (c->agent) { /* in ns, for merging the histograms of several load hosts */
+        printf(",\"histogram\":");
+        fflush(stdout);
+        ld_hist_json(stdout, &r->lat);
+    }
     if (c->rate > 0) {
         printf(",\"uncorrected\":{");
         json_latency(&r->lat_unc);
@@ -522,6 +547,11 @@ void ld_report_json(const struct ld_config *c, const struct ld_result *r)
     }
     printf("},");
     json_ramp(c, &r->ramp);
+    if (c->agent)
+        printf("\"agent\":{\"ready_ns\":%lld,\"start_ns\":%lld,\"stop_ns\":%lld,"
+               "\"window_ns\":%lld},",
+               (long long)r->ready_ns, (long long)r->start_ns, (long long)r->stop_ns,
+               (long long)r->window_ns);
     json_errors(r);
     printf(",\"cpu\":{\"user_s\":%.4f,\"sys_s\":%.4f,\"cores_used\":%.4f,"
            "\"busiest_worker_core\":%.4f,\"workers\":%u,\"saturated\":%s},",
@@ -540,6 +570,8 @@ void ld_report_json(const struct ld_config *c, const struct ld_result *r)
         json_str("gave up");
     else if (r->stopped == LD_STOP_BAD_ECHO)
         json_str("bad echo");
+    else if (r->stopped == LD_STOP_NO_START)
+        json_str("no start");
     else if (r->stopped > 0)
         json_str(stop_signal_name(r->stopped));
     else

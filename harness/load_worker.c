@@ -89,6 +89,12 @@ static void update_phase(struct worker *w, int64_t now)
 {
     if (stopped(w, now)) return;
     if (w->phase == PH_RAMP && !ld__ramp_over(w, now)) return;
+    /* --agent: the coordinator's stop ends the window for every agent at one moment. */
+    int64_t stop_at = atomic_load(&w->sync->stop_ns);
+    if (stop_at && stop_at < w->t_end) {
+        w->t_end = stop_at;
+        if (stop_at < w->t_measure) w->t_measure = stop_at;
+    }
     if (now >= w->t_cap) {
         w->res.capped = w->phase != PH_DRAIN || w->inflight > 0;
         w->phase = PH_STOP;
@@ -119,7 +125,8 @@ static int64_t next_wakeup(struct worker *w, int64_t now)
     int64_t t = ld__timers_due(w, w->next_tick);
     if (w->phase == PH_RAMP) {
         /* Done here: look at the other workers every millisecond until all are. */
-        int64_t until = w->ramp_left == 0 ? now + 1000000 : w->ramp_deadline;
+        bool waiting = w->ramp_left == 0 || now >= w->ramp_deadline; /* or for a start line */
+        int64_t until = waiting ? now + 1000000 : w->ramp_deadline;
         return until < t ? until : t;
     }
     if (w->phase == PH_WARMUP && w->t_measure < t) t = w->t_measure;
@@ -211,6 +218,7 @@ static void finish(struct worker *w, int64_t now)
             ld__advance_due(w);
         }
     r->workers = 1;
+    r->window_ns = w->t_measure;
 }
 
 static void *worker_main(void *arg)

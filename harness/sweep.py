@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import meta  # noqa: E402  (the harness's shared meta module, beside this file)
-from drive import budget as B, cli, runnable, status  # noqa: E402
+from drive import agents, budget as B, cli, load, runnable, status  # noqa: E402
 from drive.memory import kernel_resolution  # noqa: E402
 from drive.limits import RSS_GUESS_KB, limit_verdict  # noqa: E402
 from sweep_point import LEVEL_ARGS, PERF_EVENTS, measure_point  # noqa: E402
@@ -169,7 +169,9 @@ def parse_args(argv):
                     help=f"preset: levels {','.join(map(str, QUICK_LEVELS))}, 1 s per point")
     ap.add_argument("--dry-run", action="store_true",
                     help="print the plan and the limit verdict of every point; start nothing")
+    load.add_host_flags(ap)
     a = ap.parse_args(argv)
+    load.check_host_flags(ap, a)
     if a.repeat < 1:
         ap.error("--repeat must be at least 1")
     if a.optional_plan and not a.plan:
@@ -367,8 +369,26 @@ def main(argv=None):
                          "budget_s": a.budget_s,
                          "level_args": {c: " ".join(LEVEL_ARGS[c]("N")) for c in LEVEL_ARGS},
                          "server": a.server, "load": a.load, "perf_events": PERF_EVENTS,
+                         "load_hosts": a.load_host, "bind": a.bind,
                          "perf": a.perf_ok},
               "points": []}
+    try:
+        with load.fleet(a) as a.fleet:
+            if a.fleet:
+                result["meta"]["load_hosts"] = a.fleet.described
+                say("sweep: load from " + ", ".join(
+                    f"{h['host']} ({h['cores']} cores, rtt {h['rtt_ms']} ms)"
+                    for h in a.fleet.described))
+            run_sweep(a, points, limits, result, out_path, say)
+    except agents.AgentError as e:
+        print(f"sweep: {e}", file=sys.stderr)
+        return 1
+    if not out_path:
+        cli.emit(result, a, "sweep")
+    return 0
+
+
+def run_sweep(a, points, limits, result, out_path, say):
     say(f"sweep: {len(points)} points -> {out_path or 'standard output'}"
         + (f" (budget {a.budget_s:.0f} s)" if a.budget_s else ""))
     started = time.monotonic()
@@ -396,9 +416,6 @@ def main(argv=None):
         if out_path and not any(a.logs.iterdir()):
             a.logs.rmdir()
     say(f"sweep: done in {fmt_secs(time.monotonic() - started)}")
-    if not out_path:
-        cli.emit(result, a, "sweep")
-    return 0
 
 
 if __name__ == "__main__":

@@ -24,7 +24,8 @@ def start_server(a, model, log, conns=None):
     """The server of one point, or NotStarted (its words are in log)."""
     concurrency = (getattr(a, "declared", None) or {}).get(model, {}).get("concurrency")
     extra = LEVEL_ARGS[concurrency](conns) if concurrency in LEVEL_ARGS and conns else []
-    cmd = [a.server, "--model", model, "--port", "0", *extra, *a.server_args.split()]
+    bind = ["--bind", a.bind] if getattr(a, "bind", None) else []
+    cmd = [a.server, "--model", model, "--port", "0", *bind, *extra, *a.server_args.split()]
     return server.EchoServer(cpu.pinned(cmd, where(a, "server")), stderr=log)
 
 
@@ -46,6 +47,9 @@ def load_args(a, mode, conns):
 
 
 def run_load(a, port, mode, conns):
+    if getattr(a, "fleet", None):
+        return load.RemoteRun(a.fleet, a.bind, port, load_args(a, mode, conns), a.warmup,
+                              a.duration, a.ramp_timeout)
     return load.start(a.load, port, load_args(a, mode, conns), where(a, "load"))
 
 
@@ -146,6 +150,10 @@ def repetitions(a, one_round, alive, clock=time.monotonic):
 
 
 def measure_point(a, model, mode, conns, tmpdir):
+    if getattr(a, "fleet", None) and mode == "churn":
+        reason = ("churn has no ramp-up for the load hosts' agents to start together from "
+                  "(load hosts run pingpong and slow)")
+        return {"status": "not run", "reasons": [reason], "reason": reason}
     # The kernel's memory before the server exists: a model that sets up per-connection
     # capacity at start (prefork's workers) owes that to its connections too.
     kern_before = memory.idle_kernel(a.idle_samples)

@@ -36,6 +36,9 @@ def machine_section(run):
         "- pinning: servers on CPU 0 and echo-load on CPU 1 for the engine comparison, sweep "
         "and max-connections runs; switch-bench unpinned except its kernel rows",
     ]
+    hosts = load_hosts(run)
+    if hosts:
+        out.append(hosts)
     steps = suite.get("steps") or {}
     during = suite.get("loadavg_during")
     if during:
@@ -55,6 +58,18 @@ def machine_section(run):
     if missing:
         out.append("- missing experiments: " + "; ".join(missing))
     return out + [""]
+
+
+def load_hosts(run):
+    """Where the load came from when not from this machine (--load-host), or None."""
+    hosts = [h for name in ("sweep", "slow")
+             for h in ((run.get(name) or {}).get("meta") or {}).get("load_hosts") or []]
+    if not hosts:
+        return None
+    seen = {h.get("host"): h for h in hosts}.values()
+    return ("- load: echo-load on other machines over ssh, not on this one: " + "; ".join(
+        f"`{h.get('host')}` ({h.get('cpu_model')}, {h.get('cores')} cores, {h.get('kernel')}, "
+        f"{h.get('echo_load_version')}, ssh round trip {h.get('rtt_ms')} ms)" for h in seen))
 
 
 def steps_isolated(suite):
