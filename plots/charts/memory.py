@@ -2,6 +2,7 @@
 import data as D
 import figures as F
 from claims import c08_thread_memory as C8
+import charts.style as S
 from charts.style import grid, not_run, register
 
 CHARTS = []
@@ -29,12 +30,12 @@ def rss_per_conn(run, fig):
     for m in run.order("models", series):
         pts = [p for p in series[m] if p[0] >= 10]  # one connection says little per connection
         if pts:
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=run.marker("models", m),
-                    color=run.color("models", m), label=f"{m} (VmRSS)", ms=4)
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=S.marker(m),
+                    color=S.color(m), label=f"{m} (VmRSS)", ms=4, gid=S.member_gid(m))
     fork_pss = [p for p in D.sweep_series(sweep, "pingpong", pss).get("fork", []) if p[0] >= 10]
     if fork_pss:
         ax.plot([p[0] for p in fork_pss], [p[1] for p in fork_pss], ls="--",
-                color=run.color("models", "fork"), marker=run.marker("models", "fork"), mfc="none",
+                color=S.color("fork"), marker=S.marker("fork"), gid=S.member_gid("fork"), mfc="none",
                 ms=4,
                 label="fork (PSS: shared pages counted once)")
     mc = run.get("maxconns")
@@ -75,8 +76,8 @@ def memory_stack(run, ax):
     names = list(per)
     x = list(range(len(names)))
     user = [max(0.0, D.user_kb(per[m][1], per[m][2])) for m in names]
-    ax.bar(x, user, 0.6, color=[run.color("models", m) for m in names],
-           label="user (PSS; VmRSS without PSS)")
+    S.tag_bars(ax.bar(x, user, 0.6, color=[S.color(m) for m in names],
+                      label="user (PSS; VmRSS without PSS)"), names)
     bottom = list(user)
     # The kernel part is what C8 counts (F.kernel_counted): a difference below the resolution
     # of /proc/meminfo's machine-wide figure adds nothing, its fields are not drawn (a

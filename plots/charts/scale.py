@@ -1,26 +1,26 @@
 """scale.json and switch.json's epoll_ctl rows: idle connections, registered fds, readiness
 against completion."""
 import data as D
-from charts.style import grid, not_run, register, series_style
+import charts.style as S
+from charts.style import grid, not_run, register
 
 CHARTS = []
 
 
 
-def scale_style(run, cfg):
-    """One colour and marker per configuration, the same in the three scale charts: its place
-    among the configurations the scale experiment declared."""
-    configs = D.scale_configs(run.get("scale"))
-    i = configs.index(cfg) if cfg in configs else len(configs)
-    return series_style(i)
+def is_model(cfg):
+    """A server model beside the engines (`epoll (model)`): its member's colour, drawn dashed
+    and hollow, so `uring (model)` and the `uring` engine are told apart."""
+    return cfg.endswith("(model)")
 
 
 def scale_lines(run, ax, series):
     for cfg, pts in series.items():
-        color, marker = scale_style(run, cfg)
+        model = is_model(cfg)
         # Idle level 0 is drawn at 1 so that it fits on the log axis (labelled below).
-        ax.plot([max(n, 1) for n, _ in pts], [v for _, v in pts], marker=marker, color=color,
-                label=cfg, linewidth=1.4, markersize=5)
+        ax.plot([max(n, 1) for n, _ in pts], [v for _, v in pts], marker=S.marker(cfg),
+                color=S.color(cfg), ls="--" if model else "-", mfc="none" if model else None,
+                label=cfg, linewidth=1.4, markersize=5, gid=S.member_gid(cfg))
 
 
 @register(CHARTS, "idle_scaling", "Server CPU per request of a fixed load against idle connections")
@@ -100,9 +100,10 @@ def completion(run, fig):
         for i, cfg in enumerate(cfgs):
             vals = {c["conns"]: c["kernel_entries_per_request"] for c in counts
                     if c["config"] == cfg}
-            right.bar([j + i * width for j in range(len(conns))],
-                      [vals.get(n, 0) for n in conns], width,
-                      color=scale_style(run, cfg)[0], label=cfg)
+            bars = right.bar([j + i * width for j in range(len(conns))],
+                             [vals.get(n, 0) for n in conns], width, color=S.color(cfg),
+                             hatch="//" if is_model(cfg) else None, label=cfg)
+            S.tag_bars(bars, [cfg] * len(conns))
         right.set_xticks([j + 0.4 - width / 2 for j in range(len(conns))])
         right.set_xticklabels([str(n) for n in conns])
         right.set_xlabel("ping-pong connections")

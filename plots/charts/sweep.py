@@ -1,4 +1,5 @@
 """sweep.json: throughput, p99 and ramp-up time against concurrency, per server model."""
+import charts.style as S
 import data as D
 from claims import c06_thread_collapse as C6
 from charts.style import (flagged_legend, grid, mark_unmeasured, not_run, plot_series,
@@ -81,8 +82,8 @@ def ramp_time(run, fig):
         return ""
     for m in run.order("models", series):
         pts = series[m]
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=run.marker("models", m),
-                color=run.color("models", m), label=m, ms=4)
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=S.marker(m),
+                color=S.color(m), label=m, ms=4, gid=S.member_gid(m))
     bad = [p for p in sweep.get("points", []) if p.get("mode") == "pingpong"
            and D.point_status(p)[0] in D.MEASURED and D.ramp(p).get("errors_total")]
     for p in bad:

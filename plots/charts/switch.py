@@ -1,6 +1,7 @@
 """switch.json and icount.json: switch, call and syscall cost, instructions, star vs ring."""
 import data as D
 from claims import c05_switch_50ns as C5
+import charts.style as S
 from charts.style import grid, not_run, register
 
 CHARTS = []
@@ -15,7 +16,7 @@ def switch_cost(run, fig):
         not_run(ax, run.why("switch"))
         return ""
     items = [("call (noinline)", "call/noinline", "0.55")]
-    items += [(f"switch: {b}", f"switch/{b}", run.color("switch", b)) for b in D.backends(run)]
+    items += [(f"switch: {b}", f"switch/{b}", S.color(b)) for b in D.backends(run)]
     items += [(f"reference: switch/{f} (not ABI-complete)", f"switch/{f}", "0.75")
               for f in D.FLOOR_OF.values() if f"switch/{f}" in rows]
     items += [("syscall getppid", "syscall/getppid", "0.3")]
@@ -60,7 +61,8 @@ def instructions(run, fig):
         return ""
     names = run.order("switch", {k.split("/")[1] for k in ic if k.startswith("switch/")})
     vals = [ic[f"switch/{b}"] for b in names]
-    ax1.bar(names, vals, color=[run.color("switch", b) for b in names], label="one switch")
+    S.tag_bars(ax1.bar(names, vals, color=[S.color(b) for b in names], label="one switch"),
+               names)
     if "call/noinline" in ic:
         ax1.axhline(ic["call/noinline"], color="k", ls=":",
                     label=f"one call ({ic['call/noinline']:.0f} instr.)")
@@ -99,7 +101,7 @@ def star_ring(run, fig):
         return ""
     for (policy, backend), pts in sorted(series.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o" if policy == "ring" else "s",
-                ls="-" if policy == "ring" else "--", color=run.color("switch", backend),
+                ls="-" if policy == "ring" else "--", color=S.color(backend), gid=S.member_gid(backend),
                 label=f"{policy} / {backend}", ms=4)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
