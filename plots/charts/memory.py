@@ -44,7 +44,7 @@ def rss_per_conn(run, fig):
             and p.get("rss_per_conn_kb")]
     if held:
         ax.plot([p["conns"] for p in held], [p["rss_per_conn_kb"] for p in held], "*",
-                color="navy", ms=9, label="fiber, trickle traffic (C10 run)")
+                color=S.color("fiber"), ms=11, label="fiber, trickle traffic (C10 run)")
     ax.axhline(C8.QUOTED_PTHREAD_KIB, color="k", ls=":", lw=1,
                label=f"{C8.QUOTED_PTHREAD_KIB / 1024:g} MiB: default pthread stack (virtual)")
     ax.axhline(C8.QUOTED_COROUTINE_KIB, color="k", ls="--", lw=1,
@@ -64,7 +64,8 @@ def rss_per_conn(run, fig):
             "PageTables: machine-wide /proc/meminfo medians, echo-load's own sockets included)")
 
 
-KERNEL_COLORS = {"KernelStack": "tab:red", "SUnreclaim": "tab:gray", "PageTables": "tab:olive"}
+# Greys, hatched: kernel fields are no members (a colour names a member in every chart).
+KERNEL_COLORS = {"KernelStack": "0.25", "SUnreclaim": "0.5", "PageTables": "0.72"}
 
 
 def memory_stack(run, ax):

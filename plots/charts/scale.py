@@ -1,6 +1,7 @@
 """scale.json and switch.json's epoll_ctl rows: idle connections, registered fds, readiness
 against completion."""
 import data as D
+from claims import c14_epoll_ctl_log_n as C14
 import charts.style as S
 from charts.style import grid, not_run, register
 
@@ -48,31 +49,44 @@ def epoll_ctl_scaling(run, fig):
     left, right = fig.add_subplot(121), fig.add_subplot(122)
     pts = D.epoll_ctl_rows(D.bench_rows(run.get("switch")))
     if pts:
-        left.plot([n for n, _ in pts], [t for _, t in pts], marker="o", color="tab:blue",
-                  label="one ADD + one DEL")
+        iv = [S.bench_interval(run, C14.row_name(n)) for n, _ in pts]
+        left.plot([n for n, _ in pts], [t for _, t in pts], marker="o", color="0.2",
+                  label="one ADD + one DEL (median)")
+        S.whiskers(left, [n for n, _ in pts], [a for a, _ in iv], [b for _, b in iv], "0.2")
         left.set_xscale("log")
-        left.set_ylim(0, max(t for _, t in pts) * 1.25)
+        # Zoomed to the data: C14 tests a rise of a few percent, which an axis from zero
+        # flattens into a straight line (the axis does not start at zero: read the ticks).
+        ys = [v for v in [t for _, t in pts] + [x for pair in iv for x in pair if x] if v]
+        pad = (max(ys) - min(ys)) * 0.15 or max(ys) * 0.05
+        left.set_ylim(min(ys) - pad, max(ys) + pad)
         left.set_xlabel("fds registered in the epoll instance (log scale)")
-        left.set_ylabel("CPU time per ADD+DEL pair (ns)")
-        left.legend(fontsize=8, loc="lower right")
+        left.set_ylabel("CPU time per ADD+DEL pair (ns; axis not from zero)")
+        left.legend(fontsize=8, loc="upper left")
         grid(left)
     else:
         not_run(left, run.why("switch") if not run.get("switch") else "no epoll_ctl rows")
     churn = (run.get("scale") or {}).get("churn")
-    series = D.scale_series(churn)
-    if series:
-        scale_lines(run, right, series)
+    series = D.scale_series(churn, "server_cpu_us_per_request")
+    rel = {cfg: [(n, v / dict(s)[0]) for n, v in s] for cfg, s in series.items()
+           if dict(s).get(0)}
+    if rel:
+        for cfg, s in rel.items():
+            right.plot([max(n, 1) for n, _ in s], [v for _, v in s], marker=S.marker(cfg),
+                       color=S.color(cfg), ls="--" if is_model(cfg) else "-",
+                       mfc="none" if is_model(cfg) else None, label=cfg, gid=S.member_gid(cfg))
+        right.axhline(C14.GROWS_AT, color="k", ls="--", lw=1,
+                      label=f"C14: grows at >= {C14.GROWS_AT:g}x")
+        right.axhline(1.0, color="0.5", lw=0.8)
         right.set_xscale("log")
         right.set_xlabel("idle connections held open (log scale; 0 drawn at 1)")
-        # From zero: the churn rates differ by a few percent, and a cropped axis would draw
-        # that noise as swings.
-        right.set_ylim(0, max(v for pts in series.values() for _, v in pts) * 1.1)
-        right.set_ylabel("churned connections per second")
-        right.legend(fontsize=8, loc="lower left")
+        right.set_ylabel("server CPU per churned connection, over none held (x)")
+        right.legend(fontsize=8, loc="upper left")
         grid(right)
     else:
-        not_run(right, run.why("scale") if not run.get("scale") else "no churn run")
-    return "left: switch-bench (CPU time, median); right: connect, one 64 B request, close"
+        not_run(right, run.why("scale") if not run.get("scale") else "no churn CPU figures")
+    return ("left: switch-bench (CPU time, median, line: 95% interval); right: connect, one "
+            "64 B request, close, server CPU per connection (medians of rounds) over that with "
+            "no idle connection held")
 
 
 @register(CHARTS, "completion", "Readiness against completion: throughput and kernel entries per request")
