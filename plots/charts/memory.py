@@ -76,9 +76,14 @@ def memory_stack(run, ax):
         return
     names = list(per)
     x = list(range(len(names)))
-    user = [max(0.0, D.user_kb(per[m][1], per[m][2])) for m in names]
+    # A model of many processes without a PSS reading has only its children's VmRSS summed,
+    # which counts every shared page once per child (fork: 30x its PSS): it is not stacked
+    # beside the PSS of the others, but drawn as a hatched outline, cut at the axis' top.
+    summed = [i for i, m in enumerate(names) if per[m][2] is None]
+    user = [0.0 if i in summed else max(0.0, D.user_kb(per[m][1], per[m][2]))
+            for i, m in enumerate(names)]
     S.tag_bars(ax.bar(x, user, 0.6, color=[S.color(m) for m in names],
-                      label="user (PSS; VmRSS without PSS)"), names)
+                      label="user (PSS)"), names)
     bottom = list(user)
     # The kernel part is what C8 counts (F.kernel_counted): a difference below the resolution
     # of /proc/meminfo's machine-wide figure adds nothing, its fields are not drawn (a
@@ -96,17 +101,27 @@ def memory_stack(run, ax):
                hatch="///", edgecolor="0.4", lw=0.6,
                label="kernel below resolution (outline: at most)" if i == below[0] else None)
     for i, m in enumerate(names):
+        if i in summed:
+            continue
         ax.text(i, bottom[i] + (F.kernel_resolution(per[m][0]) if i in below else 0),
                 f"{bottom[i]:.0f}" + (f" + kernel {F.kernel_kib(per[m][3], per[m][0])}"
                                       .replace(" (below resolution)", "") if i in below else "")
                 + f"\n@{per[m][0]}", ha="center", va="bottom", fontsize=6)
     tops = [b + (F.kernel_resolution(per[names[i]][0]) if i in below else 0)
             for i, b in enumerate(bottom)]
-    ax.set_ylim(0, max(tops) * 1.15)  # the totals written above the bars stay inside
+    top = max(tops) * 1.3  # the totals written above the bars stay inside (summed: kernel only)
+    ax.set_ylim(0, top)
+    for i in summed:
+        m, rss = names[i], per[names[i]][1]
+        ax.bar(i, min(rss, top - tops[i]) * 0.9, 0.6, bottom=tops[i], fill=False, hatch="xx",
+               edgecolor=S.color(m), lw=0.8,
+               label="VmRSS summed over processes (no PSS; cut)" if i == summed[0] else None)
+        ax.text(i, top * 0.97, f"VmRSS\nsum\n{rss:.0f}\n+ kernel\n{tops[i]:.0f}", ha="center",
+                va="top", fontsize=6, bbox={"facecolor": "white", "edgecolor": "none", "pad": 1})
     ax.set_xticks(x)
     ax.set_xticklabels(names, fontsize=8, rotation=20)
     ax.set_ylabel("memory per connection (KiB)")
     ax.set_title("user + kernel, stacked (largest clean level)", fontsize=10)
-    # Upper right: the heavy models (thread, fork, prefork) come first, the light ones last.
-    ax.legend(fontsize=7, loc="upper right")
+    # Under the panel, as the left one's: inside, it covers some model's bar or total.
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, frameon=False)
     ax.grid(True, axis="y", alpha=0.35)

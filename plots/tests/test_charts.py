@@ -20,6 +20,7 @@ import claims  # noqa: E402
 import data as D  # noqa: E402
 import matplotlib.colors as mcolors  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.patches import Rectangle  # noqa: E402
 import report as R  # noqa: E402
 import synth as S  # noqa: E402
 
@@ -110,6 +111,39 @@ class ClaimCharts(unittest.TestCase):
             colours = {c for c, _ in uses}
             self.assertEqual(colours, {mcolors.to_hex(ST.color(name))},
                              f"{name}: {sorted(uses)}")
+
+    def test_no_bars_on_log_axes(self):
+        for stem, fig in self.figs.items():
+            for ax in fig.axes:
+                bars = [r for r in ax.patches if isinstance(r, Rectangle)
+                        and r.get_width() > 0 and r.get_height() > 0]
+                if bars:
+                    self.assertEqual((ax.get_xscale(), ax.get_yscale()), ("linear", "linear"),
+                                     f"{stem}: bars on a log axis")
+
+    def test_the_chart_defects_of_issue_38_are_gone(self):
+        f = self.figs
+        switch_labels = [t.get_text() for t in f["switch_cost"].axes[0].get_yticklabels()]
+        self.assertTrue(any("chain" in t for t in switch_labels), switch_labels)
+        self.assertTrue({"fit:log", "fit:linear"} <= gids(f["handoff_scale"]))
+        left, right = f["epoll_ctl_scaling"].axes[:2]
+        self.assertGreater(left.get_ylim()[0], 0, "epoll_ctl axis from zero flattens the rise")
+        self.assertIn("CPU per churned connection", right.get_ylabel())
+        self.assertTrue({"member:wheel", "member:rbtree"} <= gids(f["timers_cpu"]))
+        self.assertIn("judged:C13", gids(f["fiberio"]))
+        idle = f["timers_idle"].axes[0]
+        self.assertEqual((idle.get_xscale(), len(idle.get_yticks())), ("linear", 2))
+        foot = " ".join(t.get_text() for t in f["star_ring"].texts)
+        self.assertIn("copy stacks", foot)
+        models = set(D.Run(REFERENCE).members("models"))
+        for ax in f["sweep_throughput"].axes[:2]:
+            legend = ax.get_legend()
+            labels = [t.get_text() for t in legend.get_texts()] if legend else []
+            self.assertFalse(models & set(labels), "model names belong at the lines' ends")
+            self.assertEqual(len(labels), len(set(labels)), labels)
+        stack = f["rss_per_conn"].axes[1]
+        fork = [r for r in stack.patches if r.get_gid() == "member:fork"]
+        self.assertEqual([r.get_height() for r in fork], [0.0], "fork's summed VmRSS stacked")
 
     def test_every_registry_member_has_its_own_style(self):
         missing = registry_members() - set(ST.MEMBER_STYLE)
