@@ -69,9 +69,13 @@ def sweep_panels(run, fig, value, ylabel, pycon, rounds=None):
         for h, lab in zip(*ax.get_legend_handles_labels()):
             if lab not in run.order("models", series):
                 keys.setdefault(lab, h)
-    if keys:  # under the panels, centred between them: inside one it covers data
-        axes[0].legend(list(keys.values()), list(keys), loc="upper center", ncol=3, fontsize=7,
-                       bbox_to_anchor=(1.1, -0.13), frameon=False)
+    # Under the panels (inside one, a key covers data): the points' marks under the left, the
+    # PyCon lines under the right, each no wider than its panel.
+    pycon_keys = [k for k in keys if k.startswith("PyCon")]
+    for ax, labels in ((axes[0], [k for k in keys if k not in pycon_keys]), (axes[1], pycon_keys)):
+        if labels:
+            ax.legend([keys[k] for k in labels], labels, loc="upper left", fontsize=7,
+                      bbox_to_anchor=(0.0, -0.13), frameon=False)
     return "; ".join(notes)
 
 
