@@ -92,7 +92,11 @@ def draw_all(run_dir, only=None):
         if only and stem not in only:
             continue
         fig, status[stem] = draw_one(run, stem, text, fn)
-        for ext in ("png", "svg"):
-            fig.savefig(Path(run_dir) / f"{stem}.{ext}", dpi=110 if ext == "png" else None)
+        fig.savefig(Path(run_dir) / f"{stem}.png", dpi=110)
+        # The gids name artists for the tests (member:<name>, threshold:<claim>); in an SVG
+        # each becomes an element id, repeated within a chart, and REPORT.html inlines them all.
+        for artist in fig.findobj(lambda a: a.get_gid() is not None):
+            artist.set_gid(None)
+        fig.savefig(Path(run_dir) / f"{stem}.svg")
         plt.close(fig)
     return status

@@ -29,7 +29,7 @@ MEMBER_STYLE = {
     "epoll": ("#9467bd", "X"), "uring": ("#17becf", "<"), "libuv": ("#bcbd22", ">"),
     "libev": ("#7f7f7f", "*"), "asio-coro": ("#393b79", "h"), "pth": ("#843c39", "p"),
     # engines (libevent and uring above)
-    "naive": ("#000000", "o"), "merged": ("#b15928", "s"), "oneshot": ("#fb9a99", "^"),
+    "naive": ("#bc80bd", "o"), "merged": ("#b15928", "s"), "oneshot": ("#fb9a99", "^"),
     "edge": ("#a6761d", "v"), "poll": ("#e7298a", "D"), "select": ("#66a61e", "P"),
     "uring-poll": ("#1b9e77", "X"),
     # switch backends and the reference floors drawn beside them

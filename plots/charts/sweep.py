@@ -125,8 +125,11 @@ def sweep_p99(run, fig):
     def p99(p):
         v = (p["load"].get("latency_us") or {}).get("p99")
         return v / 1000.0 if v else None
-    note = sweep_panels(run, fig, p99, "p99 latency (ms, log scale)", False)
-    return "x = a point with errors" + ("; " + note if note else "")
+    def p99_rounds(p):
+        return [r["p99_us"] / 1000.0 for r in p.get("rounds") or [] if r.get("p99_us")]
+    note = sweep_panels(run, fig, p99, "p99 latency (ms, log scale)", False, rounds=p99_rounds)
+    return ("x = a point with errors; whiskers: 95% interval over the point's repetitions"
+            + ("; " + note if note else ""))
 
 
 @register(CHARTS, "ramp_time", "Ramp-up: time to connect and echo once on every connection")
