@@ -31,7 +31,7 @@ def _chart_of(claim, figure):
 def rows(run, stem):
     """[(claim id, verdict, [tests of one figure], hidden)] the strip of this chart draws: for
     each claim it carries, the figures whose comparisons were straddled first, then the nearest
-    to their threshold."""
+    to their threshold (see pick)."""
     out = []
     for c in claims.CLAIMS:
         if stem not in c.CHARTS:
@@ -48,10 +48,25 @@ def rows(run, stem):
             return (min(0 if t["outcome"] == "straddles" else 1 for t in tests),
                     min(abs(t.get("margin") or 0) for t in tests))
         figs = sorted(by_fig.values(), key=order)
-        hidden = len(figs) - MOST_ROWS
-        for i, tests in enumerate(figs[:MOST_ROWS]):
+        shown = [figs[k] for k in sorted(pick(figs))]
+        hidden = len(figs) - len(shown)
+        for i, tests in enumerate(shown):
             out.append((c.ID, r["verdict"], tests, hidden if i == 0 else 0))
     return out
+
+
+def pick(figs):
+    """Indexes of the figures a strip shows, at most MOST_ROWS: first one for each threshold
+    the verdict compared with (so four calm epoll engines do not hide poll's growth against
+    its own threshold), then the rest in order."""
+    chosen, seen = [], set()
+    for k, tests in enumerate(figs):
+        keys = {(t["op"], t["threshold"]) for t in tests}
+        if not keys <= seen:
+            chosen.append(k)
+            seen |= keys
+    chosen += [k for k in range(len(figs)) if k not in chosen]
+    return chosen[:MOST_ROWS]
 
 
 def height(strip):
