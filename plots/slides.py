@@ -24,7 +24,7 @@ os.environ.setdefault("MPLCONFIGDIR", tempfile.mkdtemp(prefix="mpl-"))
 
 import charts  # noqa: E402
 import charts.marks as marks  # noqa: E402
-import charts.style  # noqa: E402,F401  (chooses the Agg backend before pyplot)
+import charts.style as S  # noqa: E402  (chooses the Agg backend before pyplot)
 import claims  # noqa: E402
 import data as D  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
@@ -65,7 +65,12 @@ def draw_slide(run, stem, text, fn):
     """One slide as an open figure: the chart drawn by its own function, then resized to
     16:9 with every text enlarged."""
     fig = plt.figure(figsize=SIZE)
-    note = fn(run, fig)
+    try:
+        note = fn(run, fig)
+    except Exception as e:  # a chart bug costs its slide, not the others and the index
+        fig.clf()
+        S.not_run(fig.add_subplot(111), f"chart failed: {type(e).__name__}: {e}")
+        note = ""
     fig.set_size_inches(*SIZE)
     for t in fig.findobj(Text):
         t.set_fontsize(max(t.get_fontsize() * TEXT_SCALE, MIN_PT))
