@@ -1,6 +1,7 @@
 """scale.json and switch.json's epoll_ctl rows: idle connections, registered fds, readiness
 against completion."""
 import data as D
+import figures as F
 from claims import c14_epoll_ctl_log_n as C14
 import charts.style as S
 from charts.style import grid, not_run, register
@@ -66,14 +67,18 @@ def epoll_ctl_scaling(run, fig):
     else:
         not_run(left, run.why("switch") if not run.get("switch") else "no epoll_ctl rows")
     churn = (run.get("scale") or {}).get("churn")
-    series = D.scale_series(churn, "server_cpu_us_per_request")
-    rel = {cfg: [(n, v / dict(s)[0]) for n, v in s] for cfg, s in series.items()
-           if dict(s).get(0)}
+    rel = churn_ratios(churn)
     if rel:
-        for cfg, s in rel.items():
-            right.plot([max(n, 1) for n, _ in s], [v for _, v in s], marker=S.marker(cfg),
-                       color=S.color(cfg), ls="--" if is_model(cfg) else "-",
+        for k, (cfg, pts) in enumerate(rel.items()):
+            col = S.color(cfg)
+            # Side by side around each level (a log axis: a small factor), so the whiskers
+            # of one level do not hide each other.
+            xs = [max(n, 1) * 1.07 ** (k - (len(rel) - 1) / 2) for n, _ in pts]
+            right.plot(xs, [f["value"] for _, f in pts],
+                       marker=S.marker(cfg), color=col, ls="--" if is_model(cfg) else "-",
                        mfc="none" if is_model(cfg) else None, label=cfg, gid=S.member_gid(cfg))
+            S.whiskers(right, xs, [f["low"] for _, f in pts],
+                       [f["high"] for _, f in pts], col)
         right.axhline(C14.GROWS_AT, color="k", ls="--", lw=1,
                       label=f"C14: grows at >= {C14.GROWS_AT:g}x")
         right.axhline(1.0, color="0.5", lw=0.8)
@@ -85,8 +90,29 @@ def epoll_ctl_scaling(run, fig):
     else:
         not_run(right, run.why("scale") if not run.get("scale") else "no churn CPU figures")
     return ("left: switch-bench (CPU time, median, line: 95% interval); right: connect, one "
-            "64 B request, close, server CPU per connection (medians of rounds) over that with "
-            "no idle connection held")
+            "64 B request, close: server CPU per connection over that with no idle connection "
+            "held, median of the rounds' paired ratios (as C14 reads it), line: 95% interval")
+
+
+def churn_ratios(churn):
+    """{config: [(idle held, figure)]}: each level's server CPU per churned connection over the
+    same configuration's with none held, paired by round (client-bound rounds count: the
+    server's cost is its own), as C14 reads merged's."""
+    runs = [r for r in (churn or {}).get("runs") or [] if r.get("status") in D.SERVER_CPU]
+    out = {}
+    for cfg, pts in D.scale_series(churn, "server_cpu_us_per_request").items():
+        none = dict(pts).get(0)
+        if not none:
+            continue
+        for n, v in pts:
+            rounds = D.paired(runs, "server_cpu_us_per_request", {"config": cfg, "idle": n},
+                              {"config": cfg, "idle": 0})["per_round"]
+            # Without the rounds (an older run), the ratio of the medians, with no interval.
+            f = (F.paired(f"{cfg} at {n}", rounds, "x", "scale") if rounds else
+                 F.once(f"{cfg} at {n}", v / none, "x", "scale"))
+            if f["value"] is not None:
+                out.setdefault(cfg, []).append((n, f))
+    return out
 
 
 @register(CHARTS, "completion", "Readiness against completion: throughput and kernel entries per request")
