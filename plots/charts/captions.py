@@ -18,8 +18,9 @@ CAPTIONS = {
                  "the model pays per connection before serving any.",
     "engines": "Compare merged with naive: fewer epoll_ctl calls per request (middle) should "
                "buy more throughput (left). The strip shows C2's and C3's deciding figures.",
-    "epoll_ctl_share": "The red-free share under epoll_ctl is what merged removes. Read the "
-                       "percentage on each bar: naive spends it, merged should not.",
+    "epoll_ctl_share": "The darkest part of each bar is the share of samples under epoll_ctl, "
+                       "which merged removes. Read the percentage on it: naive spends it, "
+                       "merged should not.",
     "rss_per_conn": "Left: memory per connection falls as connections share the server. Right: "
                     "user and kernel memory stacked per model, the total C8 judges for thread.",
     "slow_clients": "Slow clients hold connections open without traffic. Look for models whose "
