@@ -45,8 +45,9 @@ UNKNOWN_STYLE = ("#b0b0b0", "d")  # a name not above: grey, so it never takes a 
 
 
 def member_key(name):
-    """The member a series names: `uring (model)` is uring, `fiber/eager/naive` is fiber."""
-    return str(name).split(" (")[0].split("/")[0]
+    """The member a series names: `uring (model)` is uring, `fiber/eager/naive` and
+    `fiber --poll-tick 1` are fiber."""
+    return str(name).split(" (")[0].split(" --")[0].split("/")[0]
 
 
 def color(name):
