@@ -54,6 +54,9 @@ subcommands:
                and the moves beyond noise: \`history [FIGURE ...] [--machine M] [DIR ...]\`
                (default: every run under results/runs/, every switch row) writes
                results/history/HISTORY.md, history.csv and a chart per machine and figure
+  slides       classroom slides of a run folder: \`slides DIR [--runs ROOT]\` draws one 16:9
+               PNG in large type per chart that carries a claim into DIR/slides/, and writes
+               ROOT/index.html (default results/runs/): every run's verdicts, one column each
   help         this text
 
 options:
@@ -303,6 +306,11 @@ cmd_history() {
     "$PY" "$ROOT/harness/history.py" "$@"
 }
 
+cmd_slides() {
+    [[ $# -ge 1 ]] || { echo "run.sh: slides: give one run folder, e.g. results/reference" >&2; exit 2; }
+    "$PY" "$ROOT/plots/slides.py" "$@"
+}
+
 cmd_report() {
     [[ $# -eq 1 && -d $1 ]] || { echo "run.sh: report: give one run folder, e.g. results/reference" >&2; exit 2; }
     "$PY" "$ROOT/plots/report.py" "$1"
@@ -314,6 +322,7 @@ case $sub in
 --reference | --only) cmd_suite quick "$sub" "$@" ;;
 quick | full) cmd_suite "$sub" "$@" ;;
 report) cmd_report "$@" ;;
+slides) cmd_slides "$@" ;;
 compare) cmd_compare "$@" ;;
 history) cmd_history "$@" ;;
 setup) cmd_setup ;;
@@ -322,7 +331,7 @@ test) cmd_test ;;
 regress) cmd_regress "$@" ;;
 help | -h | --help) usage ;;
 *)
-    echo "run.sh: unknown subcommand '$sub' (valid: quick, full, setup, build, test, regress, report, compare, history, help, or none)" >&2
+    echo "run.sh: unknown subcommand '$sub' (valid: quick, full, setup, build, test, regress, report, slides, compare, history, help, or none)" >&2
     exit 2
     ;;
 esac

@@ -322,6 +322,7 @@ def draw(ra, rb, out, values=None):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import charts.style as S
     status = {}
     la, lb = f"A: {label(ra)}", f"B: {label(rb)}"
 
@@ -362,9 +363,6 @@ def draw(ra, rb, out, values=None):
     # Sweep throughput: per model, A solid, B dashed, one panel per load mode.
     fig = plt.figure(figsize=(11, 6))
     drawn = False
-    # One colour per model in both runs: A's declared order, then models only B has.
-    models = ra.members("models") + [m for m in rb.members("models")
-                                     if m not in ra.members("models")]
     for i, mode in enumerate(("pingpong", "churn")):
         ax = fig.add_subplot(1, 2, i + 1)
         ax.set_title(mode, fontsize=10)
@@ -373,9 +371,9 @@ def draw(ra, rb, out, values=None):
                                     lambda p: p["load"].get("requests_per_sec") or None)
             for m in run.order("models", series):
                 pts = series[m]
-                place = models.index(m) if m in models else len(models)
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], ls=ls, marker="o", ms=3,
-                        color=D.PALETTE[place % len(D.PALETTE)], label=f"{m} ({tag})")
+                # A model's colour and marker as in every chart (charts/style.py).
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], ls=ls, marker=S.marker(m),
+                        ms=3, color=S.color(m), label=f"{m} ({tag})")
                 drawn = True
         ax.set_xscale("log")
         ax.set_yscale("log")

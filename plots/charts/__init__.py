@@ -8,10 +8,13 @@ legend and the machine in a footnote; when its data is missing it still gets dra
 python3-matplotlib with the Agg backend (no display).
 """
 import importlib
+import textwrap
+import warnings
 from pathlib import Path
 
 import charts.style as S
 import matplotlib.pyplot as plt
+from charts import captions, marks
 
 import claims
 import data as D
@@ -44,6 +47,43 @@ def title(stem, text):
     return text + (f" ({', '.join(ids)})" if ids else "")
 
 
+CAPTION_INCHES_PER_LINE = 0.17
+CAPTION_CHARS_PER_INCH = 13  # 9-point caption text
+
+
+def draw_one(run, stem, text, fn):
+    """One chart as a matplotlib figure (left open for the caller to save or inspect):
+    (figure, "ok" | "not run" | "failed: ..."). Under the chart, from the top: the verdict
+    strip of the claims it carries (charts/marks.py), its caption, the machine footnote."""
+    fig = plt.figure(figsize=(11, 6.2) if stem != "switch_cost" else (10, 6.2))
+    try:
+        note = fn(run, fig)
+        texts = [t.get_text() for ax in fig.axes for t in ax.texts]
+        status = "not run" if any(t.startswith("not run") for t in texts) else "ok"
+        strip = marks.rows(run, stem) if status == "ok" else []
+    except Exception as e:  # a chart bug must not cost the other charts and the report
+        fig.clf()
+        S.not_run(fig.add_subplot(111), f"chart failed: {type(e).__name__}: {e}")
+        note, status, strip = "", f"failed: {type(e).__name__}: {e}", []
+    words = textwrap.wrap(captions.caption(stem),
+                          int(fig.get_figwidth() * CAPTION_CHARS_PER_INCH))
+    cap_in = CAPTION_INCHES_PER_LINE * len(words) + (0.1 if words else 0)
+    w, h = fig.get_size_inches()
+    fig.set_size_inches(w, h + marks.height(strip) + cap_in)
+    fig.suptitle(title(stem, text), fontsize=12)
+    foot = S.finish(fig, run, note)
+    foot_in = foot * fig.get_figheight()
+    if words:
+        fig.text(0.01, (foot_in + 0.04) / fig.get_figheight(), "\n".join(words), fontsize=9,
+                 ha="left", va="bottom", gid="caption")
+    below = foot_in + cap_in + marks.height(strip)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # tight_layout on crowded panels
+        fig.tight_layout(rect=(0, max(0.06, below / fig.get_figheight()), 1, 0.95))
+    marks.draw(fig, strip, foot_in + cap_in)
+    return fig, status
+
+
 def draw_all(run_dir, only=None):
     """Draws every chart into run_dir; returns {stem: "ok" | "not run" | "failed: ..."}."""
     run = D.Run(run_dir)
@@ -51,19 +91,12 @@ def draw_all(run_dir, only=None):
     for stem, text, fn in CHARTS:
         if only and stem not in only:
             continue
-        fig = plt.figure(figsize=(11, 6.2) if stem != "switch_cost" else (10, 6.2))
-        try:
-            note = fn(run, fig)
-            texts = [t.get_text() for ax in fig.axes for t in ax.texts]
-            status[stem] = "not run" if any(t.startswith("not run") for t in texts) else "ok"
-        except Exception as e:  # a chart bug must not cost the other charts and the report
-            fig.clf()
-            S.not_run(fig.add_subplot(111), f"chart failed: {type(e).__name__}: {e}")
-            note, status[stem] = "", f"failed: {type(e).__name__}: {e}"
-        fig.suptitle(title(stem, text), fontsize=12)
-        foot = S.finish(fig, run, note)
-        fig.tight_layout(rect=(0, max(0.06, foot), 1, 0.95))
-        for ext in ("png", "svg"):
-            fig.savefig(Path(run_dir) / f"{stem}.{ext}", dpi=110 if ext == "png" else None)
+        fig, status[stem] = draw_one(run, stem, text, fn)
+        fig.savefig(Path(run_dir) / f"{stem}.png", dpi=110)
+        # The gids name artists for the tests (member:<name>, threshold:<claim>); in an SVG
+        # each becomes an element id, repeated within a chart, and REPORT.html inlines them all.
+        for artist in fig.findobj(lambda a: a.get_gid() is not None):
+            artist.set_gid(None)
+        fig.savefig(Path(run_dir) / f"{stem}.svg")
         plt.close(fig)
     return status

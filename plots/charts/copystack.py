@@ -1,7 +1,11 @@
 """switch.json's copystack rows and fibermem.json: the copy-stack trade of time for memory."""
 import data as D
 from claims import c12_guard_copy_stack as C12
+import charts.style as S
+from matplotlib.ticker import LogFormatter
 from charts.style import grid, not_run, register
+
+MODE_SHADES = {"guarded": "0.3", "copy": "0.65"}
 
 CHARTS = []
 
@@ -15,14 +19,20 @@ def copystack(run, fig):
         not_run(left, run.why("switch") if not run.get("switch") else "no copystack rows")
     for i, (f, pts) in enumerate(sorted(cp.items())):
         pts = [p for p in pts if p[1]]
-        left.plot([p[0] for p in pts], [p[1] for p in pts], marker=D.MARKER_CYCLE[i],
-                  color=D.PALETTE[i], label=f"{f} fiber{'s' if f > 1 else ''} on 1 shared stack")
+        shade, mk = S.level_style(i)
+        left.plot([p[0] for p in pts], [p[1] for p in pts], marker=mk, color=shade,
+                  label=f"{f} fiber{'s' if f > 1 else ''} on 1 shared stack")
+        iv = [S.bench_interval(run, f"copystack/resume/bytes:{p[0]}/fibers:{f}") for p in pts]
+        S.whiskers(left, [p[0] for p in pts], [a for a, _ in iv], [b for _, b in iv], shade)
     if cp:
         left.axhline(C12.RESUME_AIM_NS, color="k", ls=":", lw=1,
                      label=f"aim: {C12.RESUME_AIM_NS} ns at {C12.FEW_BYTES} B, "
                      f"10^{len(str(C12.RESUME_AIM_FIBERS)) - 1} fibers")
         left.set_xscale("log")
         left.set_yscale("log")
+        # A range under one decade gets one major tick: the minor ones are labelled too.
+        left.yaxis.set_minor_formatter(LogFormatter(labelOnlyBase=False, minor_thresholds=(2, 1)))
+        left.tick_params(axis="y", which="minor", labelsize=7)
         left.set_xlabel("live bytes of the fiber's own (log scale)")
         left.set_ylabel("ns per resume + yield (one save, one restore)")
         left.legend(fontsize=7)
@@ -37,7 +47,7 @@ def copystack(run, fig):
         not_run(right, run.why("fibermem") if not run.get("fibermem") else "no points")
         return ""
     right.bar(range(len(bars)), [b[1] for b in bars],
-              color=[D.PALETTE[0] if b[2] == "guarded" else D.PALETTE[1] for b in bars])
+              color=[MODE_SHADES.get(b[2], "0.5") for b in bars])
     for i, b in enumerate(bars):
         right.text(i, b[1] * 1.02, f"{b[1]:.0f} B", ha="center", va="bottom", fontsize=7)
     right.set_xticks(range(len(bars)))

@@ -1,4 +1,5 @@
 """engines.json: the event engines side by side, and where naive and merged spend their time."""
+import charts.style as S
 from charts.style import not_run, register
 
 CHARTS = []
@@ -15,12 +16,12 @@ def engines(run, fig):
             not_run(ax, run.why("engines"))
         return ""
     names = run.order("engines", summ)
-    cols = [run.color("engines", e) for e in names]
+    cols = [S.color(e) for e in names]
     x = list(range(len(names)))
 
     def panel(ax, key, ylabel, title, kind="tput"):
         vals = [summ[e].get(key) for e in names]
-        ax.bar(x, [v or 0 for v in vals], color=cols)
+        S.tag_bars(ax.bar(x, [v or 0 for v in vals], color=cols), names)
         ax.bar([0], [0], color="0.6", label="median (bar)")
         for i, e in enumerate(names):
             raw = [r.get(key) for r in eng.get("runs", [])
@@ -43,7 +44,7 @@ def engines(run, fig):
     panel(axes[1], "ctl_per_request_engine", "epoll_ctl calls per request",
           "epoll_ctl per request", "count")
     kern = [summ[e].get("ctl_per_request_kernel") for e in names]
-    axes[1].plot(x, [k if k is not None else float("nan") for k in kern], "r_", ms=18, mew=2,
+    axes[1].plot(x, [k if k is not None else float("nan") for k in kern], "k_", ms=18, mew=2,
                  label="kernel count (perf)")
     axes[1].legend(fontsize=7)
     panel(axes[2], "server_cpu_us_per_request", "server CPU per request (us)",
@@ -70,9 +71,9 @@ def epoll_ctl_share(run, fig):
     ctl = [100 * p["epoll_ctl_share"] for p in profiles]
     wait = [100 * (p.get("epoll_wait_share") or 0) for p in profiles]
     other = [max(0.0, 100 - c - w) for c, w in zip(ctl, wait)]
-    ax.bar(names, ctl, 0.5, color="tab:red", label="under epoll_ctl")
-    ax.bar(names, wait, 0.5, bottom=ctl, color="tab:gray", label="under epoll_wait")
-    ax.bar(names, other, 0.5, bottom=[c + w for c, w in zip(ctl, wait)], color="tab:blue",
+    ax.bar(names, ctl, 0.5, color="0.15", label="under epoll_ctl")
+    ax.bar(names, wait, 0.5, bottom=ctl, color="0.5", label="under epoll_wait")
+    ax.bar(names, other, 0.5, bottom=[c + w for c, w in zip(ctl, wait)], color="0.85",
            alpha=0.5, label="everything else (read, write, switches ...)")
     for i, (c, p) in enumerate(zip(ctl, profiles)):
         ax.text(i, c / 2 if c > 4 else c + 1, f"{c:.1f} %", ha="center", fontsize=9)

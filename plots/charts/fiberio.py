@@ -1,11 +1,13 @@
 """fiberio.json: the fiber read policies beside the callback servers."""
 import data as D
+import figures as F
 from claims import c13_sync_code_async_speed as C13
 from charts.style import not_run, register
 
 CHARTS = []
 
-FIBERIO_COLORS = {"pingpong": "tab:blue", "pingpong-1k": "tab:cyan", "stream": "tab:orange"}
+# Greys: a load is no member, and a colour in these charts always names a member.
+FIBERIO_COLORS = {"pingpong": "0.2", "pingpong-1k": "0.5", "stream": "0.78"}
 # Thirty-odd servers need a row each with a label one can read: the figure grows downwards
 # with the number of servers instead of squeezing them into the shared landscape size.
 ROW_INCHES = 0.27
@@ -53,12 +55,14 @@ def fiberio(run, fig):
         (lambda ld, v: relative(ld, v, "requests_per_sec"),
          "throughput\n(epoll server = 1)", [C13.HOLDS_TPUT]),
     ]
-    for ax, (get, xlabel, marks), limit in zip(axes, panels, LIMITS):
+    for ax, (get, xlabel, marks), limit, key in zip(axes, panels, LIMITS, (None, "cpu", "tput")):
         for i, ld in enumerate(loads):
             vals = [get(ld, v) for v in names]
             pos = [k - 0.4 + height * (i + 0.5) for k in range(len(names))]
             shown = [min(v, limit) if limit and v is not None else (v or 0) for v in vals]
             ax.barh(pos, shown, height, color=FIBERIO_COLORS.get(ld, "0.5"), label=ld)
+            if key:
+                whiskers(ax, doc, ld, key, names, pos, limit)
             for p, v in zip(pos, vals):
                 if limit and v is not None and v > limit:
                     ax.text(limit * 0.98, p, f"{v:.3g} ▸", ha="right", va="center",
@@ -74,7 +78,16 @@ def fiberio(run, fig):
         ax.set_xlabel(xlabel, fontsize=9)
         ax.grid(True, axis="x", alpha=0.35)
     first.set_yticks(range(len(names)))
-    first.set_yticklabels([label(v) for v in names], fontsize=8)
+    judged = doc.get("default")
+    first.set_yticklabels([label(v) + ("  \u25c0 C13 judges" if v == judged else "")
+                           for v in names], fontsize=8)
+    for tick, v in zip(first.get_yticklabels(), names):
+        if v == judged:
+            tick.set_fontweight("bold")
+    for ax in axes:  # the judged server's row, shaded across the three panels
+        if judged in names:
+            ax.axhspan(names.index(judged) - 0.5, names.index(judged) + 0.5, color="gold",
+                       alpha=0.25, zorder=0, gid="judged:C13")
     first.set_ylim(len(names) - 0.5, -1.0)  # first server on top, room for the mark labels
     for ax in axes[1:]:
         ax.tick_params(axis="y", labelleft=False)
@@ -87,4 +100,21 @@ def fiberio(run, fig):
             f"pingpong {cfg.get('conns', '?')} and {cfg.get('conns_large', '?')} conns x "
             f"{cfg.get('size', '?')} B; stream {cfg.get('stream_conns', '?')} conns x "
             f"{cfg.get('pipeline', '?')} in flight x {cfg.get('stream_size', '?')} B;\n"
-            "fiber rows are read policy · engine, grouped by engine; dashed: claim C13's marks")
+            "fiber rows are read policy · engine, grouped by engine; dashed: claim C13's marks; "
+            "shaded: the server C13 judges; whiskers: 95% interval of the paired rounds where "
+            "the run paired the server with the epoll server")
+
+
+def whiskers(ax, doc, load, key, names, pos, limit):
+    """The 95% interval of each server's paired per-round ratio to the epoll server, where the
+    run recorded one (fiberio.json's ratios)."""
+    ratios = (doc or {}).get("ratios") or {}
+    for v, y in zip(names, pos):
+        r = ratios.get(f"{load} {key} {v}/epoll")
+        if not r or not r.get("per_round"):
+            continue
+        f = F.paired(v, r["per_round"], "x", "fiberio")
+        if f["low"] is None or (limit and f["high"] > limit):
+            continue
+        ax.plot([f["low"], f["high"]], [y, y], color="k", lw=1.2, solid_capstyle="butt",
+                gid="whisker")

@@ -2,6 +2,7 @@
 import data as D
 import figures as F
 from claims import c08_thread_memory as C8
+import charts.style as S
 from charts.style import grid, not_run, register
 
 CHARTS = []
@@ -29,12 +30,12 @@ def rss_per_conn(run, fig):
     for m in run.order("models", series):
         pts = [p for p in series[m] if p[0] >= 10]  # one connection says little per connection
         if pts:
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=run.marker("models", m),
-                    color=run.color("models", m), label=f"{m} (VmRSS)", ms=4)
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=S.marker(m),
+                    color=S.color(m), label=f"{m} (VmRSS)", ms=4, gid=S.member_gid(m))
     fork_pss = [p for p in D.sweep_series(sweep, "pingpong", pss).get("fork", []) if p[0] >= 10]
     if fork_pss:
         ax.plot([p[0] for p in fork_pss], [p[1] for p in fork_pss], ls="--",
-                color=run.color("models", "fork"), marker=run.marker("models", "fork"), mfc="none",
+                color=S.color("fork"), marker=S.marker("fork"), gid=S.member_gid("fork"), mfc="none",
                 ms=4,
                 label="fork (PSS: shared pages counted once)")
     mc = run.get("maxconns")
@@ -43,7 +44,7 @@ def rss_per_conn(run, fig):
             and p.get("rss_per_conn_kb")]
     if held:
         ax.plot([p["conns"] for p in held], [p["rss_per_conn_kb"] for p in held], "*",
-                color="navy", ms=9, label="fiber, trickle traffic (C10 run)")
+                color=S.color("fiber"), ms=11, label="fiber, trickle traffic (C10 run)")
     ax.axhline(C8.QUOTED_PTHREAD_KIB, color="k", ls=":", lw=1,
                label=f"{C8.QUOTED_PTHREAD_KIB / 1024:g} MiB: default pthread stack (virtual)")
     ax.axhline(C8.QUOTED_COROUTINE_KIB, color="k", ls="--", lw=1,
@@ -63,7 +64,8 @@ def rss_per_conn(run, fig):
             "PageTables: machine-wide /proc/meminfo medians, echo-load's own sockets included)")
 
 
-KERNEL_COLORS = {"KernelStack": "tab:red", "SUnreclaim": "tab:gray", "PageTables": "tab:olive"}
+# Greys, hatched: kernel fields are no members (a colour names a member in every chart).
+KERNEL_COLORS = {"KernelStack": "0.25", "SUnreclaim": "0.5", "PageTables": "0.72"}
 
 
 def memory_stack(run, ax):
@@ -74,9 +76,14 @@ def memory_stack(run, ax):
         return
     names = list(per)
     x = list(range(len(names)))
-    user = [max(0.0, D.user_kb(per[m][1], per[m][2])) for m in names]
-    ax.bar(x, user, 0.6, color=[run.color("models", m) for m in names],
-           label="user (PSS; VmRSS without PSS)")
+    # A model of many processes without a PSS reading has only its children's VmRSS summed,
+    # which counts every shared page once per child (fork: 30x its PSS): it is not stacked
+    # beside the PSS of the others, but drawn as a hatched outline, cut at the axis' top.
+    summed = [i for i, m in enumerate(names) if per[m][2] is None]
+    user = [0.0 if i in summed else max(0.0, D.user_kb(per[m][1], per[m][2]))
+            for i, m in enumerate(names)]
+    S.tag_bars(ax.bar(x, user, 0.6, color=[S.color(m) for m in names],
+                      label="user (PSS)"), names)
     bottom = list(user)
     # The kernel part is what C8 counts (F.kernel_counted): a difference below the resolution
     # of /proc/meminfo's machine-wide figure adds nothing, its fields are not drawn (a
@@ -94,17 +101,27 @@ def memory_stack(run, ax):
                hatch="///", edgecolor="0.4", lw=0.6,
                label="kernel below resolution (outline: at most)" if i == below[0] else None)
     for i, m in enumerate(names):
+        if i in summed:
+            continue
         ax.text(i, bottom[i] + (F.kernel_resolution(per[m][0]) if i in below else 0),
                 f"{bottom[i]:.0f}" + (f" + kernel {F.kernel_kib(per[m][3], per[m][0])}"
                                       .replace(" (below resolution)", "") if i in below else "")
                 + f"\n@{per[m][0]}", ha="center", va="bottom", fontsize=6)
     tops = [b + (F.kernel_resolution(per[names[i]][0]) if i in below else 0)
             for i, b in enumerate(bottom)]
-    ax.set_ylim(0, max(tops) * 1.15)  # the totals written above the bars stay inside
+    top = max(tops) * 1.3  # the totals written above the bars stay inside (summed: kernel only)
+    ax.set_ylim(0, top)
+    for i in summed:
+        m, rss = names[i], per[names[i]][1]
+        ax.bar(i, min(rss, top - tops[i]) * 0.9, 0.6, bottom=tops[i], fill=False, hatch="xx",
+               edgecolor=S.color(m), lw=0.8,
+               label="VmRSS summed over processes (no PSS; cut)" if i == summed[0] else None)
+        ax.text(i, top * 0.97, f"VmRSS\nsum\n{rss:.0f}\n+ kernel\n{tops[i]:.0f}", ha="center",
+                va="top", fontsize=6, bbox={"facecolor": "white", "edgecolor": "none", "pad": 1})
     ax.set_xticks(x)
     ax.set_xticklabels(names, fontsize=8, rotation=20)
     ax.set_ylabel("memory per connection (KiB)")
     ax.set_title("user + kernel, stacked (largest clean level)", fontsize=10)
-    # Upper right: the heavy models (thread, fork, prefork) come first, the light ones last.
-    ax.legend(fontsize=7, loc="upper right")
+    # Under the panel, as the left one's: inside, it covers some model's bar or total.
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, frameon=False)
     ax.grid(True, axis="y", alpha=0.35)

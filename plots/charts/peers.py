@@ -1,12 +1,14 @@
 """peers.json (or, in a quick run, fiberio's first round): our fiber server beside the peers."""
 from matplotlib.patches import Patch
 
+import charts.style as S
 from charts.style import not_run, register
 from peerdata import rows
 
 CHARTS = []
 
-KIND_COLORS = {"ours": "tab:red", "callback": "tab:blue", "coroutine": "tab:green"}
+# A bar takes its server's colour (charts/style.py); the kind of server is its hatching.
+KIND_HATCHES = {"ours": "", "callback": "..", "coroutine": "//"}
 
 
 def measured(r):
@@ -32,8 +34,10 @@ def peers(run, fig):
             for r in [q for q in table if q["conns"] == conns]:
                 v, ci = r.get(key), r.get(ci_key)
                 err = [[v - ci[0]], [ci[1] - v]] if ci and v is not None else None
-                ax.barh(y, v or 0, 0.7, color=KIND_COLORS.get(r["kind"], "0.5"), xerr=err,
-                        ecolor="k", capsize=2)
+                bar = ax.barh(y, v or 0, 0.7, color=S.color(r["server"]), xerr=err,
+                              hatch=KIND_HATCHES.get(r["kind"], ""), edgecolor="white",
+                              ecolor="k", capsize=2)
+                S.tag_bars(bar, [r["server"]])
                 labels.append(f"{r['server']} · {conns}")
                 pos.append(y)
                 y += 1
@@ -44,7 +48,8 @@ def peers(run, fig):
         ax.set_xlabel(xlabel, fontsize=9)
         ax.grid(True, axis="x", alpha=0.35)
     # Above the panels: every spot inside one covers some server's bar.
-    fig.axes[0].legend(handles=[Patch(color=c, label=k) for k, c in KIND_COLORS.items()],
+    fig.axes[0].legend(handles=[Patch(facecolor="0.6", edgecolor="white", hatch=h, label=k)
+                                for k, h in KIND_HATCHES.items()],
                        fontsize=8, loc="lower center", bbox_to_anchor=(1.0, 1.0), ncol=3,
                        title="server", title_fontsize=8, frameon=False)
     return (f"rows are server · connections; from {source}.json, {note}; whiskers: 95% "

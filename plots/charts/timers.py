@@ -2,7 +2,8 @@
 idle wake-ups per server."""
 import data as D
 import figures as F
-from charts.style import grid, not_run, register, series_style
+import charts.style as S
+from charts.style import grid, not_run, register
 
 CHARTS = []
 
@@ -24,30 +25,47 @@ def timers_cpu(run, fig):
         not_run(ax, run.why("timers") if not doc else "no CPU rounds in timers.json")
         return ""
     width = 0.8 / len(levels)
+    missing = []
     for j, n in enumerate(levels):
-        color, _ = series_style(j)
         for i, s in enumerate(structures):
-            p = D.paired(runs, "server_cpu_us_per_request", {"variant": s}, {"variant": "none"},
-                         conns=n, kind="tput")
-            f = F.paired(s, p["per_round"], "x", "timers")
+            f = cpu_ratio(runs, s, n)
             if f["value"] is None:
+                missing.append(f"{s}@{n}")
                 continue
             x = i + (j - (len(levels) - 1) / 2) * width
-            lo, hi = (f["low"], f["high"]) if f["low"] is not None else (f["value"],) * 2
-            ax.bar(x, f["value"], width, color=color, alpha=0.8,
-                   label=f"{n} connections" if i == 0 else None)
-            ax.errorbar(x, f["value"], yerr=[[f["value"] - lo], [hi - f["value"]]], fmt="none",
-                        ecolor="black", capsize=3)
-    ax.axhline(1.0, color="0.3", lw=1, ls="--")
+            bar = ax.bar(x, f["value"], width, color=S.color(s), alpha=0.85,
+                         hatch=HATCHES[j % len(HATCHES)], edgecolor="white")
+            S.tag_bars(bar, [s])
+            if f["low"] is not None:
+                ax.errorbar(x, f["value"], yerr=[[f["value"] - f["low"]], [f["high"] - f["value"]]],
+                            fmt="none", ecolor="black", capsize=3)
+    ax.axhline(1.0, color="0.3", lw=1, ls="-", label="none: no read timeout (= 1)")
+    for j, n in enumerate(levels):  # the levels' key in grey: the colours name structures
+        ax.bar([0], [0], 0, color="0.75", hatch=HATCHES[j % len(HATCHES)], edgecolor="white",
+               label=f"{n} connections")
     ax.set_xticks(range(len(structures)))
     ax.set_xticklabels(structures)
-    ax.set_xlabel("timer structure (--timers)")
+    ax.set_xlabel("timer structure (--timers); hatching: connection level")
     ax.set_ylabel("server CPU per request, read timeout / none (x)")
-    ax.legend(fontsize=8)
+    ax.set_ylim(0, None)
+    ax.legend(fontsize=8, loc="lower right")
     grid(ax)
     return (f"fiber echo server, --read-timeout {(doc.get('cpu') or {}).get('read_timeout_ms')} "
             "ms (never fires: every request arms a timer its data cancels); bars: median of "
-            "per-round paired ratios, whiskers: 95% bootstrap interval")
+            "per-round paired ratios, whiskers: 95% bootstrap interval"
+            + (f"; no paired rounds: {', '.join(missing)}" if missing else ""))
+
+
+HATCHES = ["", "//", "..", "xx"]
+
+
+def cpu_ratio(runs, structure, conns):
+    p = D.paired(runs, "server_cpu_us_per_request", {"variant": structure}, {"variant": "none"},
+                 conns=conns, kind="tput")
+    return F.paired(structure, p["per_round"], "x", "timers")
+
+
+QUANTILES = (("p50", "o"), ("p99", "s"), ("max", "^"))
 
 
 @register(CHARTS, "timers_lateness",
@@ -59,16 +77,25 @@ def timers_lateness(run, fig):
     if not rows:
         not_run(ax, run.why("timers") if not _doc(run) else "no lateness in timers.json")
         return ""
-    for k, q in enumerate(("p50", "p99", "max")):
-        color, _ = series_style(k)
-        xs = [i + (k - 1) * 0.27 for i in range(len(rows))]
-        ax.bar(xs, [e[q]["median"] for e in rows], 0.27, color=color, label=q)
-    ax.set_yscale("log")
-    ax.set_xticks(range(len(rows)))
-    ax.set_xticklabels([e["variant"] for e in rows])
-    ax.set_xlabel("timer structure (timer-lateness), and cyclictest: the kernel's floor")
-    ax.set_ylabel("late past the deadline (us, log scale)")
-    ax.legend(fontsize=8)
+    for i, e in enumerate(rows):
+        for k, (q, mk) in enumerate(QUANTILES):
+            v = e.get(q) or {}
+            if v.get("median") is None:
+                continue
+            y = i + (k - 1) * 0.22
+            ax.plot(v["median"], y, mk, color=S.color(e["variant"]), ms=7,
+                    gid=S.member_gid(e["variant"]))
+            if v.get("low") is not None and v.get("high") is not None:
+                ax.plot([v["low"], v["high"]], [y, y], color=S.color(e["variant"]), lw=1.5)
+    for q, mk in QUANTILES:
+        ax.plot([], [], mk, color="0.3", ls="none", label=q)
+    ax.set_xscale("log")  # dots, not bars: p50 and max lie orders of magnitude apart
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels([e["variant"] for e in rows])
+    ax.invert_yaxis()
+    ax.set_ylabel("timer structure (timer-lateness), and cyclictest: the kernel's floor")
+    ax.set_xlabel("late past the deadline (us, log scale; line: 95% interval over the rounds)")
+    ax.legend(fontsize=8, loc="lower right")
     grid(ax)
     return (f"{lt.get('sleeps')} sleeps of {lt.get('sleep_us')} us per round with "
             f"{lt.get('pending')} other timers pending; medians over the rounds")
@@ -83,13 +110,28 @@ def timers_idle(run, fig):
     if not rows:
         not_run(ax, idle.get("why") or run.why("timers"))
         return ""
-    ys = range(len(rows))
-    ax.barh(list(ys), [e["wakeups_per_s"]["median"] for e in rows], color="tab:blue")
-    ax.set_yticks(list(ys))
-    ax.set_yticklabels([e["variant"] for e in rows], fontsize=7)
-    ax.set_xscale("symlog", linthresh=1)
-    ax.set_xlabel("wake-ups per second (context switches of the server's processes; "
-                  "symlog scale)")
+    # The servers that never woke are named in one line, not drawn as rows of empty bars.
+    awake = [e for e in rows if e["wakeups_per_s"]["median"] > 0]
+    asleep = [e["variant"] for e in rows if e["wakeups_per_s"]["median"] <= 0]
+    if not awake:
+        not_run(ax, "no server woke while idle: " + ", ".join(asleep))
+        return ""
+    ys = list(range(len(awake)))
+    w = [e["wakeups_per_s"] for e in awake]
+    bars = ax.barh(ys, [x["median"] for x in w], color=[S.color(e["variant"]) for e in awake],
+                   xerr=[[x["median"] - (x.get("low") if x.get("low") is not None else x["median"])
+                          for x in w],
+                         [(x.get("high") if x.get("high") is not None else x["median"]) - x["median"]
+                          for x in w]], ecolor="k", capsize=3)
+    S.tag_bars(bars, [e["variant"] for e in awake])
+    for y, x in zip(ys, w):
+        ax.text(x["median"], y, f"  {x['median']:.3g}/s", va="center", fontsize=8)
+    ax.set_yticks(ys)
+    ax.set_yticklabels([e["variant"] for e in awake], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlim(0, max(x.get("high") or x["median"] for x in w) * 1.25)
+    ax.set_xlabel("wake-ups per second (context switches of the server's processes)")
     grid(ax)
     return (f"{idle.get('conns')} connections open, each echoed once, then {idle.get('window_s')}"
-            " s counted by perf with no traffic")
+            " s counted by perf with no traffic; whiskers: range over the rounds; "
+            f"never woke (0/s): {', '.join(asleep) if asleep else 'none'}")

@@ -20,7 +20,7 @@ LAYERS = [
     {"claims_table"},
     {"document", "compare"},
     {"page"},
-    {"report"},
+    {"report", "slides"},
 ]
 
 
