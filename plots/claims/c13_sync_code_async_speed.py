@@ -10,6 +10,7 @@ SOURCE = "seeds 001 (NtyCo, its title), 004 (libco)"
 CLAIM = ("\"Synchronous code, asynchronous efficiency\": a coroutine server written as "
          "blocking read/write loops performs like an asynchronous callback server; coroutine IO "
          "sits \"slightly below\" asynchronous calls.")
+BRIEF = 'Blocking-style coroutine code performs like an async callback server.'
 QUOTED = "like a callback server; \"slightly below\" (no figure quoted)"
 QUOTED_CPU_RATIO = 1.0  # "like a callback server"
 CHARTS = ["fiberio"]

@@ -3,8 +3,10 @@
 measurements: what surprised us comes from settled comparisons only (no client-bound figure,
 no claim that holds, no 12.91x), the summary table has every claim, REPORT.md stays short,
 and a verdict that differs from the reference says why."""
+import copy
 import re
 import sys
+import types
 import unittest
 from pathlib import Path
 
@@ -13,6 +15,8 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 import claims  # noqa: E402
 import data as D  # noqa: E402
+import document  # noqa: E402
+import summary  # noqa: E402
 import verdict as V  # noqa: E402
 from reference import REFERENCE  # noqa: E402
 from sections import surprises  # noqa: E402
@@ -61,6 +65,60 @@ class Reference(unittest.TestCase):
     def test_a_peak_exceeded_by_a_client_bound_point_is_not_settled(self):
         self.assertIsNone(surprises.settled_peak(self.ref, "epoll", "pingpong"))
         self.assertIsNotNone(surprises.settled_peak(self.ref, "thread", "churn"))
+
+
+def quick_run():
+    """A stand-in for a quick run: only its suite's preset is read."""
+    return types.SimpleNamespace(get=lambda name: {"preset": "quick"} if name == "suite" else None)
+
+
+class Summary(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.ref = D.Run(REFERENCE)
+        cls.results = claims.evaluate(cls.ref)
+
+    def test_the_summary_comes_first_and_has_every_claim(self):
+        text = document.markdown(document.build(self.ref))
+        top = text[:text.index("## C1")]
+        self.assertLess(top.index("## Summary"), top.index("| claim |"))
+        self.assertIn("**Machine:** ", top)
+        rows = re.findall(r"^\| \[(C\d+)\]\(#c\d+\) \| (.*)$", top, re.M)
+        self.assertEqual([cid for cid, _ in rows], [c.ID for c in claims.CLAIMS])
+        for cid, rest in rows:
+            cells = [c.strip() for c in rest.rstrip("|").split(" | ")]
+            self.assertEqual(len(cells), 6, (cid, cells))
+            self.assertEqual(cells[3], self.results[cid]["verdict"])
+            self.assertNotEqual(cells[0], "", cid)
+        self.assertIn("straddles <= 0.97", top)  # C17's why, in the reference
+
+    def test_a_reduced_scope_is_named(self):
+        # C17 as a quick run sees it: the server cost that kept the reference open not measured.
+        ref_r = self.results["C17"]
+        mine = copy.deepcopy(ref_r)
+        gone = ref_r["straddled"][0]["figure"]
+        mine["figures"] = [f for f in mine["figures"] if f["name"] != gone]
+        mine["verdict"] = V.HOLDS
+        text = summary.against(mine, ref_r, quick_run())
+        self.assertTrue(text.startswith("inconclusive: reduced scope"), text)
+        self.assertIn(gone, text)
+        # The same figures in a full run: no reduced scope, and compare's reading instead.
+        full = types.SimpleNamespace(get=lambda name: {"preset": "full"} if name == "suite"
+                                     else None)
+        self.assertNotIn("reduced scope", summary.against(mine, ref_r, full))
+
+    def test_a_changed_verdict_gets_compares_noise_reading(self):
+        ref_r = self.results["C5"]
+        same = copy.deepcopy(ref_r)
+        same["verdict"] = V.PARTLY  # the same figures: the change cannot be beyond noise
+        self.assertEqual(summary.against(same, ref_r, quick_run()),
+                         "does not hold: within noise")
+        moved = copy.deepcopy(same)
+        for f in moved["figures"]:
+            if f["name"] == "call/chain":
+                f.update(value=f["value"] * 3, low=f["low"] * 3, high=f["high"] * 3,
+                         samples=[x * 3 for x in f.get("samples") or []])
+        self.assertIn("beyond noise (call/chain", summary.against(moved, ref_r, quick_run()))
 
 
 if __name__ == "__main__":
