@@ -88,6 +88,19 @@ def claim_sections(run, results, ref_results=None):
     return out
 
 
+FIGURE_COLUMNS = ("claim", "figure", "decides", "value", "low", "high", "n", "unit", "exact",
+                  "bound", "source")
+
+
+def figure_rows(results):
+    """figures.csv: every figure every rule read, one row each (REPORT.md shows the ones
+    each rule compared with its thresholds)."""
+    for cid, r in results.items():
+        for f in r["figures"]:
+            yield {"claim": cid, "figure": f["name"], "decides": bool(f.get("decides")),
+                   **{k: f.get(k) for k in FIGURE_COLUMNS[3:]}}
+
+
 def figure_doc(fig):
     return {"name": fig["name"], "value": fig["value"], "low": fig["low"], "high": fig["high"],
             "n": fig["n"], "unit": fig["unit"], "exact": fig["exact"], "source": fig["source"],

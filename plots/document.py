@@ -7,6 +7,7 @@ from typing import NamedTuple
 import charts
 import claims
 from claims_table import annotate, claim_section
+import verdict as V
 from reference import reference_line
 from sections import (arch, completion, hooks, instruments, machine, peers, points, ramp,
                       slow, sharpen, surprises, timers)
@@ -70,7 +71,100 @@ def build(run, reference=None):
     return Report(run, [p for p in parts if p.lines], results, ref_results)
 
 
+# REPORT.md keeps this many rows of a table and items of a list; REPORT.html keeps them all.
+MD_ROWS = 3
+MD_ITEMS = 2
+# Lines REPORT.md leaves out: said once (the figure tables' note) or a heading of one list.
+DROPPED = ("In bold: the figures the rule compared", "**Measured:**")
+
+
+def run_of(lines, i, starts):
+    j = i
+    while j < len(lines) and lines[j].startswith(starts):
+        j += 1
+    return j
+
+
+def brief_section(lines):
+    """A section beside the claims in REPORT.md: its heading and first paragraph, then a
+    pointer to REPORT.html, which has its tables."""
+    text = next((ln for ln in lines[1:] if ln.strip() and not ln.startswith(("|", "#"))), "")
+    return [lines[0], "", text + " (Its tables and details: REPORT.html.)", ""] if text \
+        else lines
+
+
+def shorten(lines, claim=False):
+    """A part's lines for REPORT.md: a table past MD_ROWS rows and a list past MD_ITEMS items
+    cut, with a line counting what REPORT.html shows in full; the rule's note on intervals,
+    said once in the summary, left out."""
+    out, i = [], 0
+    while i < len(lines):
+        line = lines[i].replace(V.INTERVALS, "")
+        if line.startswith(DROPPED) or (not line.strip() and out and not out[-1].strip()):
+            i += 1
+        elif line.startswith("**Quoted:**") and out and out[-1] == "" and len(out) > 1 \
+                and out[-2].startswith("**Claim**"):
+            out[-2:] = [out[-2] + " " + line]
+            i += 1
+        elif line.startswith("![") and out and out[-1].startswith("!["):
+            out[-1] += " " + line  # a claim's charts side by side
+            i += 1
+        elif not line.strip() and out and out[-1].startswith("![") and i + 1 < len(lines) \
+                and lines[i + 1].startswith("!["):
+            i += 1
+        elif line.startswith("|"):
+            j = run_of(lines, i, "|")
+            rows = lines[i:j]
+            if claim and not line.startswith("| figure |"):
+                i = j + 1  # the measured tables: REPORT.html (the pointer under the claim)
+                continue
+            if claim:  # the figure table: every figure the rule compared (in bold)
+                rows = rows[:2] + ([r for r in rows[2:] if r.startswith("| **")]
+                                   or rows[2:2 + MD_ROWS])
+            keep = rows if claim or len(rows) <= MD_ROWS + 3 else rows[:MD_ROWS + 2]
+            out += keep
+            if len(keep) < len(rows) and not claim:
+                out += ["", f"({len(rows) - len(keep)} more rows in REPORT.html and the CSV "
+                        "files)"]
+            i = j
+        elif line.startswith("- "):
+            j = run_of(lines, i, ("- ", "  "))
+            items = lines[i:j]
+            most = 1 if claim else MD_ITEMS
+            out += items[:most + 1] if len(items) <= most + 1 else items[:most] + \
+                ([] if claim else [f"- ({len(items) - most} more lines in REPORT.html)"])
+            i = j
+        else:
+            out.append(line)
+            i += 1
+    return out
+
+
+# Sections REPORT.md keeps whole: the summary, the machine, the surprises, the chart list.
+WHOLE = ("## Summary", "## Machine", "## What surprised us")
+
+
+def md_lines(part):
+    if part.kind == "claim":
+        return [ln + " Every figure and measured table: REPORT.html and figures.csv."
+                if ln.startswith("**Verdict:") else ln for ln in shorten(part.lines, claim=True)]
+    if part.lines[0] == "## Points that are not ok":  # the rows themselves: REPORT.html
+        cut = next((i for i, ln in enumerate(part.lines) if ln.startswith("### ")), None)
+        return part.lines[:cut] + (["(every point, by status: REPORT.html)", ""] if cut else [])
+    if part.lines[0] == "## All charts":
+        return part.lines[:2] + [", ".join(ln[2:] for ln in part.lines if ln.startswith("- ")),
+                                 ""]
+    if part.lines[0].startswith(WHOLE):
+        return part.lines
+    return shorten(brief_section(part.lines))
+
+
 def markdown(report):
+    return "\n".join(HEAD + [line for p in report.parts for line in md_lines(p)])
+
+
+def full_markdown(report):
+    """Every part's lines in full, as REPORT.html shows them."""
     return "\n".join(HEAD + [line for p in report.parts for line in p.lines])
 
 

@@ -137,6 +137,5 @@ def summary_section(run, results, ref_results=None, reference=None):
         if ref_results is not None:
             row.append(against(r, ref_results[c.ID], run))
         out.append("| " + " | ".join(cell(x) for x in row) + " |")
-    return out + ["", "Each claim's details, rule and figures follow below; a verdict needs "
-                  "the whole 95% interval of its deciding figure on one side of the rule's "
-                  "threshold.", ""]
+    return out + ["", "Each claim's details, rule and deciding figures follow. How every rule "
+                  "reads its thresholds" + V.INTERVALS.replace(";", ":", 1) + ".", ""]

@@ -92,6 +92,21 @@ class Summary(unittest.TestCase):
             self.assertNotEqual(cells[0], "", cid)
         self.assertIn("straddles <= 0.97", top)  # C17's why, in the reference
 
+    def test_the_reference_report_is_short(self):
+        report = document.build(self.ref)
+        text = document.markdown(report)
+        self.assertLessEqual(len((text + "\n").splitlines()), MAX_MD_LINES)
+        # The rule's note on intervals once, not once per claim.
+        self.assertEqual(text.count(V.INTERVALS.split(":")[0][2:]), 1)
+        # Shorter, not thinner: every figure a rule compared is still in REPORT.md.
+        for cid, r in report.results.items():
+            for f in r["figures"]:
+                if f.get("decides"):
+                    self.assertIn(f"**{f['name']}**", text, cid)
+        points = text[text.index("## Points that are not ok"):]
+        self.assertRegex(points, r"\b61% of the points were bound by the load generator")
+        self.assertIn("| experiment | status | reason | points |", points)
+
     def test_a_reduced_scope_is_named(self):
         # C17 as a quick run sees it: the server cost that kept the reference open not measured.
         ref_r = self.results["C17"]

@@ -222,7 +222,7 @@ class Verdicts(S.SyntheticRuns):
         self.assertEqual(self.verdict(claims.by_id("C15").verdict, handoff=None), V.NOTRUN)
 
     def test_ramp_and_slow_sections(self):
-        text, _ = document.build_report(self.run_with())
+        text = document.full_markdown(document.build(self.run_with()))
         ramp = text[text.index("## Ramp-up"):text.index("## Slow clients")]
         self.assertIn("| thread | ", ramp)
         slow = text[text.index("## Slow clients"):text.index("## What surprised us")]
@@ -434,7 +434,7 @@ class ReferenceColumn(unittest.TestCase):
         folder = Path(self.tmp.name) / "quick"
         suite = dict(S.suite(), presets={"sweep": ["--levels", "1,10"]},
                      full_presets={"sweep": ["--duration", "5"]})
-        text, _ = document.build_report(D.Run(S.full(folder, suite=suite)))
+        text = document.full_markdown(document.build(D.Run(S.full(folder, suite=suite))))
         self.assertIn("## What a full run may sharpen", text)
         self.assertIn("| C7 | not run | ? | may reach a verdict where this run did not", text)
         self.assertIn("| C6 | holds partly | sweep | sweep: `--duration 5` (here `--levels 1,10`)"
