@@ -10,6 +10,7 @@ import data as D
 import figures as F
 import verdict as V
 
+GLANCE = "**At a glance:**"  # every verdict in one line, before the table
 # Words of a not-run reason that name this machine, not the run's size, as what stopped it.
 LIMIT_WORDS = ("not measurable", "core", "limit", "fd_setsize", "rlimit", "memory", "pid_max")
 
@@ -56,8 +57,8 @@ def why(r):
     rule = f"{t['op']} {V.num(t['threshold'])}"
     if t["outcome"] == "straddles":
         return f"Its interval straddles {rule}."
-    side = "meets" if t["outcome"] == "yes" else "misses"
-    return (f"The deciding figure's whole interval {side} {rule}"
+    side = "is" if t["outcome"] == "yes" else "is not"
+    return (f"Its whole interval {side} {rule}"
             + (f" ({t['bound']} this)." if t.get("bound") else "."))
 
 
@@ -129,7 +130,9 @@ def summary_section(run, results, ref_results=None, reference=None):
     rule = "|---|---|---|---|---|---|---|"
     if ref_results is not None:
         head, rule = head + " reference |", rule + "---|"
-    out = ["## Summary", "", machine_in_one_line(run, reference), "", head, rule]
+    glance = ", ".join(f"{c.ID} {results[c.ID]['verdict']}" for c in claims.CLAIMS)
+    out = ["## Summary", "", machine_in_one_line(run, reference), "",
+           f"{GLANCE} {glance}.", "", head, rule]
     for c in claims.CLAIMS:
         r = results[c.ID]
         row = [f"[{c.ID}](#{c.ID.lower()})", getattr(c, "BRIEF", c.CLAIM), c.QUOTED,
