@@ -19,7 +19,8 @@ import document  # noqa: E402
 import summary  # noqa: E402
 import verdict as V  # noqa: E402
 from reference import REFERENCE  # noqa: E402
-from sections import surprises  # noqa: E402
+import figures as F  # noqa: E402
+from sections import sharpen, surprises  # noqa: E402
 
 MAX_MD_LINES = 400
 
@@ -134,6 +135,36 @@ class Summary(unittest.TestCase):
                 f.update(value=f["value"] * 3, low=f["low"] * 3, high=f["high"] * 3,
                          samples=[x * 3 for x in f.get("samples") or []])
         self.assertIn("beyond noise (call/chain", summary.against(moved, ref_r, quick_run()))
+
+
+class Sharpen(unittest.TestCase):
+    """What a full run may sharpen says only what the full preset changes."""
+
+    def section(self, mine, full, results):
+        suite = {"preset": "quick", "presets": {"sweep": mine}, "full_presets": {"sweep": full}}
+        run = types.SimpleNamespace(get=lambda name: suite if name == "suite" else None)
+        return "\n".join(sharpen.sharpen_section(run, results))
+
+    def timing(self):
+        fig = F.repeated("thread pingpong peak req/s", [1.0, 1.1, 0.9], "req/s", "sweep")
+        return {"C6": {"verdict": V.INCONCLUSIVE, "figures": [fig], "measured": []}}
+
+    def test_no_more_repetitions_when_full_runs_the_same(self):
+        text = self.section(["--repeat", "5", "--duration", "0.3"],
+                            ["--repeat", "5", "--duration", "0.6"], self.timing())
+        self.assertNotIn("more repetitions (", text)
+        self.assertIn("the same repetitions", text)
+        text = self.section(["--repeat", "3"], ["--repeat", "5"], self.timing())
+        self.assertIn("more repetitions (sweep: 5 instead of 3)", text)
+
+    def test_a_machine_limit_is_not_promised_a_verdict(self):
+        why = ("not measurable here: the one-thread server got less than a core beside the "
+               "load. What would measure it: a machine with at least four cores")
+        results = {"C11": {"verdict": V.NOTRUN, "figures": [], "measured": [],
+                           "not_run": {"reason": why, "lift": "", "steps": []}}}
+        text = self.section(["--repeat", "5"], ["--repeat", "5"], results)
+        self.assertIn("| C11 | not run | ? | the same: a limit of this machine", text)
+        self.assertNotIn("may reach a verdict", text)
 
 
 if __name__ == "__main__":
