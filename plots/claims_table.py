@@ -12,7 +12,7 @@ import data  # noqa: F401  (puts harness/ on the path: the experiments registry)
 import experiments
 import figures as F
 import verdict as V
-from reference import figure_table
+from reference import fig_text, figure_table
 
 
 @functools.lru_cache(maxsize=None)
@@ -32,7 +32,7 @@ def deciding(r):
     what would decide it (for not run: a pointer to the note under the table)."""
     test = (r.get("straddled") or [None])[0] or r.get("margin")
     fig = F.by_name(r["figures"]).get(test["figure"]) if test else None
-    text = (f"{test['figure']}: {F.fmt_with_interval(fig)} vs {V.num(test['threshold'])}"
+    text = (f"{test['figure']}: {fig_text(fig)} vs {V.num(test['threshold'])}"
             if fig else "")
     short = would_decide_short(r)
     return f"{text}; {short}" if text and short else text or short

@@ -9,6 +9,7 @@ import compare
 import data as D
 import figures as F
 import verdict as V
+from reference import fig_text
 
 GLANCE = "**At a glance:**"  # every verdict in one line, before the table
 # Words of a not-run reason that name this machine, not the run's size, as what stopped it.
@@ -39,7 +40,7 @@ def deciding_test(r):
 def measured(r):
     t = deciding_test(r)
     fig = F.by_name(r["figures"]).get(t["figure"]) if t else None
-    return f"{t['figure']}: {F.fmt_with_interval(fig)}" if fig else "-"
+    return f"{t['figure']}: {fig_text(fig)}" if fig else "-"
 
 
 def first_sentence(text):
@@ -56,7 +57,7 @@ def why(r):
         return "-"
     rule = f"{t['op']} {V.num(t['threshold'])}"
     if t["outcome"] == "straddles":
-        return f"Its interval straddles {rule}."
+        return V.straddle_reason(t, rule)
     side = "is" if t["outcome"] == "yes" else "is not"
     return (f"Its whole interval {side} {rule}"
             + (f" ({t['bound']} this)." if t.get("bound") else "."))

@@ -18,7 +18,7 @@ import data as D  # noqa: E402
 import document  # noqa: E402
 import summary  # noqa: E402
 import verdict as V  # noqa: E402
-from reference import REFERENCE  # noqa: E402
+from reference import REFERENCE, fig_text  # noqa: E402
 import figures as F  # noqa: E402
 from sections import sharpen, surprises  # noqa: E402
 
@@ -165,6 +165,30 @@ class Sharpen(unittest.TestCase):
         text = self.section(["--repeat", "5"], ["--repeat", "5"], results)
         self.assertIn("| C11 | not run | ? | the same: a limit of this machine", text)
         self.assertNotIn("may reach a verdict", text)
+
+
+class Wording(unittest.TestCase):
+    def test_a_figure_never_measured_does_not_look_measured(self):
+        fig = F.estimate("fall after the peak (no ok level after it)", 1.0, 0.0, 1.0, 0, "x",
+                         "sweep")
+        self.assertEqual(fig_text(fig), "not measured: anywhere in [0, 1]")
+        r = {"verdict": V.INCONCLUSIVE, "figures": [fig], "margin": None, "tests": [],
+             "straddled": [{"figure": fig["name"], "op": "<=", "threshold": 0.5,
+                            "outcome": "straddles", "value": 1.0, "low": 0.0, "high": 1.0,
+                            "n": 0, "basis": "interval", "bound": None}]}
+        self.assertNotIn("(n=0)", summary.measured(r))
+        self.assertIn("not measured", summary.measured(r))
+
+    def test_a_bound_wholly_above_does_not_straddle(self):
+        t = {"figure": "thread fall (at most: a client-bound peak)", "op": "<=", "threshold": 0.5,
+             "outcome": "straddles", "value": 0.557, "low": 0.511, "high": 0.658, "n": 5,
+             "basis": "interval", "bound": "at most"}
+        self.assertNotIn("straddles", V.straddle_text(t))
+        self.assertIn("0.557 [0.511, 0.658] lies above 0.5 but, at most this, may lie on either "
+                      "side of it", V.straddle_text(t))
+        self.assertIn("lies above 0.5", V.straddle_reason(t, "<= 0.5"))
+        t.update(low=0.45)  # a true straddle keeps its word
+        self.assertIn("straddles 0.5", V.straddle_text(t))
 
 
 if __name__ == "__main__":
