@@ -51,7 +51,10 @@ def why(r):
     """One sentence: which side of its threshold the deciding figure's interval lies, or
     what stopped the verdict."""
     if r["verdict"] == V.NOTRUN:
-        return first_sentence((r.get("not_run") or {}).get("reason") or "nothing to read")
+        stop = r.get("not_run") or {}
+        reason = first_sentence(stop.get("reason") or "nothing to read")
+        # No step missing: its steps ran, and what stopped the verdict is the claim's own.
+        return reason if stop.get("steps") or not stop else f"Its steps ran, but {reason}"
     t = deciding_test(r)
     if t is None:
         return "-"

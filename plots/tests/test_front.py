@@ -92,6 +92,9 @@ class Summary(unittest.TestCase):
             self.assertEqual(cells[3], self.results[cid]["verdict"])
             self.assertNotEqual(cells[0], "", cid)
         self.assertIn("straddles <= 0.97", top)  # C17's why, in the reference
+        # C11's step ran: its row says so, and why its verdict is still not run.
+        c11 = next(rest for cid, rest in rows if cid == "C11")
+        self.assertIn("| not run | Its steps ran, but not measurable here", c11)
 
     def test_the_reference_report_is_short(self):
         report = document.build(self.ref)
