@@ -146,7 +146,8 @@ WHOLE = ("## Summary", "## Machine", "## What surprised us")
 
 def md_lines(part):
     if part.kind == "claim":
-        return [ln + " Every figure and measured table: REPORT.html and figures.csv."
+        page = f"claim-{part.claim.ID}.html"
+        return [ln + f" Every figure and measured table: [{page}]({page}) and figures.csv."
                 if ln.startswith("**Verdict:") else ln for ln in shorten(part.lines, claim=True)]
     if part.lines[0] == "## Points that are not ok":  # the rows themselves: REPORT.html
         cut = next((i for i, ln in enumerate(part.lines) if ln.startswith("### ")), None)

@@ -239,7 +239,9 @@ def claim_details(report, part, figures):
     return (f'<section><details class="claim" id="claim-{ESC(c.ID.lower())}"><summary>'
             f"<strong>{ESC(c.ID)}</strong> {ESC(brief)} "
             f"{verdict_cell(report.results[c.ID], 'span')}</summary>"
-            f"{blocks(part.lines, figures)}</details></section>")
+            f"{blocks(part.lines, figures)}<p>This claim on a page of its own: "
+            f'<a href="{claim_page_name(c.ID)}">{claim_page_name(c.ID)}</a></p>'
+            "</details></section>")
 
 
 def points_details(lines, figures):
@@ -249,6 +251,24 @@ def points_details(lines, figures):
     rows = (f"<details><summary>Every point that is not ok, by status</summary>"
             f"{blocks(lines[cut:], figures)}</details>" if cut < len(lines) else "")
     return f"<section>{blocks(lines[:cut], figures)}{rows}</section>"
+
+
+def claim_page_name(cid):
+    return f"claim-{cid}.html"
+
+
+def claim_page(report, part):
+    """One claim's page (claim-C13.html): its whole section, every measured table and
+    figure, its charts from the run folder's SVG files, and a link back to the report."""
+    c = part.claim
+    chart = (lambda stem: f'<figure><img src="{ESC(stem)}.svg" alt="{ESC(stem)}" '
+             f'style="width:100%"><figcaption>{ESC(stem)}</figcaption></figure>')
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+            f"<title>{ESC(c.ID)} - {ESC(document.TITLE)}</title><style>{CSS}</style></head>"
+            f'<body>\n<p><a href="REPORT.html#{ESC(c.ID.lower())}">Back to the report</a> '
+            f"({verdict_cell(report.results[c.ID], 'span')})</p>\n"
+            f"<section>{blocks(part.lines, chart)}</section>\n</body></html>\n")
 
 
 def render(report):

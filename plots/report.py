@@ -8,7 +8,8 @@ Draws the charts (plots/charts/) unless told not to, writes NAME.csv beside ever
 (plots/export.py), then RUN_FOLDER/REPORT.md (plots/document.py: a summary of every claim,
 then each claim's deciding figures, at most 400 lines for the reference), the whole report
 as one self-contained page, RUN_FOLDER/REPORT.html (plots/page.py: every table in full),
-and every figure every rule read as RUN_FOLDER/figures.csv. The report is generated,
+each claim's section alone as RUN_FOLDER/claim-C1.html ... claim-C17.html, and every figure
+every rule read as RUN_FOLDER/figures.csv. The report is generated,
 never edited by hand: every verdict comes from the rule of its claim (plots/claims/),
 applied to the JSON files of the run, so a run on other hardware can reach another verdict
 honestly. Verdicts: holds, holds partly, does not hold, inconclusive, not run; the same
@@ -116,6 +117,10 @@ def write(folder, opts, ref_dir):
         out.writeheader()
         out.writerows(claims_table.figure_rows(results))
     (folder / "REPORT.html").write_text(page.render(report))  # the same parts as a page
+    for part in report.parts:
+        if part.claim is not None:
+            (folder / page.claim_page_name(part.claim.ID)).write_text(
+                page.claim_page(report, part))
     (folder / "verdicts.json").write_text(M.json_text(
         claims_table.verdicts_doc(report.run, results)))
     for cid, r in results.items():
