@@ -1,8 +1,8 @@
-"""The claims in REPORT.md and verdicts.json: the table of verdicts with the figure nearest a
-threshold, then one section per claim (the claim and its source, the quoted figures, what
+"""The claims in REPORT.md and verdicts.json (the summary table above them: plots/summary.py):
+one section per claim (the claim and its source, the quoted figures, what
 was measured, the figures the rule read with their intervals, the verdict with its rule, the
 claim's charts); `verdicts_doc` is the same verdicts as JSON. An inconclusive or not-run
-verdict says, in its section, in a note under the table and in verdicts.json, what would
+verdict says, in its section, in the summary (in a few words) and in verdicts.json, what would
 decide it on this machine (`would_decide`): per open comparison the rounds the measured noise
 needs (verdict.open_entry), or what stopped it and what would lift it (`not_run_of`)."""
 import functools
@@ -26,44 +26,6 @@ def feeds():
     return out
 
 
-def deciding(r):
-    """The figure nearest a threshold its rule compared, as value [low, high] (n) vs the
-    threshold; for an inconclusive verdict the first threshold straddled, and in a few words
-    what would decide it (for not run: a pointer to the note under the table)."""
-    test = (r.get("straddled") or [None])[0] or r.get("margin")
-    fig = F.by_name(r["figures"]).get(test["figure"]) if test else None
-    text = (f"{test['figure']}: {F.fmt_with_interval(fig)} vs {V.num(test['threshold'])}"
-            if fig else "")
-    short = would_decide_short(r)
-    return f"{text}; {short}" if text and short else text or short
-
-
-def verdict_table(results, ref_results=None):
-    head = "| claim | verdict | deciding figure, 95% interval (n) vs threshold |"
-    line = "|---|---|---|"
-    if ref_results is not None:
-        head, line = head + " reference |", line + "---|"
-    out = ["## Verdicts", "",
-           "The deciding figure is the one nearest a threshold of the claim's rule among the "
-           "comparisons its interval settles (for an inconclusive verdict, the threshold its "
-           "interval straddles); `at most this` or `at least this` marks a bound read against "
-           "a client-bound peak, `exact` a "
-           "deterministic count, `n=1, no interval` a figure measured once.", "", head, line]
-    for c in claims.CLAIMS:
-        r = results[c.ID]
-        row = f"| [{c.ID}](#{c.ID.lower()}) | {r['verdict']} | {deciding(r)} |"
-        if ref_results is not None:
-            row += f" {ref_results[c.ID]['verdict']} |"
-        out.append(row)
-    notes = [f"- {c.ID}: {would_decide(results[c.ID])}" for c in claims.CLAIMS
-             if would_decide(results[c.ID])]
-    if notes:
-        out += ["", "What would decide the open verdicts on this machine (a number of rounds "
-                "is an estimate from the interval's width, which shrinks about as 1/sqrt(n)):",
-                ""] + notes
-    return out + [""]
-
-
 def claim_section(claim, r, ref_r, run):
     lines = [f"## {claim.ID}", "", f"**Claim** ({claim.SOURCE}): {claim.CLAIM}", "",
              f"**Quoted:** {claim.QUOTED}", "", "**Measured:**", ""]
@@ -80,12 +42,17 @@ def claim_section(claim, r, ref_r, run):
     return lines
 
 
-def claim_sections(run, results, ref_results=None):
-    out = []
-    for claim in claims.CLAIMS:
-        out += claim_section(claim, results[claim.ID],
-                             ref_results[claim.ID] if ref_results else None, run)
-    return out
+FIGURE_COLUMNS = ("claim", "figure", "decides", "value", "low", "high", "n", "unit", "exact",
+                  "bound", "source")
+
+
+def figure_rows(results):
+    """figures.csv: every figure every rule read, one row each (REPORT.md shows the ones
+    each rule compared with its thresholds)."""
+    for cid, r in results.items():
+        for f in r["figures"]:
+            yield {"claim": cid, "figure": f["name"], "decides": bool(f.get("decides")),
+                   **{k: f.get(k) for k in FIGURE_COLUMNS[3:]}}
 
 
 def figure_doc(fig):
@@ -233,9 +200,9 @@ def would_decide(r):
 
 
 def would_decide_short(r):
-    """The same in a few words, for the verdict table's cell."""
+    """The same in a few words, for a table cell."""
     if r["verdict"] == V.NOTRUN:
-        return "not run: see the note under the table"
+        return "not run: see the claim's section"
     if r["verdict"] == V.INCONCLUSIVE and r.get("open"):
         return V.short_open(r["open"][0]) + (f" (+{len(r['open']) - 1} more below)"
                                           if len(r["open"]) > 1 else "")

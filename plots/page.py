@@ -13,6 +13,7 @@ import re
 import charts
 import document
 import glossary
+import summary
 import verdict as V
 
 CSS = """
@@ -21,6 +22,14 @@ body { font: 16px/1.5 system-ui, sans-serif; color: #222; margin: 0 auto; max-wi
 h1 { margin-top: 1.5rem; } h2 { border-bottom: 1px solid #ccc; margin-top: 2.5rem; }
 code { background: #f2f2f2; padding: 0 .2em; border-radius: 3px; font-size: 90%; }
 table { border-collapse: collapse; margin: .8rem 0; }
+.scroll { overflow-x: auto; max-width: 100%; }
+td, li, p, h1, h2, h3, dd, figcaption { overflow-wrap: break-word; }
+code { overflow-wrap: anywhere; }
+.summary table { font-size: 80%; line-height: 1.35; }
+.glance a { display: inline-block; margin: 0 .5rem .2rem 0; text-decoration: none; }
+details { margin: .6rem 0; } details > summary { cursor: pointer; }
+details.claim > summary { font-size: 1.15rem; padding: .3rem 0; border-bottom: 1px solid #ccc; }
+@media (max-width: 40rem) { body { padding: 0 .6rem 3rem; } nav ol { columns: 1; } }
 th, td { border: 1px solid #ccc; padding: .2rem .5rem; text-align: left; vertical-align: top; }
 th { background: #f2f2f2; }
 figure { margin: 1rem 0; } figure svg { width: 100%; height: auto; }
@@ -71,7 +80,9 @@ def table(rows):
     cells = [r.strip().strip("|").split("|") for r in rows if not RULE_ROW.fullmatch(r.strip())]
     head = "".join(f"<th>{inline(c.strip())}</th>" for c in cells[0])
     body = "".join("<tr>" + "".join(cell(c.strip()) for c in row) + "</tr>" for row in cells[1:])
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    # A wide table scrolls inside its own box, never the page.
+    return (f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody>'
+            "</table></div>")
 
 
 def bullet_list(items):
@@ -168,7 +179,9 @@ def with_charts(report, drawn):
     out, head = [], False
     for line in report.parts[[p.kind for p in report.parts].index("verdicts")].lines:
         row = CLAIM_ROW.match(line)
-        if line.startswith("| claim |"):
+        if line.startswith(summary.GLANCE):
+            line = glance(report)
+        elif line.startswith("| claim |"):
             line, head = line + " charts |", True
         elif head and RULE_ROW.fullmatch(line):
             line, head = line + "---|", False
@@ -177,6 +190,14 @@ def with_charts(report, drawn):
             line += " " + (", ".join(f"[{s}](#fig-{s})" for s in stems) or "none drawn") + " |"
         out.append(line)
     return out
+
+
+def glance(report):
+    """Every claim's verdict in one line, coloured, each linked to its section: the first
+    screen shows them all, the table's rows below."""
+    return ('<p class="glance"><strong>At a glance:</strong> ' + " ".join(
+        f'<a href="#{ESC(cid.lower())}">{ESC(cid)} {verdict_cell(r, "span")}</a>'
+        for cid, r in report.results.items()) + "</p>")
 
 
 def all_charts(figures, drawn):
@@ -210,13 +231,62 @@ def contents(report):
     return '<nav><h2 id="contents">Contents</h2><ol>' + "".join(items) + "</ol></nav>"
 
 
+def claim_details(report, part, figures):
+    """A claim's part, collapsed under a line with its id, its claim in brief and its
+    verdict; a link to the claim (#c1) opens it."""
+    c = part.claim
+    brief = getattr(c, "BRIEF", "")
+    return (f'<section><details class="claim" id="claim-{ESC(c.ID.lower())}"><summary>'
+            f"<strong>{ESC(c.ID)}</strong> {ESC(brief)} "
+            f"{verdict_cell(report.results[c.ID], 'span')}</summary>"
+            f"{blocks(part.lines, figures)}<p>This claim on a page of its own: "
+            f'<a href="{claim_page_name(c.ID)}">{claim_page_name(c.ID)}</a></p>'
+            "</details></section>")
+
+
+def points_details(lines, figures):
+    """The non-ok points: their counts shown, their rows (from the first ### heading on)
+    collapsed."""
+    cut = next((i for i, ln in enumerate(lines) if ln.startswith("### ")), len(lines))
+    rows = (f"<details><summary>Every point that is not ok, by status</summary>"
+            f"{blocks(lines[cut:], figures)}</details>" if cut < len(lines) else "")
+    return f"<section>{blocks(lines[:cut], figures)}{rows}</section>"
+
+
+def claim_page_name(cid):
+    return f"claim-{cid}.html"
+
+
+def claim_page(report, part):
+    """One claim's page (claim-C13.html): its whole section, every measured table and
+    figure, its charts from the run folder's SVG files, and a link back to the report."""
+    c = part.claim
+    chart = (lambda stem: f'<figure><img src="{ESC(stem)}.svg" alt="{ESC(stem)}" '
+             f'style="width:100%"><figcaption>{ESC(stem)}</figcaption></figure>')
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+            f"<title>{ESC(c.ID)} - {ESC(document.TITLE)}</title><style>{CSS}</style></head>"
+            f'<body>\n<p><a href="REPORT.html#{ESC(c.ID.lower())}">Back to the report</a> '
+            f"({verdict_cell(report.results[c.ID], 'span')})</p>\n"
+            f"<section>{blocks(part.lines, chart)}</section>\n</body></html>\n")
+
+
 def render(report):
-    """REPORT.html's text for the parts document.build gave."""
+    """REPORT.html's text for the parts document.build gave: the summary first (it fills the
+    first screen), then the contents, then every part."""
     figures, drawn = Figures(report.run), document.drawn_charts(report.run)
     body = []
     for p in report.parts:
         if p.kind == "verdicts":
-            body.append(f"<section>{blocks(with_charts(report, drawn), figures)}</section>")
+            lines = with_charts(report, drawn)
+            at = next(i for i, ln in enumerate(lines) if ln.startswith('<p class="glance">'))
+            body.append(f'<section class="summary">{blocks(lines[:at], figures)}{lines[at]}'
+                        f"{blocks(lines[at + 1:], figures)}</section>")
+            body.append(contents(report))
+        elif p.claim is not None:
+            body.append(claim_details(report, p, figures))
+        elif p.lines[0] == "## Points that are not ok":
+            body.append(points_details(p.lines, figures))
         elif p.kind == "charts":
             body.append(all_charts(figures, drawn))
         else:
@@ -229,4 +299,4 @@ def render(report):
             f"<style>{CSS}</style></head><body>\n"
             f"<h1>{ESC(document.TITLE)}</h1><p>{inline(document.INTRO)} "
             "The same report as text: <a href=\"REPORT.md\">REPORT.md</a>.</p>\n"
-            + contents(report) + "\n" + "\n".join(body) + "\n</body></html>\n")
+            + "\n".join(body) + "\n</body></html>\n")

@@ -25,6 +25,15 @@ def reference_line(reference):
             f"`{(reference.get('suite') or {}).get('preset', '?')}`)")
 
 
+def fig_text(fig):
+    """A figure with its interval as a table cell says it; one never measured (n=0: an
+    estimate that only bounds it, as a fall after a peak with no ok level after it) says
+    so instead of looking like a measurement of 1 with an interval."""
+    if fig and fig.get("n") == 0 and fig.get("low") is not None:
+        return f"not measured: anywhere in [{F.num(fig['low'])}, {F.num(fig['high'])}]"
+    return F.fmt_with_interval(fig)
+
+
 def figure_table(figures, ref_figures=None):
     """The figures a rule read, as a table of value [95% interval] (n); the ones the rule
     compared with its thresholds in bold. With a reference, its figure of the same name in a
@@ -39,9 +48,9 @@ def figure_table(figures, ref_figures=None):
     for name in shown:
         f = mine.get(name)
         label = f"**{name}**" if f and f.get("decides") else name
-        row = f"| {label} | {F.fmt_with_interval(f)} |"
+        row = f"| {label} | {fig_text(f)} |"
         if ref_figures is not None:
-            row += f" {F.fmt_with_interval(ref.get(name))} |"
+            row += f" {fig_text(ref.get(name))} |"
         out.append(row)
     return out + ["", "In bold: the figures the rule compared with its thresholds. In "
                   f"brackets: the {F.LEVEL:.0%} interval of the median over the repetitions "

@@ -5,8 +5,11 @@
                                      [--reference-dir DIR | --no-reference]
 
 Draws the charts (plots/charts/) unless told not to, writes NAME.csv beside every NAME.json
-(plots/export.py), then RUN_FOLDER/REPORT.md (plots/document.py) and the same report as
-one self-contained page, RUN_FOLDER/REPORT.html (plots/page.py). The report is generated,
+(plots/export.py), then RUN_FOLDER/REPORT.md (plots/document.py: a summary of every claim,
+then each claim's deciding figures, at most 400 lines for the reference), the whole report
+as one self-contained page, RUN_FOLDER/REPORT.html (plots/page.py: every table in full),
+each claim's section alone as RUN_FOLDER/claim-C1.html ... claim-C17.html, and every figure
+every rule read as RUN_FOLDER/figures.csv. The report is generated,
 never edited by hand: every verdict comes from the rule of its claim (plots/claims/),
 applied to the JSON files of the run, so a run on other hardware can reach another verdict
 honestly. Verdicts: holds, holds partly, does not hold, inconclusive, not run; the same
@@ -18,6 +21,7 @@ object (empty, malformed, a top level of null, a list or a string) or has a fiel
 another type than its experiment writes (plots/validate.py) and an output that cannot be
 written, each said in one line on stderr.
 """
+import csv
 import json
 import sys
 from pathlib import Path
@@ -109,12 +113,20 @@ def write(folder, opts, ref_dir):
     report = document.build(D.Run(folder), reference)
     text, results = document.markdown(report), report.results
     (folder / "REPORT.md").write_text(text + "\n")
+    with open(folder / "figures.csv", "w", newline="") as f:
+        out = csv.DictWriter(f, claims_table.FIGURE_COLUMNS)
+        out.writeheader()
+        out.writerows(claims_table.figure_rows(results))
     (folder / "REPORT.html").write_text(page.render(report))  # the same parts as a page
+    for part in report.parts:
+        if part.claim is not None:
+            (folder / page.claim_page_name(part.claim.ID)).write_text(
+                page.claim_page(report, part))
     (folder / "verdicts.json").write_text(M.json_text(
         claims_table.verdicts_doc(report.run, results)))
     for cid, r in results.items():
         print(f"report: {cid}: {r['verdict']}")
-    print(f"report: wrote {folder / 'REPORT.md'}, REPORT.html and verdicts.json"
+    print(f"report: wrote {folder / 'REPORT.md'}, REPORT.html, figures.csv and verdicts.json"
           + (f" (reference column from {ref_dir})" if reference is not None else ""))
     return 0
 

@@ -246,11 +246,33 @@ def noise_line(entry):
             f"{F.fmt_with_interval(aa)}; the ratio's interval {word}")
 
 
+def one_side(test):
+    """'above' or 'below' when a bound's interval lies wholly on one side of its threshold
+    (it is open only because the figure is a bound), else None."""
+    low, high, thr = test.get("low"), test.get("high"), test["threshold"]
+    if not test.get("bound") or low is None or high is None:
+        return None
+    return "above" if low > thr else "below" if high < thr else None
+
+
+def straddle_reason(test, rule):
+    """One sentence of why a comparison stayed open, for the summary."""
+    side = one_side(test)
+    if side:
+        return (f"Its interval lies {side} {num(test['threshold'])}, but it is a bound "
+                f"({test['bound']} this, read on a client-bound peak): the server's own figure "
+                f"may lie on either side of {num(test['threshold'])}.")
+    return f"Its interval straddles {rule}."
+
+
 def straddle_text(test):
+    side = one_side(test)
+    word = (f"lies {side} {num(test['threshold'])} but, {test['bound']} this, may lie on either "
+            "side of it" if side else f"straddles {num(test['threshold'])}")
     return (f"{test['figure']} {F.num(test['value'])} [{F.num(test['low'])}, "
-            f"{F.num(test['high'])}] straddles {num(test['threshold'])}"
+            f"{F.num(test['high'])}] {word}"
             + (" (one sample, +- margin)" if test["basis"] == "one sample" else "")
-            + (f" ({test['bound']} this)" if test.get("bound") else ""))
+            + (f" ({test['bound']} this)" if test.get("bound") and not side else ""))
 
 
 def decide(rule, m, judge):

@@ -3,6 +3,7 @@
 Each claim module (cNN_<slug>.py) holds everything about its claim and nothing else:
 
     ID, SOURCE, CLAIM, QUOTED   the claim as the seed article states it, and its figures
+    BRIEF                       the claim in about a dozen words (the report's summary)
     CHARTS                      the chart stems (plots/charts) its section shows
     UPPER_CASE constants        its thresholds, written once; RULE is formatted from them
     measure(run)                its deciding figures from a loaded run (plots/data.py):

@@ -9,6 +9,7 @@ ID = "C1"
 SOURCE = "seed 000 (libfiber)"
 CLAIM = ("Ring switching (a fiber hands the CPU straight to the next) beats star switching "
          "(every hop through the scheduler) by saving one switch per hop.")
+BRIEF = 'Ring switching beats star switching: one switch per hop, not two.'
 QUOTED = "one switch per hop instead of two"
 QUOTED_RING_OVER_STAR = 0.5  # one switch per hop instead of two
 CHARTS = ["star_ring", "instructions"]

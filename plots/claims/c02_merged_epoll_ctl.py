@@ -7,6 +7,7 @@ ID = "C2"
 SOURCE = "seed 000 (libfiber)"
 CLAIM = ("epoll_ctl ranked high in perf top; merging the cancel/re-register pair between a "
          "wake-up and the next wait raised IO throughput by about 20%.")
+BRIEF = "Merging epoll_ctl's cancel/re-register pair raises IO throughput about 20%."
 QUOTED = "about +20% throughput"
 QUOTED_GAIN = 1.2
 CHARTS = ["engines", "epoll_ctl_share"]

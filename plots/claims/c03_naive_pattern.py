@@ -6,6 +6,7 @@ ID = "C3"
 SOURCE = "seed 001 (NtyCo)"
 CLAIM = ("Naive engines delete the fd from epoll before the IO and add it back after, so "
          "one fd belongs to one context at a time.")
+BRIEF = 'Naive engines pay two epoll_ctl calls (del, add) per wait.'
 QUOTED = "2 epoll_ctl per wait"
 QUOTED_CTL = 2.0
 CHARTS = ["engines"]

@@ -7,6 +7,7 @@ ID = "C4"
 SOURCE = "seed 003 (PyCon 2014 talk)"
 CLAIM = ("makecontext/swapcontext enter the kernel (sigprocmask) on every switch and are "
          "slow; setjmp/longjmp are fast but give no new stack.")
+BRIEF = 'swapcontext enters the kernel every switch; setjmp is fast, stackless.'
 QUOTED = "one syscall per swapcontext"
 QUOTED_SYSCALLS = 1.0
 CHARTS = ["switch_cost"]

@@ -6,6 +6,7 @@ import verdict as V
 ID = "C5"
 SOURCE = "seed 003 (PyCon 2014 talk)"
 CLAIM = "A coroutine switch costs about 50 ns at least, a plain call about 2 ns."
+BRIEF = 'A coroutine switch costs at least ~50 ns, a call ~2 ns.'
 QUOTED = "switch >= ~50 ns, call ~2 ns"
 QUOTED_SWITCH_NS = 50.0
 QUOTED_CALL_NS = 2.0

@@ -8,6 +8,7 @@ ID = "C6"
 SOURCE = "seed 003 (PyCon 2014 talk)"
 CLAIM = ("Thread-per-connection throughput rises with concurrency, then collapses; "
          "fork-per-connection stays far lower.")
+BRIEF = 'Thread-per-connection rises, then collapses; fork stays far lower.'
 QUOTED = ("VM thread: 909 req/s at 1, 5000 at 4, 4603 at 100, 1778 at 500 (errors); physical "
           "thread: 6942 at 1, 2377 at 100; VM fork: 384-437 req/s, errors at 100")
 # The talk's figures, requests/s by concurrency: a Python server on other hardware, drawn

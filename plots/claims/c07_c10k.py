@@ -7,6 +7,7 @@ ID = "C7"
 SOURCE = "seed 003 (PyCon 2014 talk)"
 CLAIM = ("Around 10K connections the thread and process models stop working; thread "
          "switching degrades badly past ~1K.")
+BRIEF = 'Threads and processes break near 10K connections, degrading past 1K.'
 QUOTED = "C10K breaks threads and processes; degradation past ~1K"
 CHARTS = ["sweep_throughput", "sweep_p99"]
 

@@ -7,6 +7,7 @@ ID = "C8"
 SOURCE = "seeds 003, 004 (PyCon, libco)"
 CLAIM = ("A thread's 8 MB stack is virtual, only touched pages are resident; libco measured "
          "about 8 MB per pthread and uses 128 KB coroutine stacks.")
+BRIEF = "A thread's 8 MB stack is virtual: only touched pages are resident."
 QUOTED = "8 MB per pthread (virtual), 128 KB per coroutine"
 QUOTED_PTHREAD_KIB = 8192.0
 QUOTED_COROUTINE_KIB = 128.0

@@ -9,6 +9,7 @@ ID = "C9"
 SOURCE = "seed 003 (PyCon 2014 talk)"
 CLAIM = ("A trivial syscall is very cheap on modern systems (order of 10 cycles); virtual "
          "machines make it dearer.")
+BRIEF = 'A trivial syscall costs about 10 cycles; VMs make it dearer.'
 QUOTED = "about 10 cycles"
 QUOTED_CYCLES = 10.0
 CHARTS = ["switch_cost"]

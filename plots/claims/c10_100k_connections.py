@@ -6,6 +6,7 @@ import verdict as V
 ID = "C10"
 SOURCE = "seed 000 (libfiber)"
 CLAIM = "With multiplexing, one core can hold 100K concurrent connections."
+BRIEF = 'One core holds 100K concurrent connections with multiplexing.'
 QUOTED = "100K connections on one core"
 CHARTS = ["rss_per_conn"]
 

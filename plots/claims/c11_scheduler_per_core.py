@@ -7,6 +7,7 @@ ID = "C11"
 SOURCE = "seed 000 (libfiber)"
 CLAIM = ("One single-threaded scheduler per thread (one per core) is how a fiber runtime "
          "uses many cores.")
+BRIEF = 'One single-threaded scheduler per core scales a fiber runtime.'
 QUOTED = "scales with cores (no figure quoted)"
 QUOTED_SCALING = 2.0  # two schedulers on two cores, ideally
 CHARTS = []

@@ -8,6 +8,7 @@ ID = "C12"
 SOURCE = "seed 004 (libco)"
 CLAIM = ("Guard pages (mprotect) catch fiber stack overflows; a shared copy stack trades "
          "switch time for memory.")
+BRIEF = 'Guard pages catch overflows; a copy stack trades time for memory.'
 QUOTED = "no figure quoted"
 CHARTS = ["copystack"]
 

@@ -9,6 +9,7 @@ ID = "C14"
 SOURCE = "seed 003 (PyCon 2014 talk)"
 CLAIM = ("epoll keeps registered fds in a red-black tree, so EPOLL_CTL_ADD/DEL cost O(log n) "
          "in the registered fds; with very many connections, very short connections pay for it.")
+BRIEF = 'epoll_ctl ADD/DEL cost O(log n) in registered fds.'
 QUOTED = "O(log n) per ADD/DEL (no figure quoted)"
 CHARTS = ["epoll_ctl_scaling"]
 

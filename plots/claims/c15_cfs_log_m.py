@@ -10,6 +10,7 @@ SOURCE = "seed 003 (PyCon 2014 talk)"
 CLAIM = ("The kernel scheduler (CFS) keeps runnable tasks in a red-black tree, so every "
          "block and wake costs O(log m), m the active contexts; thread-per-connection pays it on "
          "every IO.")
+BRIEF = "Each block and wake costs O(log m) in the scheduler's tree."
 QUOTED = "O(log m) per block and wake (no figure)"
 CHARTS = ["handoff_scale"]
 

@@ -9,6 +9,7 @@ ID = "C16"
 SOURCE = "seed 003 (PyCon 2014 talk); anchor: TLPI"
 CLAIM = ("select/poll scan every watched fd on every call; epoll's cost follows only the "
          "ready fds (level-triggered returns every ready fd each time, edge-triggered fewer).")
+BRIEF = 'select/poll scan every fd per call; epoll follows only ready fds.'
 QUOTED = ("TLPI: 100,000 operations over 10,000 fds cost poll 990 s, select 930 s, epoll "
           "0.66 s of CPU")
 TLPI_POLL_S, TLPI_EPOLL_S = 990, 0.66  # TLPI table 63-9: CPU seconds

@@ -15,6 +15,7 @@ CLAIM = ("libco keeps timeouts in a time wheel (60,000 one-millisecond slots, lo
          "sleep tree and a wait tree, after nginx). The wheel arms and cancels in O(1) at "
          "millisecond precision; a tree pays O(log n) per timer but stays exact. A server that "
          "puts a timeout on every read arms and cancels one timer per request.")
+BRIEF = 'A timer wheel arms in O(1) at ms precision; a tree, O(log n) exactly.'
 QUOTED = "O(1) and millisecond precision (wheel) against O(log n) and exact (tree); no figure"
 CHARTS = ["timers_cpu", "timers_lateness", "timers_idle"]
 

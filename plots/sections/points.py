@@ -1,6 +1,8 @@
 """The points that are not ok: every measured point (sweep, slow clients, max connections, idle
 scaling and churn, the engine and read-policy runs) whose status is not "ok", grouped by
 status, with the reasons its driver gave (or, for older runs, data.point_status's)."""
+import re
+
 import data as D
 
 # What each status means for the figures, said once under its heading.
@@ -70,6 +72,25 @@ def all_points(run):
                                                    f"{r.get('kind')}")
 
 
+def by_experiment(pts, bad):
+    """The points that are not ok counted by experiment, status and first reason, and the
+    share that was client-bound: the one fact that limits what throughput can rank."""
+    groups = {}
+    for exp, _, st, why in bad:
+        first = re.sub(r"^round \d+: ", "", why[0] if why else "-")
+        reason = re.sub(r"\d[\d.,]*", "N", first.split(":")[0].split(" (")[0])
+        reason = reason.replace("|", "/")
+        groups[(exp, st, reason)] = groups.get((exp, st, reason), 0) + 1
+    share = sum(p[2] == "client-bound" for p in pts) / len(pts)
+    fact = (f"{share:.0%} of the points were bound by the load generator (echo-load saturated "
+            "its core), so on this machine the fast servers cannot be ranked by throughput; "
+            "their CPU per request and memory still compare." if share >= 0.25 else
+            f"{share:.0%} of the points were bound by the load generator.")
+    rows = sorted(groups.items(), key=lambda kv: -kv[1])
+    return ([fact, "", "| experiment | status | reason | points |", "|---|---|---|---:|"]
+            + [f"| {e} | {s} | {r} | {n} |" for (e, s, r), n in rows] + [""])
+
+
 def points_section(run):
     pts = list(all_points(run))
     out = ["## Points that are not ok", ""]
@@ -83,6 +104,7 @@ def points_section(run):
             "`plots/data.py`); the charts draw these points hollow.", ""]
     if not bad:
         return out + ["Every point is ok.", ""]
+    out += by_experiment(pts, bad)
     for status in ORDER:
         rows = [p for p in bad if p[2] == status]
         if not rows:

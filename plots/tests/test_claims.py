@@ -217,7 +217,7 @@ class Rules(unittest.TestCase):
         r = self.result("C6", sweep=sw)
         self.assertEqual(r["verdict"], V.INCONCLUSIVE)
         self.assertEqual(set(r["possible"]), {V.HOLDS, V.PARTLY})
-        self.assertIn("(at most this)", self.text(r))
+        self.assertIn("lies above 0.5 but, at most this, may lie on either side", self.text(r))
         # Measured as ok, the same 5,000 decides: no collapse, holds partly.
         for p in sw["points"]:
             if p["model"] == "thread" and p["conns"] == 100:

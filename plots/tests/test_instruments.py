@@ -13,6 +13,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE.parent.parent / "harness"))
 import data as D  # noqa: E402
+import document  # noqa: E402
 import report as R  # noqa: E402
 import synth as S  # noqa: E402
 import test_results as TR  # noqa: E402
@@ -148,6 +149,8 @@ class Section(S.SyntheticRuns):
         self.assertEqual(R.main([str(folder), "--no-charts", "--no-reference"]), 0)
         text = (folder / "REPORT.md").read_text()
         self.assertIn("## Independent instruments beside ours", text)
+        # REPORT.md gives the section's first paragraph; its table is REPORT.html's.
+        text = document.full_markdown(document.build(D.Run(folder), None))
         section = text.split("## Independent instruments")[1].split("\n## ")[0]
         self.assertTrue(self.disagreements(section))
 

@@ -18,7 +18,9 @@ LAYERS = [
     {"claims"},
     {"charts", "sections", "reference", "glossary"},
     {"claims_table"},
-    {"document", "compare"},
+    {"compare"},
+    {"summary"},
+    {"document"},
     {"page"},
     {"report", "slides"},
 ]

@@ -87,8 +87,8 @@ class Markdown(unittest.TestCase):
             '<h2 id="what-x86_64--aarch64">What: x86_64 &amp; aarch64</h2>',
             "<p>one two</p>",
             "<ul><li>a<ul><li>b</li></ul></li><li>c</li></ul>",
-            "<table><thead><tr><th>k</th><th>v</th></tr></thead><tbody><tr><td>&lt;1&gt;</td>"
-            "<td><strong>2</strong></td></tr></tbody></table>",
+            '<div class="scroll"><table><thead><tr><th>k</th><th>v</th></tr></thead><tbody><tr>'
+            "<td>&lt;1&gt;</td><td><strong>2</strong></td></tr></tbody></table></div>",
             "[figure star_ring]",
             '<h3 id="sub">sub</h3>'])
 
