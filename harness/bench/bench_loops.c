@@ -1,4 +1,7 @@
 /* bench_loops.c - switch, create and scheduler loops, one direct-call instance per backend. */
+/* The compiler-assisted jumps inline in the loops: each loop has its backend's kind as a constant
+ * (switch_cc.h). */
+#define SW_JUMP_INLINE_CC
 #include "bench_loops.h"
 #include "switch_backends.h"
 
