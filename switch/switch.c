@@ -50,6 +50,21 @@ const char *sw_backend_names(void)
     return names;
 }
 
+static const struct {
+    const char *name, *why;
+} left_out[] = {
+#define SW__LEFT_OUT(id, name, why) {name, why},
+    SW_BACKENDS_LEFT_OUT(SW__LEFT_OUT)
+#undef SW__LEFT_OUT
+        {NULL, NULL}};
+
+const char *sw_backend_left_out(size_t i, const char **why)
+{
+    if (i >= sizeof left_out / sizeof left_out[0] - 1) return NULL;
+    if (why) *why = left_out[i].why;
+    return left_out[i].name;
+}
+
 /* The thread's own stack bounds, so ASan can be told where a switch back to it lands. */
 static void own_stack_bounds(sw_ctx *self)
 {

@@ -113,6 +113,9 @@ const sw_backend *sw_backend_at(size_t i);
 const sw_backend *sw_backend_find(const char *name);
 /* The compiled-in names, comma separated, for error messages. */
 const char *sw_backend_names(void);
+/* The i-th backend the registry declares but this build left out, and in *why the reason (a
+ * missing library, architecture or compiler feature); NULL past the last. */
+const char *sw_backend_left_out(size_t i, const char **why);
 
 /* The bytes a context of backend b needs: sw_ctx up to the end of the backend's priv member. */
 static inline size_t sw_ctx_size(const sw_backend *b)

@@ -42,7 +42,10 @@ static inline enum sw_kind sw_kind_of(const sw_backend *b)
 /* The compiler-assisted backends (switch_cc.h) are worth a direct call only where their jump is
  * inlined (SW_JUMP_INLINE_CC); elsewhere they take the table's call, so that their kinds add no
  * compare to the dispatch of the other backends. */
-#if defined(SWITCHYARD_SWITCH_CC_H) && !defined(SW_JUMP_INLINE_CC)
+#if defined(SWITCHYARD_SWITCH_CC_PNONE_H) && !defined(SW_JUMP_INLINE_CC)
+#define SW__TABLE_CALL(kind)                                                                       \
+    ((kind) == SW_KIND_cc || (kind) == SW_KIND_cc_nofpu || (kind) == SW_KIND_cc_pnone)
+#elif defined(SWITCHYARD_SWITCH_CC_H) && !defined(SW_JUMP_INLINE_CC)
 #define SW__TABLE_CALL(kind) ((kind) == SW_KIND_cc || (kind) == SW_KIND_cc_nofpu)
 #else
 #define SW__TABLE_CALL(kind) 0

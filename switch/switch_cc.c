@@ -106,7 +106,7 @@ static int cc_nofpu_make(sw_ctx *ctx, void *lo, size_t size)
 }
 
 /* A fresh context starts with its creator's FP control state, as with the asm backend. */
-static int cc_make(sw_ctx *ctx, void *lo, size_t size)
+int sw__cc_make(sw_ctx *ctx, void *lo, size_t size)
 {
     cc_nofpu_make(ctx, lo, size);
     capture_fp_control(ctx);
@@ -114,7 +114,7 @@ static int cc_make(sw_ctx *ctx, void *lo, size_t size)
 }
 
 /* The compiler may have left data in the red zone of the function that switched. */
-static void *cc_live_sp(const sw_ctx *ctx)
+void *sw__cc_live_sp(const sw_ctx *ctx)
 {
     return (char *)ctx->sp - RED_ZONE;
 }
@@ -139,9 +139,9 @@ const sw_backend sw_backend_cc = {
               .enters_kernel = false,
               .copy_stack = true},
     .init_self = cc_init_self,
-    .make = cc_make,
+    .make = sw__cc_make,
     .jump = sw__cc_jump_call,
-    .live_sp = cc_live_sp,
+    .live_sp = sw__cc_live_sp,
     .priv_size = 3 * sizeof(void *),
 };
 
@@ -155,6 +155,6 @@ const sw_backend sw_backend_cc_nofpu = {
     .init_self = cc_init_self,
     .make = cc_nofpu_make,
     .jump = sw__cc_nofpu_jump_call,
-    .live_sp = cc_live_sp,
+    .live_sp = sw__cc_live_sp,
     .priv_size = 2 * sizeof(void *),
 };

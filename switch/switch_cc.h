@@ -109,6 +109,11 @@ extern "C" {
 #define SW__CC_ARGS
 #endif
 
+/* A fresh context that resumes in sw__cc_entry with its creator's FP control state, and the
+ * live part of a suspended one (switch_cc.c; also cc-pnone's). */
+int sw__cc_make(sw_ctx *ctx, void *lo, size_t size);
+void *sw__cc_live_sp(const sw_ctx *ctx);
+
 /* The out-of-line copies (switch_cc.c), which the operations tables hold. */
 void sw__cc_jump_call(sw_ctx *from, sw_ctx *to);
 void sw__cc_nofpu_jump_call(sw_ctx *from, sw_ctx *to);

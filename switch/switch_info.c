@@ -56,6 +56,13 @@ static void list_json(void)
         json_print_bool_field(stdout, ", ", "signs_resume", b->props.signs_resume);
         printf("}}");
     }
+    printf("],\n \"left_out\": [");
+    const char *why, *name;
+    for (size_t i = 0; (name = sw_backend_left_out(i, &why)) != NULL; i++) {
+        json_print_str_field(stdout, i ? ",\n  {" : "\n  {", "name", name);
+        json_print_str_field(stdout, ", ", "why", why);
+        printf("}");
+    }
     printf("],\n \"stack_modes\": [");
     for (size_t i = 0; i < sw_stack_mode_count(); i++) {
         const sw_stack_mode *m = sw_stack_mode_at(i);
@@ -99,6 +106,9 @@ int main(int argc, char **argv)
                b->props.enters_kernel ? "yes" : "no", b->props.copy_stack ? "yes" : "no",
                rc == 0 ? "ok" : "FAILED", b->summary);
     }
+    const char *why, *name;
+    for (size_t i = 0; (name = sw_backend_left_out(i, &why)) != NULL; i++)
+        printf("%-10s not built: %s\n", name, why);
     int guard = sw_overflow_guard_init();
     failures += guard != 0;
     printf("overflow guard: %s\n",

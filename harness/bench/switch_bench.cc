@@ -76,6 +76,14 @@ void BM_switch(benchmark::State &state, const sw_backend *b)
     bl_pair_fini(&p);
 }
 
+// A backend the registry declares but this build left out: its row says why.
+void BM_left_out(benchmark::State &state, std::string why)
+{
+    state.SkipWithError(("not run: " + why).c_str());
+    for (auto _ : state) {
+    }
+}
+
 // The reference floor (bench_loops.h): not a backend, shown beside them.
 void BM_floor(benchmark::State &state, bool fp)
 {
@@ -541,6 +549,10 @@ void register_rows()
         const sw_backend *b = sw_backend_at(i);
         benchmark::RegisterBenchmark(("switch/" + std::string(b->name)).c_str(), BM_switch, b);
     }
+    const char *why;
+    for (size_t i = 0; const char *name = sw_backend_left_out(i, &why); i++)
+        benchmark::RegisterBenchmark(("switch/" + std::string(name)).c_str(), BM_left_out,
+                                     std::string(why));
     benchmark::RegisterBenchmark("switch/floor", BM_floor, false);
     benchmark::RegisterBenchmark("switch/floor-fp", BM_floor, true);
     for (size_t i = 0; i < sw_backend_count(); i++) {
