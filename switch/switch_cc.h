@@ -25,9 +25,9 @@ extern "C" {
  * SW_JUMP_INLINE_CC before its includes: the benchmark loops do (one loop per backend, the kind
  * a constant). Everywhere else, the fiber runtime included, sw_cc_jump is a direct call of the
  * out-of-line copy (sw__cc_jump_call, also the operations table's jump), whose prologue saves
- * all six (x86_64) or ten (aarch64) callee-saved integer registers because the asm clobbers
- * them: correct, and no faster than the asm backend. The runtime dispatches on a kind known
- * only at run time; inlined there, the asm would make every function that may switch save
+ * every callee-saved register (x86_64: rbx, r12-r15; aarch64: x19-x28, x30, d8-d15) because the
+ * asm clobbers them: correct, and no faster than the asm backend. The runtime dispatches on a kind
+ * known only at run time; inlined there, the asm would make every function that may switch save
  * every callee-saved register for all backends (measured with callgrind: +12 instructions
  * per ring hop of the asm backend, 16 fibers).
  *
@@ -38,7 +38,7 @@ extern "C" {
  * The resume is an indirect `jmp`/`br`, never a `ret`, so the return-stack predictor is not
  * misled (see switch/README.md). Nothing is written below the stack pointer, but the compiler
  * may keep data in the x86_64 red zone of a function whose only "call" is this asm, so the
- * live part of a suspended stack starts 128 bytes below the saved sp (sw_cc_live_sp).
+ * live part of a suspended stack starts 128 bytes below the saved sp (sw__cc_live_sp).
  */
 #define SW__CC_RESUME (offsetof(sw_ctx, priv.words) + 0 * sizeof(void *))
 #define SW__CC_FP     (offsetof(sw_ctx, priv.words) + 1 * sizeof(void *))
