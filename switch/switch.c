@@ -50,6 +50,21 @@ const char *sw_backend_names(void)
     return names;
 }
 
+static const struct {
+    const char *name, *why;
+} left_out[] = {
+#define SW__LEFT_OUT(id, name, why) {name, why},
+    SW_BACKENDS_LEFT_OUT(SW__LEFT_OUT)
+#undef SW__LEFT_OUT
+        {NULL, NULL}};
+
+const char *sw_backend_left_out(size_t i, const char **why)
+{
+    if (i >= sizeof left_out / sizeof left_out[0] - 1) return NULL;
+    if (why) *why = left_out[i].why;
+    return left_out[i].name;
+}
+
 /* The thread's own stack bounds, so ASan can be told where a switch back to it lands. */
 static void own_stack_bounds(sw_ctx *self)
 {
@@ -62,12 +77,30 @@ static void own_stack_bounds(sw_ctx *self)
     }
 }
 
+/* switch_shstk.c: whether this process runs with a shadow stack (or a test pretends so). */
+extern bool sw__shstk_on;
+
+/* A backend that would fault under this process's shadow stack: said once, then ENOTSUP.
+ * Checked in sw_init_self only: every chain of switches starts from a context it made, and
+ * sw_make, which the create rows time, stays as it was. */
+__attribute__((noinline, cold)) static bool refused(const sw_backend *b)
+{
+    const char *why = sw_backend_refusal(b);
+    if (!why) return false;
+    static const sw_backend *said;
+    if (said != b) fprintf(stderr, "%s\n", why);
+    said = b;
+    errno = ENOTSUP;
+    return true;
+}
+
 int sw_init_self(sw_ctx *self, const sw_backend *b)
 {
     if (!self || !b) {
         errno = EINVAL;
         return -1;
     }
+    if (sw__shstk_on && refused(b)) return -1;
     memset(self, 0, sw_ctx_size(b));
     self->backend = b;
     self->state = SW_ACTIVE;

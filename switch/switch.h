@@ -78,6 +78,10 @@ typedef struct sw_props {
     bool signs_resume;     /* the saved resume address is signed and checked on resume
                               (aarch64 pointer authentication, on a CPU that has it): a
                               forged one faults instead of running */
+    bool shadow_stack;     /* keeps working with the CPU's shadow stack enabled (x86_64 CET):
+                              switches the shadow stack along with the stack. Where the process
+                              runs with one, a backend without this is refused (sw_init_self
+                              fails with ENOTSUP) instead of faulting on a `ret` */
 } sw_props;
 
 /* The operations table of one backend. Timed loops call a backend's functions directly
@@ -113,6 +117,9 @@ const sw_backend *sw_backend_at(size_t i);
 const sw_backend *sw_backend_find(const char *name);
 /* The compiled-in names, comma separated, for error messages. */
 const char *sw_backend_names(void);
+/* The i-th backend the registry declares but this build left out, and in *why the reason (a
+ * missing library, architecture or compiler feature); NULL past the last. */
+const char *sw_backend_left_out(size_t i, const char **why);
 
 /* The bytes a context of backend b needs: sw_ctx up to the end of the backend's priv member. */
 static inline size_t sw_ctx_size(const sw_backend *b)
@@ -178,6 +185,19 @@ const sw_stack_mode *sw_stack_mode_at(size_t i);
  * alternate signal stack so the handler can run when the faulting stack is exhausted. Call
  * once per thread that runs contexts; idempotent. Returns 0 or -1/errno. */
 int sw_overflow_guard_init(void);
+
+/* ---- shadow stacks ------------------------------------------------------------------- */
+
+/* Whether this process runs with a shadow stack (x86_64 CET: arch_prctl ARCH_SHSTK_STATUS);
+ * when not, *why_not (if given) says why in one line. */
+bool sw_shadow_stack_enabled(const char **why_not);
+/* NULL when backend b may run in this process; otherwise why not, one line ("switch: backend
+ * asm refused: ..."). sw_init_self prints it once and fails with ENOTSUP; no switch can
+ * happen without a context it made. */
+const char *sw_backend_refusal(const sw_backend *b);
+/* Tests only: report the shadow stack as enabled (1) or disabled (0) whatever the kernel says;
+ * -1 asks the kernel again. */
+void sw__fake_shadow_stack(int enabled);
 
 /* ---- for backends only ---------------------------------------------------------------- */
 

@@ -39,6 +39,18 @@ static inline enum sw_kind sw_kind_of(const sw_backend *b)
     return SW_KIND_TABLE;
 }
 
+/* The compiler-assisted backends (switch_cc.h) are worth a direct call only where their jump is
+ * inlined (SW_JUMP_INLINE_CC); elsewhere they take the table's call, so that their kinds add no
+ * compare to the dispatch of the other backends. */
+#if defined(SWITCHYARD_SWITCH_CC_PNONE_H) && !defined(SW_JUMP_INLINE_CC)
+#define SW__TABLE_CALL(kind)                                                                       \
+    ((kind) == SW_KIND_cc || (kind) == SW_KIND_cc_nofpu || (kind) == SW_KIND_cc_pnone)
+#elif defined(SWITCHYARD_SWITCH_CC_H) && !defined(SW_JUMP_INLINE_CC)
+#define SW__TABLE_CALL(kind) ((kind) == SW_KIND_cc || (kind) == SW_KIND_cc_nofpu)
+#else
+#define SW__TABLE_CALL(kind) 0
+#endif
+
 /*
  * The one jump site of timed code: the fiber runtime calls it with the kind it looked up once,
  * the benchmark loops with a constant kind (one loop instance per backend), so every switch
@@ -62,13 +74,15 @@ sw_jump_direct(enum sw_kind kind, const sw_backend *const *table, sw_ctx *from, 
     switch (kind) {
 #define SW__CASE(id)                                                                               \
     case SW_KIND_##id:                                                                             \
+        if (SW__TABLE_CALL(SW_KIND_##id)) break;                                                   \
         sw_##id##_jump(from, to);                                                                  \
         return;
         SW_BACKENDS(SW__CASE)
 #undef SW__CASE
     default:
-        (*table)->jump(from, to);
+        break;
     }
+    (*table)->jump(from, to);
 #endif
 }
 

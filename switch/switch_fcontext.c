@@ -3,7 +3,6 @@
 #include "switch_backends.h"
 #include "switch_fcontext.h"
 
-
 /*
  * libboost_context exports make_fcontext and jump_fcontext as plain C symbols (they are
  * written in assembly); its headers are C++, so the prototypes are declared here and in
@@ -65,7 +64,8 @@ const sw_backend sw_backend_fcontext = {
     .props = {.keeps_fp_control = FCONTEXT_KEEPS_FP,
               .switches_sigmask = false,
               .enters_kernel = false,
-              .copy_stack = true},
+              .copy_stack = true,
+              .shadow_stack = false},
     .init_self = fcontext_init_self,
     .make = fcontext_make,
     .jump = sw_fcontext_jump,

@@ -54,7 +54,20 @@ static void list_json(void)
         json_print_bool_field(stdout, ", ", "enters_kernel", b->props.enters_kernel);
         json_print_bool_field(stdout, ", ", "copy_stack", b->props.copy_stack);
         json_print_bool_field(stdout, ", ", "signs_resume", b->props.signs_resume);
+        json_print_bool_field(stdout, ", ", "shadow_stack", b->props.shadow_stack);
         printf("}}");
+    }
+    const char *why_not;
+    bool shstk = sw_shadow_stack_enabled(&why_not);
+    printf("],\n \"shadow_stack\": {");
+    json_print_bool_field(stdout, "", "enabled", shstk);
+    json_print_str_field(stdout, ", ", "why_not", shstk ? "" : why_not);
+    printf("},\n \"left_out\": [");
+    const char *why, *name;
+    for (size_t i = 0; (name = sw_backend_left_out(i, &why)) != NULL; i++) {
+        json_print_str_field(stdout, i ? ",\n  {" : "\n  {", "name", name);
+        json_print_str_field(stdout, ", ", "why", why);
+        printf("}");
     }
     printf("],\n \"stack_modes\": [");
     for (size_t i = 0; i < sw_stack_mode_count(); i++) {
@@ -86,19 +99,33 @@ int main(int argc, char **argv)
             printf("%s\n", sw_backend_at(i)->name);
         return 0;
     }
-    printf("%-10s %-8s %-8s %-8s %-6s %-6s %s\n", "backend", "fp-state", "sigmask", "syscall",
-           "copy", "check", "summary");
+    printf("%-10s %-8s %-8s %-8s %-6s %-6s %-7s %s\n", "backend", "fp-state", "sigmask", "syscall",
+           "copy", "shstk", "check", "summary");
     int failures = 0;
     for (size_t i = 0; i < sw_backend_count(); i++) {
         const sw_backend *b = sw_backend_at(i);
-        int rc = live_check(b);
+        /* A backend refused under this process's shadow stack is not run: it would fault. */
+        bool refused = sw_backend_refusal(b) != NULL;
+        int rc = refused ? 0 : live_check(b);
         failures += rc != 0;
-        printf("%-10s %-8s %-8s %-8s %-6s %-6s %s\n", b->name,
+        printf("%-10s %-8s %-8s %-8s %-6s %-6s %-7s %s\n", b->name,
                b->props.keeps_fp_control ? "kept" : "shared",
                b->props.switches_sigmask ? "per-ctx" : "shared",
                b->props.enters_kernel ? "yes" : "no", b->props.copy_stack ? "yes" : "no",
-               rc == 0 ? "ok" : "FAILED", b->summary);
+               b->props.shadow_stack ? "yes" : "no",
+               refused   ? "refused"
+               : rc == 0 ? "ok"
+                         : "FAILED",
+               b->summary);
     }
+    const char *why, *name;
+    for (size_t i = 0; (name = sw_backend_left_out(i, &why)) != NULL; i++)
+        printf("%-10s not built: %s\n", name, why);
+    const char *why_not;
+    if (sw_shadow_stack_enabled(&why_not))
+        printf("shadow stack: enabled in this process; backends without shstk are refused\n");
+    else
+        printf("shadow stack: not enabled: %s\n", why_not);
     int guard = sw_overflow_guard_init();
     failures += guard != 0;
     printf("overflow guard: %s\n",

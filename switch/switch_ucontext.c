@@ -53,13 +53,23 @@ static void *ucontext_live_sp(const sw_ctx *ctx)
 #endif
 }
 
+/* glibc's x86_64 makecontext gives a context a shadow stack of its own when the process runs
+ * with one, and swapcontext switches it (rstorssp/saveprevssp): taken from glibc's sources,
+ * not observed here (no CET machine). Its aarch64 code has no guarded control stack support. */
+#if defined(__x86_64__)
+#define UCONTEXT_SHSTK true
+#else
+#define UCONTEXT_SHSTK false
+#endif
+
 const sw_backend sw_backend_ucontext = {
     .name = "ucontext",
     .summary = "makecontext/swapcontext: portable, saves the signal mask with a syscall",
     .props = {.keeps_fp_control = true,
               .switches_sigmask = true,
               .enters_kernel = true,
-              .copy_stack = true},
+              .copy_stack = true,
+              .shadow_stack = UCONTEXT_SHSTK},
     .init_self = ucontext_init_self,
     .make = ucontext_make,
     .jump = sw_ucontext_jump,

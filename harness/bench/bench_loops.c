@@ -1,4 +1,7 @@
 /* bench_loops.c - switch, create and scheduler loops, one direct-call instance per backend. */
+/* The compiler-assisted jumps inline in the loops: each loop has its backend's kind as a constant
+ * (switch_cc.h). */
+#define SW_JUMP_INLINE_CC
 #include "bench_loops.h"
 #include "switch_backends.h"
 
@@ -7,7 +10,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-__attribute__((noipa)) static void empty_function(void)
+/* Calls the compiler may not inline, drop or see through; clang has no noipa, and its noinline
+ * with the asm barriers below keeps the calls (a clang build is what the cc-pnone row needs). */
+#if defined(__clang__)
+#define NO_IPA __attribute__((noinline))
+#else
+#define NO_IPA __attribute__((noipa))
+#endif
+
+NO_IPA static void empty_function(void)
 {
     __asm__ volatile("");
 }
@@ -19,7 +30,7 @@ void bl_call_loop(long rounds)
 }
 
 /* The asm hides the increment from the compiler, which could otherwise sum the chain. */
-__attribute__((noipa)) static long next_link(long x)
+NO_IPA static long next_link(long x)
 {
     __asm__ volatile("" : "+r"(x));
     return x + 1;
@@ -115,9 +126,10 @@ void bl_pair_fini(bl_pair *p)
 #if defined(SWITCHYARD_HAVE_FLOOR) && !defined(SWITCHYARD_ASAN)
 void bl_floor_jump(void **save_sp, void *const *load_sp);
 void bl_floor_fp_jump(void **save_sp, void *const *load_sp);
+void bl_floor_ret_jump(void **save_sp, void *const *load_sp);
 void bl__floor_entry(void);
 
-/* Two copies of the loop, so each calls its switch directly. */
+/* One copy of the loop per switch, so each calls its switch directly. */
 static void floor_loop(bl_floor *f, long n)
 {
     for (long i = 0; i < n; i++)
@@ -130,25 +142,35 @@ static void floor_fp_loop(bl_floor *f, long n)
         bl_floor_fp_jump(&f->self_sp, &f->peer_sp);
 }
 
+static void floor_ret_loop(bl_floor *f, long n)
+{
+    for (long i = 0; i < n; i++)
+        bl_floor_ret_jump(&f->self_sp, &f->peer_sp);
+}
+
 /* The peer's whole life: bounce back until stopped, then leave for good (its stack is simply
  * unmapped afterwards: the floor has no link rule). */
 static void __attribute__((noreturn)) floor_peer(bl_floor *f)
 {
-    void (*jump)(void **, void *const *) = f->fp ? bl_floor_fp_jump : bl_floor_jump;
+    void (*jump)(void **, void *const *) = f->kind == BL_FLOOR_FP    ? bl_floor_fp_jump
+                                           : f->kind == BL_FLOOR_RET ? bl_floor_ret_jump
+                                                                     : bl_floor_jump;
     while (!f->stop)
         jump(&f->peer_sp, &f->self_sp);
     jump(&f->peer_sp, &f->self_sp);
     __builtin_unreachable();
 }
 
-int bl_floor_init(bl_floor *f, bool fp)
+int bl_floor_init(bl_floor *f, bl_floor_kind kind)
 {
     if (sw_stack_alloc(&f->stack, 64 * 1024) != 0) return -1;
-    f->fp = fp;
+    f->kind = kind;
+    bool fp = kind == BL_FLOOR_FP;
     f->stop = false;
     /* The frame the switch pops (see the .S): [FP word,] r15, r14, r13, r12, rbp = argument,
      * rbx = entry function, return address = bl__floor_entry, ending at the 16-byte-aligned
-     * top, so bl__floor_entry starts with rsp 16-byte aligned and calls like any function. */
+     * top, so bl__floor_entry starts with rsp 16-byte aligned and calls like any function
+     * (floor-ret's `ret` pops the same return address). */
     uintptr_t top = ((uintptr_t)f->stack.base + f->stack.size) & ~(uintptr_t)15;
     void **frame = (void **)top - (fp ? 8 : 7);
     void **w = frame;
@@ -171,8 +193,10 @@ int bl_floor_init(bl_floor *f, bool fp)
 
 void bl_floor_run(bl_floor *f, long round_trips)
 {
-    if (f->fp)
+    if (f->kind == BL_FLOOR_FP)
         floor_fp_loop(f, round_trips);
+    else if (f->kind == BL_FLOOR_RET)
+        floor_ret_loop(f, round_trips);
     else
         floor_loop(f, round_trips);
 }
@@ -184,9 +208,9 @@ void bl_floor_fini(bl_floor *f)
     sw_stack_free(&f->stack);
 }
 #else
-int bl_floor_init(bl_floor *f, bool fp)
+int bl_floor_init(bl_floor *f, bl_floor_kind kind)
 {
-    (void)f, (void)fp;
+    (void)f, (void)kind;
     errno = ENOTSUP; /* x86_64 only; ASan must hear of every stack switch, and this one is mute */
     return -1;
 }

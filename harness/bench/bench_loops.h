@@ -48,7 +48,7 @@ static inline void bl_pair_run(bl_pair *p, long round_trips)
 /* Let the peer's entry return (to self, by the link rule) and unmap its stack. */
 void bl_pair_fini(bl_pair *p);
 
-/* ---- switch/floor, switch/floor-fp: the reference rows, not backends --------------------- */
+/* ---- switch/floor, switch/floor-fp, resume/floor-*: the reference rows, not backends ------ */
 
 /*
  * The cheapest switch that keeps the six callee-saved registers (floor_x86_64_sysv_elf_gas.S):
@@ -56,15 +56,23 @@ void bl_pair_fini(bl_pair *p);
  * the x87 control word. Not ABI-complete (no ASan or Valgrind annotations, no link rule) and
  * never used by fibers: it only shows, beside the backends, where the floor lies.
  */
+/*
+ * floor-ret is floor resuming with `ret` instead of popping the resume address and jumping to
+ * it: the rows resume/floor-ret and resume/floor-jmp (= switch/floor) show what misleading the
+ * return-stack predictor costs, since each `ret` returns into the other context's caller, not
+ * to the caller of this call.
+ */
+typedef enum bl_floor_kind { BL_FLOOR, BL_FLOOR_FP, BL_FLOOR_RET } bl_floor_kind;
+
 typedef struct bl_floor {
     void *self_sp, *peer_sp;
     sw_stack stack;
-    bool fp;
+    bl_floor_kind kind;
     volatile bool stop;
 } bl_floor;
 
 /* 0, or -1/errno (ENOTSUP where there is no floor switch: not x86_64, or an ASan build). */
-int bl_floor_init(bl_floor *f, bool fp);
+int bl_floor_init(bl_floor *f, bl_floor_kind kind);
 /* round_trips x (self -> peer -> self): 2 x round_trips switches. */
 void bl_floor_run(bl_floor *f, long round_trips);
 void bl_floor_fini(bl_floor *f);

@@ -89,6 +89,34 @@ bl_floor_fp_jump:
         .size   bl_floor_fp_jump, .-bl_floor_fp_jump
 
 /*
+ * bl_floor_ret_jump: bl_floor_jump resuming with `ret`. The return-stack predictor predicts
+ * the caller of this call, but the popped address is where the other context called from:
+ * the rows resume/floor-ret and resume/floor-jmp show the difference.
+ */
+        .globl  bl_floor_ret_jump
+        .type   bl_floor_ret_jump, @function
+        .p2align 6
+bl_floor_ret_jump:
+        .cfi_startproc
+        pushq   %rbx
+        pushq   %rbp
+        pushq   %r12
+        pushq   %r13
+        pushq   %r14
+        pushq   %r15
+        movq    %rsp, (%rdi)
+        movq    (%rsi), %rsp
+        popq    %r15
+        popq    %r14
+        popq    %r13
+        popq    %r12
+        popq    %rbp
+        popq    %rbx
+        ret
+        .cfi_endproc
+        .size   bl_floor_ret_jump, .-bl_floor_ret_jump
+
+/*
  * bl__floor_entry: where a fresh floor context first resumes. bench_loops.c put the entry
  * function in the rbx slot and its argument in the rbp slot, and left rsp 16-byte aligned
  * here (the popped return address was the last word).

@@ -1,6 +1,9 @@
 /* minimal_switch_loop.c - ns per switch of each backend, timed by a plain loop with no
  * benchmark library: an instrument beside switch-bench's switch/<backend> rows. */
 #define _GNU_SOURCE
+/* The compiler-assisted jumps inline in the loops: each loop has its backend's kind as a constant
+ * (switch_cc.h). */
+#define SW_JUMP_INLINE_CC
 #include "switch.h"
 #include "switch_backends.h"
 

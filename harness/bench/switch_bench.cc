@@ -76,11 +76,19 @@ void BM_switch(benchmark::State &state, const sw_backend *b)
     bl_pair_fini(&p);
 }
 
+// A backend the registry declares but this build left out: its row says why.
+void BM_left_out(benchmark::State &state, std::string why)
+{
+    state.SkipWithError(("not run: " + why).c_str());
+    for (auto _ : state) {
+    }
+}
+
 // The reference floor (bench_loops.h): not a backend, shown beside them.
-void BM_floor(benchmark::State &state, bool fp)
+void BM_floor(benchmark::State &state, bl_floor_kind kind)
 {
     bl_floor f;
-    if (bl_floor_init(&f, fp) != 0) {
+    if (bl_floor_init(&f, kind) != 0) {
         state.SkipWithError(("not run: " + std::string(strerror(errno))).c_str());
         return;
     }
@@ -541,8 +549,15 @@ void register_rows()
         const sw_backend *b = sw_backend_at(i);
         benchmark::RegisterBenchmark(("switch/" + std::string(b->name)).c_str(), BM_switch, b);
     }
-    benchmark::RegisterBenchmark("switch/floor", BM_floor, false);
-    benchmark::RegisterBenchmark("switch/floor-fp", BM_floor, true);
+    const char *why;
+    for (size_t i = 0; const char *name = sw_backend_left_out(i, &why); i++)
+        benchmark::RegisterBenchmark(("switch/" + std::string(name)).c_str(), BM_left_out,
+                                     std::string(why));
+    benchmark::RegisterBenchmark("switch/floor", BM_floor, BL_FLOOR);
+    benchmark::RegisterBenchmark("switch/floor-fp", BM_floor, BL_FLOOR_FP);
+    // The return-stack predictor's share: the same switch resuming with `ret` and with a `jmp`.
+    benchmark::RegisterBenchmark("resume/floor-ret", BM_floor, BL_FLOOR_RET);
+    benchmark::RegisterBenchmark("resume/floor-jmp", BM_floor, BL_FLOOR);
     for (size_t i = 0; i < sw_backend_count(); i++) {
         const sw_backend *b = sw_backend_at(i);
         benchmark::RegisterBenchmark(("create/" + std::string(b->name)).c_str(), BM_create, b);

@@ -44,7 +44,10 @@ typedef int (*check_fn)(const sw_backend *b, int argc, char **argv);
     X(copy_stack, "copy-stack", true)                                                              \
     X(forged_resume, "forged-resume", true)                                                        \
     X(memcheck, "memcheck", true)                                                                  \
-    X(fortify, "fortify", true)
+    X(fortify, "fortify", true)                                                                    \
+    X(inline, "inline", true)                                                                      \
+    X(shadow_stack_refusal, "shadow-stack-refusal", true)                                          \
+    X(shadow_stack, "shadow-stack", true)
 
 #define CHECK__DECLARE(c_name, cli_name, per_backend)                                              \
     int test_##c_name(const sw_backend *b, int argc, char **argv);
