@@ -32,8 +32,6 @@ exactly that check: the self-tests that prove the gate can fail.
 """
 
 import argparse
-import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -46,6 +44,7 @@ import icount  # noqa: E402
 import meta  # noqa: E402
 import regress_files as RF  # noqa: E402
 import regress_gate as G  # noqa: E402
+import regress_paired as P  # noqa: E402
 from drive import perf  # noqa: E402
 
 BASELINE_DIR = ROOT / "results" / "baseline"
@@ -57,30 +56,31 @@ BASELINE_PROCESSES = 8
 
 
 def run_timing(bin_dir, processes, log):
-    exe = Path(bin_dir) / "switch-bench"
-    if not os.access(exe, os.X_OK):
-        raise RuntimeError("%s not found: build first (./run.sh build)" % exe)
+    exe = P.check_bin(bin_dir)
     cfg = dict(TIMING_CONFIG, processes=processes, filter=TIMING_FILTER)
     samples = {}
     for i in range(processes):
-        cmd = [str(exe), "--benchmark_filter=" + TIMING_FILTER, "--benchmark_format=json",
-               "--benchmark_repetitions=%d" % cfg["repetitions"],
-               "--benchmark_enable_random_interleaving=true",
-               "--benchmark_min_time=%g" % cfg["min_time"]]
-        print("regress: timing, process %d of %d: %s" % (i + 1, processes, " ".join(cmd[1:])),
-              file=log)
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise RuntimeError("switch-bench failed (exit %d):\n%s"
-                               % (proc.returncode, proc.stderr[-2000:]))
-        rows = {}
-        for r in json.loads(proc.stdout)["benchmarks"]:
-            if r.get("run_type") == "iteration" and not r.get("error_occurred"):
-                rows.setdefault(r["run_name"], []).append(r["cpu_time"])
-        for row, times in rows.items():
+        print("regress: timing, process %d of %d: %s" % (i + 1, processes, exe), file=log)
+        for row, times in P.one_process(exe, cfg).items():
             samples.setdefault(row, []).append(times)
     return {"unit": "ns of CPU time per switch (switch rows) or per hop (sched rows)",
             "config": cfg, "samples": samples}
+
+
+def paired_timing(bin_dir, base, log):
+    """(head's timing, paired block or None, why not run or None). base: {"sha", "how"} of
+    the commit to build, or {"bin", "sha", "how"} of a base already built, or {"why"} when
+    there is none. The head's processes of the pairing are its timing samples for the stored
+    baseline too, so the pairing costs the base's processes alone."""
+    if "why" in base:
+        return run_timing(bin_dir, TIMING_CONFIG["processes"], log), None, base["why"]
+    try:
+        base_bin = base.get("bin") or P.build_base(base["sha"], log=log)
+    except P.BaseUnavailable as e:
+        return run_timing(bin_dir, TIMING_CONFIG["processes"], log), None, str(e)
+    cfg = dict(TIMING_CONFIG, filter=TIMING_FILTER)
+    base_t, head_t = P.run_paired(base_bin, bin_dir, cfg, TIMING_CONFIG["processes"], log)
+    return head_t, {"base_sha": base["sha"], "base_how": base["how"], "timing": base_t}, None
 
 
 def syscalls_per_switch(bin_dir):
@@ -96,7 +96,7 @@ def syscalls_per_switch(bin_dir):
     return out, None
 
 
-def measure(bin_dir, processes, log=sys.stderr):
+def measure(bin_dir, processes, base=None, log=sys.stderr):
     print("regress: instruction counts (callgrind, two loop lengths)", file=log)
     ic = icount.run(str(bin_dir), log=log)
     rows = {r["name"][len("icount/"):]: r for r in ic["benchmarks"]}
@@ -111,9 +111,17 @@ def measure(bin_dir, processes, log=sys.stderr):
         counts["syscalls_not_run"] = why
     build_dir = Path(bin_dir).parent
     source = meta.source_root(build_dir) or ROOT
-    return {"kind": "switchyard-regress", "meta": meta.collect(source, build_dir),
-            "cpu": meta.cpu_identity(), "counts": counts,
-            "timing": run_timing(bin_dir, processes, log)}
+    doc = {"kind": "switchyard-regress", "meta": meta.collect(source, build_dir),
+           "cpu": meta.cpu_identity(), "counts": counts}
+    if base is None:
+        doc["timing"] = run_timing(bin_dir, processes, log)
+        return doc
+    doc["timing"], paired, why = paired_timing(bin_dir, base, log)
+    if paired:
+        doc["paired"] = paired
+    else:
+        doc["paired_not_run"] = why
+    return doc
 
 
 def save_run(doc):
@@ -180,15 +188,29 @@ def dirty_reason(root=ROOT):
     return None
 
 
-def report(failures, notes, lines):
-    for ok, label, value, text in lines:
-        print("regress: %-4s %-44s %9s  (%s)" % ("ok" if ok else "BAD", label, G.fmt(value),
-                                                 text))
-    for line in notes:
-        print("regress: " + line)
-    for line in failures:
+def report(verdicts):
+    """One line per figure (ok with its limit and why, or FAIL), the notes, a summary."""
+    for _, _, line in verdicts.figures:
         print(line)
-    print("regress: %s" % ("pass" if not failures else "%d failure(s)" % len(failures)))
+    for line in verdicts.notes:
+        print("regress: " + line)
+    print(verdicts.summary())
+
+
+def choose_base(args):
+    """What the paired timing is measured against (see paired_timing), or None for none."""
+    if args.update or args.no_base:
+        return None
+    if args.base_bin:
+        sha = P.resolve(ROOT, args.base or "HEAD")
+        return {"bin": args.base_bin, "sha": sha or "unknown", "how": "--base-bin"}
+    if args.base:
+        sha = P.resolve(ROOT, args.base)
+        if sha is None:
+            raise RuntimeError("--base %s: not a commit of this repository" % args.base)
+        return {"sha": sha, "how": "--base " + args.base}
+    sha, how = P.default_base(ROOT)
+    return {"sha": sha, "how": how} if sha else {"why": how}
 
 
 def main(argv=None):
@@ -198,6 +220,12 @@ def main(argv=None):
     ap.add_argument("--update", action="store_true",
                     help="record the counts and this CPU model's timing baseline")
     ap.add_argument("--compare", metavar="CURRENT", help="gate this stored measurement")
+    ap.add_argument("--base", metavar="REF", help="time the switch rows against this commit's "
+                    "build, alternating processes (default: the merge base with main on a "
+                    "branch, else HEAD~1)")
+    ap.add_argument("--base-bin", metavar="DIR", help="the base's bin folder, already built "
+                    "(no build; --base then only names its commit)")
+    ap.add_argument("--no-base", action="store_true", help="no paired timing")
     ap.add_argument("--doctor", metavar="ROW=FACTOR", help="scale one row first (self-test)")
     ap.add_argument("--expect-failure", metavar="CHECK",
                     help="exit 0 only if the gate fails, and on CHECK alone (self-test)")
@@ -205,6 +233,8 @@ def main(argv=None):
     try:
         if args.update and (args.compare or args.doctor):
             raise RuntimeError("--update records a fresh measurement: no --compare or --doctor")
+        if args.compare and (args.base or args.base_bin):
+            raise RuntimeError("--compare gates a stored measurement: no --base or --base-bin")
         why = dirty_reason() if args.update else None
         if why:
             raise RuntimeError("--update refused: " + why)
@@ -214,7 +244,7 @@ def main(argv=None):
             counts_base, timing_base = load_baselines(args.baseline_dir, cpu)
         if current is None:
             processes = BASELINE_PROCESSES if args.update else TIMING_CONFIG["processes"]
-            current = measure(args.bin, processes)
+            current = measure(args.bin, processes, None if args.compare else choose_base(args))
             print("regress: measurement in %s" % save_run(current), file=sys.stderr)
         if args.doctor:
             doctor(current, args.doctor)
@@ -223,11 +253,12 @@ def main(argv=None):
             for path in write_baselines(current, args.baseline_dir):
                 print("regress: baseline written to %s" % path)
             return 0
-        failures, notes, lines = G.gate(counts_base, timing_base, current)
+        verdicts = G.gate(counts_base, timing_base, current)
     except (OSError, ValueError, KeyError, RuntimeError, subprocess.SubprocessError) as e:
         print("regress.py: %s" % e, file=sys.stderr)
         return 2
-    report(failures, notes, lines)
+    report(verdicts)
+    failures = verdicts.failures
     if args.expect_failure:
         checks = [line[len("FAIL "):].split(": baseline")[0] for line in failures]
         ok = checks == [args.expect_failure]
