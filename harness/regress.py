@@ -7,17 +7,22 @@ Measures, from build/bin:
           over `switch-tests syscall-loop BACKEND N` at two lengths, differenced);
   timing  CPU time of every switch row and of the star and ring hops at 16 fibers, in
           PROCESSES separate runs of switch-bench, each REPETITIONS repetitions in random
-          order;
+          order, alternating with as many processes of the base commit's switch-bench
+          (harness/regress_paired.py: the merge base with main on a branch, else HEAD~1,
+          built under build-base/);
 then gates them (harness/regress_gate.py says how): the counts against
-results/baseline/counts.json on every machine, the timings only against
-results/baseline/timing/<cpu key>.json, the baseline of this CPU model. Without one, the
-timing part prints `not gated: no baseline for <cpu model> (...)`.
+results/baseline/counts.json on every machine; the timings against the base build's, on any
+machine (paired), and against results/baseline/timing/<cpu key>.json, the stored baseline of
+this CPU model, where there is one. Without one, that part prints `not gated: no baseline for
+<cpu model> (...)`; without a base commit (a shallow clone), `paired timing not run: ...`.
 
-Each failure prints one line, `FAIL <check>: baseline <b>, now <n>, change <c> (<limit>)`;
-any failure makes the exit status 1, bad input 2. The measurement goes to
+Each figure prints one line: `regress: ok <figure> <value> limit <limit>: <why it passed>`,
+or `FAIL <check>: baseline <b>, now <n>, change <c> (<limit>)`; then what was not gated, and a
+summary line. Any failure makes the exit status 1, bad input 2. The measurement goes to
 results/runs/<host>/<UTC time>-<git sha>/switch-regress.json either way.
 
-  regress.py [--bin DIR] [--baseline-dir DIR] [--update]   measure, then gate or record
+  regress.py [--bin DIR] [--baseline-dir DIR] [--base REF | --base-bin DIR | --no-base]
+             [--update]                                    measure, then gate or record
   regress.py --compare CURRENT.json [--baseline-dir DIR] [--doctor ROW=FACTOR]
              [--expect-failure CHECK]                      gate a stored measurement
 
@@ -26,8 +31,8 @@ The baselines (and a --compare measurement) are checked before anything is measu
 exit 2. `--update` records the counts and this CPU model's timing baseline; it refuses a tree
 with uncommitted changes (outside results/), as git says whatever SWITCHYARD_GIT_SHA says,
 since a baseline must say which commit it measured.
-`--doctor` scales one row of the stored measurement first (an icount row, a timing row, or
-syscalls/switch/BACKEND) and `--expect-failure` exits 0 only if the gate then fails on
+`--doctor` scales one row of the stored measurement first (an icount row, a timing row of the
+head, or syscalls/switch/BACKEND) and `--expect-failure` exits 0 only if the gate then fails on
 exactly that check: the self-tests that prove the gate can fail.
 """
 

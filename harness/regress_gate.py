@@ -25,6 +25,15 @@ A figure fails when, against its baseline samples B, the current samples C
   - are larger than B by a one-sided Mann-Whitney U test at ALPHA.
 Both must hold: the first keeps differences inside the noise from failing, the second keeps
 one odd process from failing the gate.
+
+  paired  the same timing figures of the head against a base commit's build, measured in
+          alternating processes of the same sitting (harness/regress_paired.py): no stored
+          baseline, so on any CPU. A figure fails when its median is above the base's by
+          more than PAIRED_FLOOR and the one-sided U test says the head's are larger at
+          PAIRED_ALPHA.
+
+Every figure is one line (Verdicts): ok, its value, its limit and why it passed, or its FAIL
+line; then the notes (what was not gated) and a summary line.
 """
 import sys
 from pathlib import Path

@@ -63,8 +63,8 @@ def build_base(sha, build_type="Release", base_dir=BASE_DIR, root=ROOT, log=None
     if (src / ".git").exists():
         steps = [["git", "-C", str(src), "checkout", "-q", "-f", "--detach", sha]]
     else:
-        steps = [["git", "-C", str(root), "worktree", "prune"],
-                 ["git", "-C", str(root), "worktree", "add", "-q", "-f", "--detach", str(src),
+        # -f: a worktree registered there once and deleted since is taken over.
+        steps = [["git", "-C", str(root), "worktree", "add", "-q", "-f", "--detach", str(src),
                   sha]]
     steps += [["cmake", "-S", str(src), "-B", str(build), "-DCMAKE_BUILD_TYPE=" + build_type],
               ["cmake", "--build", str(build), "-j%d" % (os.cpu_count() or 2),
