@@ -198,5 +198,25 @@ def case_real_pairing(a):
     check(p.returncode == 0, "a head 3x slower fails on that figure alone")
 
 
+def case_rates_tool(a):
+    """harness/regress_rates.py, the real-build measurement, without building: it finds where
+    it patches sw_asm_jump, and its verdict holds issue 36's rates and no laxer."""
+    import regress_rates as R
+    text = (HARNESS.parent / R.ASM).read_text()
+    check(text.count(R.ENTRY) == 1, "sw_asm_jump's entry is where the slowdowns go")
+    caught = ["paired %s / floor" % R.TARGET]
+
+    def results(aa, xchg, slow10, runs=20):
+        return {"aa": [{"failed": ["x"] if i < aa else []} for i in range(runs)],
+                "xchg": [{"failed": caught if i < xchg else []} for i in range(runs)],
+                "slow10": [{"failed": caught if i < slow10 else []} for i in range(runs)]}
+    check(R.verdict(results(1, 20, 18), 20)["meets_issue_36"], "1, 20, 18 of 20 meet them")
+    for bad in ((2, 20, 20), (0, 19, 20), (0, 20, 17)):
+        check(not R.verdict(results(*bad), 20)["meets_issue_36"], "%s of 20 do not" % (bad,))
+    p = subprocess.run([PY, HARNESS / "regress_rates.py", "--runs", "0"], capture_output=True,
+                       text=True, timeout=30)
+    check(p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, "--runs 0: one line")
+
+
 if __name__ == "__main__":
     sys.exit(run(globals(), __doc__, ("--work", {"required": True}), ("--bin", {})))
