@@ -5,7 +5,7 @@ Builds switch-bench of HEAD from a scratch copy (git archive, under --work) thre
 is (the base), with an `xchg` on memory at the top of sw_asm_jump (a locked read-modify-write,
 several times the cost of a switch), and with a delay loop there calibrated to make
 switch/asm 10% slower (built once with CALIBRATION_ITERATIONS iterations, timed against the
-base, then rebuilt with the iterations that make 10%, until within 2 points of it). Then, RUNS times, the paired gate
+base, then rebuilt with the iterations that make 10%, until within a point of it). Then, RUNS times, the paired gate
 (regress_paired.run_paired and regress_gate.check_paired, the gate's own rounds, rows and
 repetitions) pairs the base with itself (A/A), with the xchg build and with the 10% build,
 the three interleaved run by run so that a drift of the machine falls on all alike.
@@ -40,7 +40,7 @@ ASM = "switch/switch_x86_64_sysv_elf_gas.S"
 ENTRY = "sw_asm_jump:\n        .cfi_startproc\n"
 TARGET = "switch/asm"
 CALIBRATION_ITERATIONS = 8
-CALIBRATION_STEPS = 4
+CALIBRATION_STEPS = 5
 SLOWDOWNS = {
     # rax is dead here (the next instruction loads it) and the slot it swaps is written below.
     "xchg": "        xchgq   %rax, SW_ASM_RESUME(%rdi)\n",
@@ -100,20 +100,25 @@ def delay(n):
 
 
 def calibrate(work, base_bin, cfg, rounds, log):
-    """(delay-loop iterations that make switch/asm about 10% slower, the change measured
+    """(delay-loop iterations that make switch/asm closest to 10% slower, the change measured
     with them). A loop's cost is not linear in its length (its exit is predicted or not), so
-    the guess is rebuilt and timed again until it lands within 2 points of 10%."""
+    each guess is rebuilt and timed (twice the rounds, switch/asm alone) until one lands
+    within a point of 10%, or its neighbours are tried too."""
     cal = dict(cfg, filter=r"^switch/(asm|floor|floor-fp)$")
     n, tried = CALIBRATION_ITERATIONS, {}
     for _ in range(CALIBRATION_STEPS):
         probe = build_variant(work, "calibration", delay(n), log)
-        tried[n] = pair(base_bin, probe, cal, rounds, log)["target_change"]
+        tried[n] = pair(base_bin, probe, cal, 2 * rounds, log)["target_change"]
         print("regress_rates: %d delay iterations made switch/asm %+.1f%%"
               % (n, 100 * tried[n]), file=log)
         if tried[n] <= 0:
             raise RuntimeError("calibration: %d delay iterations did not slow switch/asm" % n)
+        if abs(tried[n] - 0.10) <= 0.01:
+            break
         nxt = max(1, round(n * 0.10 / tried[n]))
-        if abs(tried[n] - 0.10) <= 0.02 or nxt in tried:
+        if nxt == n:
+            nxt = n + 1 if tried[n] < 0.10 else n - 1
+        if nxt in tried or nxt < 1:
             break
         n = nxt
     best = min(tried, key=lambda k: abs(tried[k] - 0.10))

@@ -17,6 +17,7 @@ from pathlib import Path
 
 HARNESS = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(HARNESS))
+import regress  # noqa: E402
 import regress_gate as G  # noqa: E402
 import regress_paired as P  # noqa: E402
 import stats  # noqa: E402
@@ -27,6 +28,7 @@ BASELINES = HARNESS.parent / "results" / "baseline"
 OTHER_CPU = {"model": "Example CPU 9000", "family": "99", "model_number": "1",
              "arch": "x86_64", "key": "example-cpu-9000-99-1"}
 TRIALS = 20
+ROUNDS = regress.TIMING_CONFIG["processes"]
 TARGET = "switch/asm"
 
 
@@ -60,7 +62,7 @@ def draw(rng, spread, n, factor=1.0):
     return [one() for _ in range(n)]
 
 
-def alarms(seed, slow=1.0, rounds=4):
+def alarms(seed, slow=1.0, rounds=ROUNDS):
     """[failing checks] of TRIALS synthetic pairings, TARGET made `slow` times slower."""
     rng, spreads, out = random.Random(seed), committed_spreads(), []
     for _ in range(TRIALS):
@@ -72,7 +74,7 @@ def alarms(seed, slow=1.0, rounds=4):
 
 
 def case_error_rates(a):
-    """Seeded pairings at 4 rounds, the committed baseline's noise: the rates issue 36 asks of
+    """Seeded pairings at the gate's rounds, the committed baseline's noise: the rates issue 36 asks of
     the real gate. A decision without its floor raises false alarms here."""
     aa = alarms(1)
     check(sum(1 for f in aa if f) <= 1, "A/A: at most 1 false alarm in %d" % TRIALS, aa)
