@@ -220,5 +220,16 @@ def case_rates_tool(a):
     check(p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, "--runs 0: one line")
 
 
+def case_run_sh_options(a):
+    """./run.sh regress refuses a --base without a commit and an unknown option in one line,
+    exit 2, before it installs or builds anything."""
+    for args in (["--base"], ["--base", ""], ["--base", "--no-base"], ["--paired"]):
+        p = subprocess.run(["bash", HARNESS.parent / "run.sh", "regress", *args],
+                           capture_output=True, text=True, timeout=30)
+        check(p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and
+              "[run.sh]" not in p.stdout, f"run.sh regress {args}: one line, exit 2",
+              (p.returncode, p.stdout, p.stderr))
+
+
 if __name__ == "__main__":
     sys.exit(run(globals(), __doc__, ("--work", {"required": True}), ("--bin", {})))
