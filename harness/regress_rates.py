@@ -15,7 +15,7 @@ slowed build's gate fails on switch/asm. Issue 36 asks: at most 1 false alarm in
 20 of 20 xchg caught, at least 18 of 20 at 10%. Exit 0 when the rates meet that (scaled to
 RUNS), 1 when not, 2 for bad usage.
 
-  regress_rates.py --runs 20 --out FILE     about 80 minutes on a quiet 2-core machine
+  regress_rates.py --runs 20 --out FILE     about 100 minutes on a quiet 2-core machine
   regress_rates.py --runs 3 --filter '^switch/(asm|floor|floor-fp)$'   a quick look
 """
 import argparse
