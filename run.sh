@@ -45,7 +45,9 @@ subcommands:
                build's switch and scheduler tests under qemu-user
   regress      build, then gate switch cost: instruction counts, switches per hop and system
                calls per switch against results/baseline/counts.json (every machine), CPU
-               times against results/baseline/timing/<cpu>.json (only this CPU model's)
+               times against results/baseline/timing/<cpu>.json (only this CPU model's) and
+               against the base commit's build, timed in alternating processes (any machine;
+               base: the merge base with main on a branch, else HEAD~1; built in build-base/)
   report       regenerate charts, CSV files and REPORT.md of a run folder: \`report DIR\`
   compare      two run folders side by side: \`compare A B\` (e.g. results/reference and a
                folder under results/runs/) writes results/compare/<A>-vs-<B>/COMPARE.md
@@ -73,7 +75,9 @@ options:
                              machines"); the servers listen on ADDR, this machine's address
                              the hosts reach
     regress --update         record counts.json and this CPU model's timing baseline
-                             (refuses a tree with uncommitted changes)
+                             (refuses a tree with uncommitted changes; no paired timing)
+    regress --base REF       pair the timings with commit REF's build instead
+    regress --no-base        no paired timing
     compare --out DIR        write the comparison into DIR
     compare --runs-root DIR  learn each figure's run-to-run band from the finished runs under
                              DIR (default results/runs; same CPU model and preset, A and B
@@ -195,19 +199,27 @@ test_aarch64() {
 
 cmd_regress() {
     local extra=()
-    local a
-    for a in "$@"; do
-        case $a in
-        --update) extra+=(--update) ;;
+    while [ $# -gt 0 ]; do
+        case $1 in
+        --update | --no-base) extra+=("$1") ;;
+        --base)
+            [ $# -ge 2 ] && [ -n "$2" ] && [ "${2#-}" = "$2" ] || {
+                echo "run.sh: regress: --base needs a commit (e.g. --base HEAD~3)" >&2
+                exit 2
+            }
+            extra+=(--base "$2")
+            shift
+            ;;
         *)
-            echo "run.sh: regress: unknown option '$a' (valid: --update)" >&2
+            echo "run.sh: regress: unknown option '$1' (valid: --update, --base REF, --no-base)" >&2
             exit 2
             ;;
         esac
+        shift
     done
     cmd_setup
     configure_build build
-    say "regress: counts against results/baseline/counts.json, timings against this CPU model's baseline"
+    say "regress: counts against results/baseline/counts.json, timings against this CPU model's baseline and paired with the base commit's build"
     "$PY" "$ROOT/harness/regress.py" --bin "$ROOT/build/bin" "${extra[@]}"
 }
 

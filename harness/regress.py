@@ -7,17 +7,22 @@ Measures, from build/bin:
           over `switch-tests syscall-loop BACKEND N` at two lengths, differenced);
   timing  CPU time of every switch row and of the star and ring hops at 16 fibers, in
           PROCESSES separate runs of switch-bench, each REPETITIONS repetitions in random
-          order;
+          order, alternating with as many processes of the base commit's switch-bench
+          (harness/regress_paired.py: the merge base with main on a branch, else HEAD~1,
+          built under build-base/);
 then gates them (harness/regress_gate.py says how): the counts against
-results/baseline/counts.json on every machine, the timings only against
-results/baseline/timing/<cpu key>.json, the baseline of this CPU model. Without one, the
-timing part prints `not gated: no baseline for <cpu model> (...)`.
+results/baseline/counts.json on every machine; the timings against the base build's, on any
+machine (paired), and against results/baseline/timing/<cpu key>.json, the stored baseline of
+this CPU model, where there is one. Without one, that part prints `not gated: no baseline for
+<cpu model> (...)`; without a base commit (a shallow clone), `paired timing not run: ...`.
 
-Each failure prints one line, `FAIL <check>: baseline <b>, now <n>, change <c> (<limit>)`;
-any failure makes the exit status 1, bad input 2. The measurement goes to
+Each figure prints one line: `regress: ok <figure> <value> limit <limit>: <why it passed>`,
+or `FAIL <check>: baseline <b>, now <n>, change <c> (<limit>)`; then what was not gated, and a
+summary line. Any failure makes the exit status 1, bad input 2. The measurement goes to
 results/runs/<host>/<UTC time>-<git sha>/switch-regress.json either way.
 
-  regress.py [--bin DIR] [--baseline-dir DIR] [--update]   measure, then gate or record
+  regress.py [--bin DIR] [--baseline-dir DIR] [--base REF | --base-bin DIR | --no-base]
+             [--update]                                    measure, then gate or record
   regress.py --compare CURRENT.json [--baseline-dir DIR] [--doctor ROW=FACTOR]
              [--expect-failure CHECK]                      gate a stored measurement
 
@@ -26,14 +31,12 @@ The baselines (and a --compare measurement) are checked before anything is measu
 exit 2. `--update` records the counts and this CPU model's timing baseline; it refuses a tree
 with uncommitted changes (outside results/), as git says whatever SWITCHYARD_GIT_SHA says,
 since a baseline must say which commit it measured.
-`--doctor` scales one row of the stored measurement first (an icount row, a timing row, or
-syscalls/switch/BACKEND) and `--expect-failure` exits 0 only if the gate then fails on
+`--doctor` scales one row of the stored measurement first (an icount row, a timing row of the
+head, or syscalls/switch/BACKEND) and `--expect-failure` exits 0 only if the gate then fails on
 exactly that check: the self-tests that prove the gate can fail.
 """
 
 import argparse
-import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -46,41 +49,45 @@ import icount  # noqa: E402
 import meta  # noqa: E402
 import regress_files as RF  # noqa: E402
 import regress_gate as G  # noqa: E402
+import regress_paired as P  # noqa: E402
 from drive import perf  # noqa: E402
 
 BASELINE_DIR = ROOT / "results" / "baseline"
 FIBERS = 16
 TIMING_FILTER = r"^(switch/[^/]+|sched/(star|ring)/[^/]+/fibers:%d)$" % FIBERS
-TIMING_CONFIG = {"processes": 4, "repetitions": 5, "min_time": 0.1}
+# 5 processes a side: with 4 against 4, one process the machine disturbed (an inversion more)
+# leaves a real 10% slowdown short of the U test's 0.05 (results/baseline/NOTES.md).
+TIMING_CONFIG = {"processes": 5, "repetitions": 5, "min_time": 0.1}
 # A baseline is what every later run is judged by: twice the processes of a check.
 BASELINE_PROCESSES = 8
 
 
 def run_timing(bin_dir, processes, log):
-    exe = Path(bin_dir) / "switch-bench"
-    if not os.access(exe, os.X_OK):
-        raise RuntimeError("%s not found: build first (./run.sh build)" % exe)
+    exe = P.check_bin(bin_dir)
     cfg = dict(TIMING_CONFIG, processes=processes, filter=TIMING_FILTER)
     samples = {}
     for i in range(processes):
-        cmd = [str(exe), "--benchmark_filter=" + TIMING_FILTER, "--benchmark_format=json",
-               "--benchmark_repetitions=%d" % cfg["repetitions"],
-               "--benchmark_enable_random_interleaving=true",
-               "--benchmark_min_time=%g" % cfg["min_time"]]
-        print("regress: timing, process %d of %d: %s" % (i + 1, processes, " ".join(cmd[1:])),
-              file=log)
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise RuntimeError("switch-bench failed (exit %d):\n%s"
-                               % (proc.returncode, proc.stderr[-2000:]))
-        rows = {}
-        for r in json.loads(proc.stdout)["benchmarks"]:
-            if r.get("run_type") == "iteration" and not r.get("error_occurred"):
-                rows.setdefault(r["run_name"], []).append(r["cpu_time"])
-        for row, times in rows.items():
+        print("regress: timing, process %d of %d: %s" % (i + 1, processes, exe), file=log)
+        for row, times in P.one_process(exe, cfg).items():
             samples.setdefault(row, []).append(times)
     return {"unit": "ns of CPU time per switch (switch rows) or per hop (sched rows)",
             "config": cfg, "samples": samples}
+
+
+def paired_timing(bin_dir, base, log):
+    """(head's timing, paired block or None, why not run or None). base: {"sha", "how"} of
+    the commit to build, or {"bin", "sha", "how"} of a base already built, or {"why"} when
+    there is none. The head's processes of the pairing are its timing samples for the stored
+    baseline too, so the pairing costs the base's processes alone."""
+    if "why" in base:
+        return run_timing(bin_dir, TIMING_CONFIG["processes"], log), None, base["why"]
+    try:
+        base_bin = base.get("bin") or P.build_base(base["sha"], log=log)
+    except P.BaseUnavailable as e:
+        return run_timing(bin_dir, TIMING_CONFIG["processes"], log), None, str(e)
+    cfg = dict(TIMING_CONFIG, filter=TIMING_FILTER)
+    base_t, head_t = P.run_paired(base_bin, bin_dir, cfg, TIMING_CONFIG["processes"], log)
+    return head_t, {"base_sha": base["sha"], "base_how": base["how"], "timing": base_t}, None
 
 
 def syscalls_per_switch(bin_dir):
@@ -96,7 +103,7 @@ def syscalls_per_switch(bin_dir):
     return out, None
 
 
-def measure(bin_dir, processes, log=sys.stderr):
+def measure(bin_dir, processes, base=None, log=sys.stderr):
     print("regress: instruction counts (callgrind, two loop lengths)", file=log)
     ic = icount.run(str(bin_dir), log=log)
     rows = {r["name"][len("icount/"):]: r for r in ic["benchmarks"]}
@@ -111,9 +118,17 @@ def measure(bin_dir, processes, log=sys.stderr):
         counts["syscalls_not_run"] = why
     build_dir = Path(bin_dir).parent
     source = meta.source_root(build_dir) or ROOT
-    return {"kind": "switchyard-regress", "meta": meta.collect(source, build_dir),
-            "cpu": meta.cpu_identity(), "counts": counts,
-            "timing": run_timing(bin_dir, processes, log)}
+    doc = {"kind": "switchyard-regress", "meta": meta.collect(source, build_dir),
+           "cpu": meta.cpu_identity(), "counts": counts}
+    if base is None:
+        doc["timing"] = run_timing(bin_dir, processes, log)
+        return doc
+    doc["timing"], paired, why = paired_timing(bin_dir, base, log)
+    if paired:
+        doc["paired"] = paired
+    else:
+        doc["paired_not_run"] = why
+    return doc
 
 
 def save_run(doc):
@@ -180,15 +195,29 @@ def dirty_reason(root=ROOT):
     return None
 
 
-def report(failures, notes, lines):
-    for ok, label, value, text in lines:
-        print("regress: %-4s %-44s %9s  (%s)" % ("ok" if ok else "BAD", label, G.fmt(value),
-                                                 text))
-    for line in notes:
-        print("regress: " + line)
-    for line in failures:
+def report(verdicts):
+    """One line per figure (ok with its limit and why, or FAIL), the notes, a summary."""
+    for _, _, line in verdicts.figures:
         print(line)
-    print("regress: %s" % ("pass" if not failures else "%d failure(s)" % len(failures)))
+    for line in verdicts.notes:
+        print("regress: " + line)
+    print(verdicts.summary())
+
+
+def choose_base(args):
+    """What the paired timing is measured against (see paired_timing), or None for none."""
+    if args.update or args.no_base:
+        return None
+    if args.base_bin:
+        sha = P.resolve(ROOT, args.base or "HEAD")
+        return {"bin": args.base_bin, "sha": sha or "unknown", "how": "--base-bin"}
+    if args.base:
+        sha = P.resolve(ROOT, args.base)
+        if sha is None:
+            raise RuntimeError("--base %s: not a commit of this repository" % args.base)
+        return {"sha": sha, "how": "--base " + args.base}
+    sha, how = P.default_base(ROOT)
+    return {"sha": sha, "how": how} if sha else {"why": how}
 
 
 def main(argv=None):
@@ -198,6 +227,12 @@ def main(argv=None):
     ap.add_argument("--update", action="store_true",
                     help="record the counts and this CPU model's timing baseline")
     ap.add_argument("--compare", metavar="CURRENT", help="gate this stored measurement")
+    ap.add_argument("--base", metavar="REF", help="time the switch rows against this commit's "
+                    "build, alternating processes (default: the merge base with main on a "
+                    "branch, else HEAD~1)")
+    ap.add_argument("--base-bin", metavar="DIR", help="the base's bin folder, already built "
+                    "(no build; --base then only names its commit)")
+    ap.add_argument("--no-base", action="store_true", help="no paired timing")
     ap.add_argument("--doctor", metavar="ROW=FACTOR", help="scale one row first (self-test)")
     ap.add_argument("--expect-failure", metavar="CHECK",
                     help="exit 0 only if the gate fails, and on CHECK alone (self-test)")
@@ -205,6 +240,8 @@ def main(argv=None):
     try:
         if args.update and (args.compare or args.doctor):
             raise RuntimeError("--update records a fresh measurement: no --compare or --doctor")
+        if args.compare and (args.base or args.base_bin):
+            raise RuntimeError("--compare gates a stored measurement: no --base or --base-bin")
         why = dirty_reason() if args.update else None
         if why:
             raise RuntimeError("--update refused: " + why)
@@ -214,7 +251,7 @@ def main(argv=None):
             counts_base, timing_base = load_baselines(args.baseline_dir, cpu)
         if current is None:
             processes = BASELINE_PROCESSES if args.update else TIMING_CONFIG["processes"]
-            current = measure(args.bin, processes)
+            current = measure(args.bin, processes, None if args.compare else choose_base(args))
             print("regress: measurement in %s" % save_run(current), file=sys.stderr)
         if args.doctor:
             doctor(current, args.doctor)
@@ -223,11 +260,12 @@ def main(argv=None):
             for path in write_baselines(current, args.baseline_dir):
                 print("regress: baseline written to %s" % path)
             return 0
-        failures, notes, lines = G.gate(counts_base, timing_base, current)
+        verdicts = G.gate(counts_base, timing_base, current)
     except (OSError, ValueError, KeyError, RuntimeError, subprocess.SubprocessError) as e:
         print("regress.py: %s" % e, file=sys.stderr)
         return 2
-    report(failures, notes, lines)
+    report(verdicts)
+    failures = verdicts.failures
     if args.expect_failure:
         checks = [line[len("FAIL "):].split(": baseline")[0] for line in failures]
         ok = checks == [args.expect_failure]

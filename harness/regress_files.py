@@ -141,4 +141,19 @@ def measurement(path, reference_rows):
     if "syscalls_not_run" in doc["counts"] and \
             not isinstance(doc["counts"]["syscalls_not_run"], str):
         raise Malformed(f"{path}: 'counts.syscalls_not_run' must be a string")
+    _paired(path, doc, reference_rows)
     return doc
+
+
+def _paired(path, doc, reference_rows):
+    """The optional base build's timing measured beside the head's (regress_paired.py)."""
+    if "paired_not_run" in doc and not isinstance(doc["paired_not_run"], str):
+        raise Malformed(f"{path}: 'paired_not_run' must be a string, not "
+                        f"{kind(doc['paired_not_run'])}")
+    if "paired" not in doc:
+        return
+    paired = _object(path, doc, "paired")
+    if not isinstance(paired.get("base_sha"), str) or not paired["base_sha"]:
+        raise Malformed(f"{path}: 'paired.base_sha' must be a non-empty string, not "
+                        f"{kind(paired.get('base_sha'))}")
+    _timing(path, paired, reference_rows)

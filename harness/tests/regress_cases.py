@@ -272,5 +272,44 @@ def case_tolerance_from_spread(a):
           f"({G.tolerance(wide):.3f})")
 
 
+def figure_lines(p):
+    """{figure: its line} of a gate's output; a figure named twice fails the case."""
+    out = {}
+    for ln in p.stdout.splitlines():
+        if ln.startswith("regress: ok "):
+            name = ln[len("regress: ok "):].strip().split("  ")[0]
+        elif ln.startswith("FAIL "):
+            name = ln[len("FAIL "):].split(": baseline")[0]
+        else:
+            continue
+        check(name not in out, f"{name}: one line", (out.get(name), ln))
+        out[name] = ln
+    return out
+
+
+def case_one_line_per_figure(a):
+    """Every figure the gate judges is one line: the value, the limit and why it passed, or
+    its FAIL line alone; a summary line ends the output."""
+    doc = committed_measurement()
+    c = doc["counts"]
+    want = len(c["instructions"]) + len(c["switches_per_hop"]) + \
+        len(c.get("syscalls_per_switch", {})) + len(G.figures(doc["timing"]))
+    p = gate(a.work, doc)
+    lines = figure_lines(p)
+    check(len(lines) == want, f"{want} figures, one line each", len(lines))
+    check(all(" limit " in ln and ln.count(": ") >= 1 for ln in lines.values()),
+          "each says its limit and why it passed", [ln for ln in lines.values()
+                                                    if " limit " not in ln][:3])
+    last = p.stdout.splitlines()[-1]
+    check(last.startswith("regress: pass: %d figures" % want), "the summary last", last)
+    p = gate(a.work, doc, "--doctor", "icount/switch/asm=1.5")
+    lines = figure_lines(p)
+    check(len(lines) == want and lines["icount/switch/asm"].startswith("FAIL "),
+          "a failing figure is its FAIL line alone", lines.get("icount/switch/asm"))
+    last = p.stdout.splitlines()[-1]
+    check(last.startswith("regress: FAIL: 1 of %d figures" % want) and
+          last.endswith(": icount/switch/asm"), "the summary names it", last)
+
+
 if __name__ == "__main__":
     sys.exit(run(globals(), __doc__, ("--work", {"required": True})))
