@@ -32,7 +32,7 @@ exit 2. `--update` records the counts and this CPU model's timing baseline; it r
 with uncommitted changes (outside results/), as git says whatever SWITCHYARD_GIT_SHA says,
 since a baseline must say which commit it measured.
 `--doctor` scales one row of the stored measurement first (an icount row, a timing row of the
-head, or syscalls/switch/BACKEND) and `--expect-failure` exits 0 only if the gate then fails on
+head, syscalls/switch/BACKEND, or iopath/CONFIG/instructions|syscalls|epoll_ctl) and `--expect-failure` exits 0 only if the gate then fails on
 exactly that check: the self-tests that prove the gate can fail.
 """
 
@@ -46,6 +46,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 import icount  # noqa: E402
+import iopath  # noqa: E402
 import meta  # noqa: E402
 import regress_files as RF  # noqa: E402
 import regress_gate as G  # noqa: E402
@@ -53,6 +54,17 @@ import regress_paired as P  # noqa: E402
 from drive import perf  # noqa: E402
 
 BASELINE_DIR = ROOT / "results" / "baseline"
+# Counted beside the switch rows (program, rows, the two loop lengths): the copy-stack resume
+# of 8 live bytes at 1 and 10^5 fibers, and the timer operations C17 reads, arm and cancel of
+# the mostly-cancelled workload and expire of the firing one, at 10^2 and 10^4 pending.
+EXTRA_ICOUNT = (
+    ("switch-icount", ["copystack/resume/bytes:8/fibers:%d" % f for f in (1, 100000)],
+     (20000, 220000)),
+    ("timer-icount", ["timers/%s/%s/%s/pending:%d" % (w, op, s, n)
+                      for w, op in (("cancelled", "arm"), ("cancelled", "cancel"),
+                                    ("firing", "expire"))
+                      for s in ("wheel", "rbtree") for n in (100, 10000)], (20, 120)),
+)
 FIBERS = 16
 TIMING_FILTER = r"^(switch/[^/]+|sched/(star|ring)/[^/]+/fibers:%d)$" % FIBERS
 # 5 processes a side: with 4 against 4, one process the machine disturbed (an inversion more)
@@ -112,10 +124,25 @@ def measure(bin_dir, processes, base=None, log=sys.stderr):
                                    if "switches_per_hop" in r},
               "icount_context": {k: ic["context"][k] for k in ("loops", "valgrind")
                                  if k in ic["context"]}}
+    print("regress: copy-stack resumes and timer operations (callgrind)", file=log)
+    for exe, rows, loops in EXTRA_ICOUNT:
+        extra = icount.run(str(bin_dir), rows, loops, log=log, exe_name=exe)
+        counts["instructions"].update({r["name"][len("icount/"):]: r["real_time"]
+                                       for r in extra["benchmarks"]})
     print("regress: system calls per switch (perf, two loop lengths)", file=log)
     counts["syscalls_per_switch"], why = syscalls_per_switch(bin_dir)
     if why:
         counts["syscalls_not_run"] = why
+    print("regress: the IO path per request (harness/iopath.py: SCHED_FIFO on CPU 0)", file=log)
+    why = iopath.unavailable()
+    if why:
+        counts["iopath_not_run"] = why
+    else:
+        io = iopath.measure(bin_dir, log=log)
+        for block, fig in (("io_instructions", "instructions_per_request"),
+                           ("io_syscalls", "syscalls_per_request"),
+                           ("io_epoll_ctl", "epoll_ctl_per_request")):
+            counts[block] = {name: f[fig] for name, f in io.items() if fig in f}
     build_dir = Path(bin_dir).parent
     source = meta.source_root(build_dir) or ROOT
     doc = {"kind": "switchyard-regress", "meta": meta.collect(source, build_dir),
@@ -172,6 +199,17 @@ def doctor(doc, spec):
     elif row.startswith("syscalls/switch/") and \
             row[16:] in doc["counts"].get("syscalls_per_switch", {}):
         doc["counts"]["syscalls_per_switch"][row[16:]] += factor
+    elif row.startswith("iopath/") and row.count("/") >= 2:
+        # iopath/CONFIG/FIGURE: instructions scale, system calls and epoll_ctl are added to
+        # (one read more per request is +1), as for the switch's system calls.
+        config, figure = row[len("iopath/"):].rsplit("/", 1)
+        block = {"instructions": "io_instructions", "syscalls": "io_syscalls",
+                 "epoll_ctl": "io_epoll_ctl"}.get(figure)
+        rows = doc["counts"].get(block, {}) if block else {}
+        if config not in rows:
+            raise RuntimeError("--doctor: no row named %s" % row)
+        rows[config] = rows[config] * factor if figure == "instructions" else \
+            rows[config] + factor
     elif row in doc["timing"]["samples"]:
         doc["timing"]["samples"][row] = [[t * factor for t in per]
                                          for per in doc["timing"]["samples"][row]]

@@ -69,7 +69,8 @@ def _numbers(path, block, where, positive):
 def _counts(path, doc):
     counts = _object(path, doc, "counts")
     _numbers(path, _object(path, doc, "counts.instructions"), "counts.instructions", True)
-    for name in ("switches_per_hop", "syscalls_per_switch"):
+    for name in ("switches_per_hop", "syscalls_per_switch", "io_instructions", "io_syscalls",
+                 "io_epoll_ctl"):
         if name in counts:
             block = _object(path, doc, "counts." + name, empty_ok=True)
             _numbers(path, block, "counts." + name, False)
@@ -138,9 +139,9 @@ def measurement(path, reference_rows):
     _cpu(path, doc)
     _counts(path, doc)
     _timing(path, doc, reference_rows)
-    if "syscalls_not_run" in doc["counts"] and \
-            not isinstance(doc["counts"]["syscalls_not_run"], str):
-        raise Malformed(f"{path}: 'counts.syscalls_not_run' must be a string")
+    for why in ("syscalls_not_run", "iopath_not_run"):
+        if why in doc["counts"] and not isinstance(doc["counts"][why], str):
+            raise Malformed(f"{path}: 'counts.{why}' must be a string")
     _paired(path, doc, reference_rows)
     return doc
 

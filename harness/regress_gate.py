@@ -140,6 +140,14 @@ COUNT_KINDS = (
     {"block": "instructions", "label": "icount/%s", "judge": _rise, "what": "row"},
     {"block": "syscalls_per_switch", "label": "syscalls/switch/%s", "judge": _syscalls,
      "what": "backend", "skip_if": "syscalls_not_run"},
+    # The IO path per request, under the schedule that fixes its timing (harness/iopath.py):
+    # one read more per request is +1 system call, twenty times the slack.
+    {"block": "io_instructions", "label": "iopath/%s/instructions", "judge": _rise,
+     "what": "configuration", "skip_if": "iopath_not_run"},
+    {"block": "io_syscalls", "label": "iopath/%s/syscalls", "judge": _syscalls,
+     "what": "configuration", "skip_if": "iopath_not_run"},
+    {"block": "io_epoll_ctl", "label": "iopath/%s/epoll_ctl", "judge": _syscalls,
+     "what": "configuration", "skip_if": "iopath_not_run"},
 )
 
 

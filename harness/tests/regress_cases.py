@@ -131,6 +131,18 @@ def case_syscalls_fail_everywhere(a):
                          "a system call added to every switch")
 
 
+def case_io_read_path_fails_everywhere(a):
+    """One read more per request of the fiber server (+1 system call per request, what the
+    eager policy's empty read costs) fails the IO-path count gate on any CPU, and so do 5% more
+    instructions per request."""
+    doc = committed_measurement()
+    check("io_syscalls" in doc["counts"], "the committed counts have IO-path rows")
+    fails_on_every_model(a, "iopath/fiber/adaptive/syscalls=1", "iopath/fiber/adaptive/syscalls",
+                         "a system call added to every request")
+    fails_on_every_model(a, "iopath/fiber/adaptive/instructions=1.05",
+                         "iopath/fiber/adaptive/instructions", "5% more instructions per request")
+
+
 def case_switches_per_hop_fails(a):
     doc = committed_measurement()
     row = "sched/ring/asm/fibers:16"

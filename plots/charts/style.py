@@ -35,7 +35,8 @@ MEMBER_STYLE = {
     # switch backends and the reference floors drawn beside them
     "asm": ("#08519c", "o"), "asm-nofpu": ("#6baed6", "s"), "fcontext": ("#74c476", "^"),
     "setjmp": ("#fd8d3c", "D"), "ucontext": ("#756bb1", "v"), "floor": ("#969696", "x"),
-    "floor-fp": ("#bdbdbd", "+"),
+    "floor-fp": ("#bdbdbd", "+"), "cc": ("#00441b", "P"), "cc-nofpu": ("#c994c7", "X"),
+    "cc-pnone": ("#3f007d", "h"),
     # timer structures, none and the kernel's own sleep (cyclictest)
     "heap": ("#a50f15", "o"), "heap4": ("#d94801", "s"), "rbtree": ("#41ab5d", "^"),
     "wheel": ("#4292c6", "D"), "hwheel": ("#807dba", "v"), "none": ("#525252", "x"),
