@@ -304,8 +304,8 @@ def case_one_line_per_figure(a):
     its FAIL line alone; a summary line ends the output."""
     doc = committed_measurement()
     c = doc["counts"]
-    want = len(c["instructions"]) + len(c["switches_per_hop"]) + \
-        len(c.get("syscalls_per_switch", {})) + len(G.figures(doc["timing"]))
+    want = sum(len(c.get(kind["block"], {})) for kind in G.COUNT_KINDS) + \
+        len(c["switches_per_hop"]) + len(G.figures(doc["timing"]))
     p = gate(a.work, doc)
     lines = figure_lines(p)
     check(len(lines) == want, f"{want} figures, one line each", len(lines))
