@@ -27,9 +27,10 @@ OVER_BUDGET = "over budget"
 # A point takes more than MIN_ROUNDS only if the points still to come would keep this many
 # times their predicted minimum.
 RESERVE_MARGIN = 1.25
-# Another round starts only if this many times the mean round so far still ends in time: a
-# round's cost varies by a few percent between rounds of one step, not by a quarter.
-ROUND_MARGIN = 1.1
+# Another round starts only if this many times the median round so far still ends in time:
+# a round's cost varies by a few percent between rounds of one step (2.84-2.89 s for threads,
+# 6.56-6.57 s for engines after a first round of 12 s that also counts), not by a quarter.
+ROUND_MARGIN = 1.05
 
 
 class FakeClock:
@@ -220,7 +221,7 @@ class Scheduler:
 
 class RoundGate:
     """Whether a loop of interleaved rounds may start round `rnd` (called before each one,
-    in order): rounds below `minimum` always start; later ones while the mean round so far,
+    in order): rounds below `minimum` always start; later ones while the median round so far,
     ROUND_MARGIN times, still ends within `share` of the budget (counted from the budget's
     start, so the step's setup before the loop is paid for). A step of several parts gives
     each the cumulative share it should end by (0.6 then 1.0): a slower machine slows every
@@ -239,7 +240,7 @@ class RoundGate:
         if rnd < self.minimum or self.budget.seconds is None:
             return True
         walls = [b - a for a, b in zip(self.starts, self.starts[1:])]
-        predicted = ROUND_MARGIN * statistics.mean(walls)
+        predicted = ROUND_MARGIN * statistics.median(walls)
         until = self.share * self.budget.seconds
         if now + predicted <= until:
             return True
@@ -259,11 +260,12 @@ class RoundGate:
 def extra_repetitions(left, wanted, per_rep):
     """How many repetitions beyond the minimum each of several passes gets, when every pass
     has run its minimum and measured what one repetition cost (per_rep, s) and wants
-    `wanted` more: all of them when they fit `left` seconds (ROUND_MARGIN times their
-    predicted cost), else each the same fraction of its wish, rounded down, so that no pass
-    takes the room of another."""
-    cost = ROUND_MARGIN * sum(w * c for w, c in zip(wanted, per_rep))
+    `wanted` more, each more run of a pass costing one repetition besides its own (the
+    program's start and its estimate of the iterations to time): all of them when they fit
+    `left` seconds (ROUND_MARGIN times their predicted cost), else each the same fraction of
+    its wish, rounded down, so that no pass takes the room of another."""
+    cost = ROUND_MARGIN * sum((w + 1) * c for w, c in zip(wanted, per_rep) if w)
     if left == float("inf") or cost <= left:
         return list(wanted)
     share = max(0.0, left) / cost
-    return [int(w * share) for w in wanted]
+    return [max(0, int((w + 1) * share) - 1) for w in wanted]

@@ -65,7 +65,8 @@ def measure(ctx, exp):
         if doc is None:
             return fail(ctx, exp.name, "switch-bench failed (its output is in the log)")
         docs.append(doc)
-        per_rep.append((budget.spent() - t0) / n)
+        # The run's start and its estimate of the iterations cost about one repetition more.
+        per_rep.append((budget.spent() - t0) / (n + 1))
     wanted = [reps - n for (_, _, reps), n in zip(todo, first)]
     extra = B.extra_repetitions(budget.left(), wanted, per_rep)
     for i, ((flt, min_time, _), k) in enumerate(zip(todo, extra)):

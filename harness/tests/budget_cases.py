@@ -323,13 +323,16 @@ def case_round_gate_parts(a):
 
 def case_extra_repetitions(a):
     """Passes that ran their minimum get every wanted repetition when they fit, and the same
-    fraction each when they do not (switch-bench's passes: 2, 2 and 8 more wanted)."""
-    wanted, per_rep = [2, 2, 8], [6.0, 1.0, 0.5]  # 12 + 2 + 4 = 18 s, 19.8 with the margin
-    check(B.extra_repetitions(20, wanted, per_rep) == wanted, "all fit")
+    fraction each when they do not (switch-bench's passes: 2, 2 and 8 more wanted; each more
+    run costs one repetition besides its own: 18 + 3 + 4.5 = 25.5 s, 26.8 with the margin)."""
+    wanted, per_rep = [2, 2, 8], [6.0, 1.0, 0.5]
+    check(B.extra_repetitions(27, wanted, per_rep) == wanted, "all fit")
     check(B.extra_repetitions(float("inf"), wanted, per_rep) == wanted, "no budget: all")
-    half = B.extra_repetitions(9.9, wanted, per_rep)
-    check(half == [1, 1, 4], "half the room: half of each pass's wish", half)
-    check(B.extra_repetitions(-3, wanted, per_rep) == [0, 0, 0], "no room: none", half)
+    half = B.extra_repetitions(13.4, wanted, per_rep)
+    check(half == [0, 0, 3], "half the room: half of each pass's run, less its start", half)
+    check(B.extra_repetitions(-3, wanted, per_rep) == [0, 0, 0], "no room: none")
+    check(B.extra_repetitions(20, [0, 0, 8], per_rep) == [0, 0, 8],
+          "a pass that wants none costs nothing")
     # A machine three times slower on the same budget: the minimum, and a little more.
     slow = B.extra_repetitions(20 - 3 * 3 * 7.5, wanted, [3 * c for c in per_rep])
     check(slow == [0, 0, 0], "a slow machine's minimum used the budget", slow)
