@@ -33,7 +33,7 @@ EXPERIMENT = Experiment(
                   "--warmup", "0.2", "--idle-samples", "2"],
         "full": ["--plan", FULL_PLAN, "--repeat", "5", "--duration", "0.6", "--warmup", "0.3"],
     },
-    budget_s={"quick": 100, "full": 900},
+    budget_s={"quick": 93, "full": 900},
     budgeted=True,
     run=driver("sweep.py"),
 )

@@ -13,7 +13,7 @@ EXPERIMENT = Experiment(
         "quick": ["--rounds", "5", "--duration", "0.4", "--warmup", "0.2"],
         "full": ["--rounds", "5", "--duration", "2"],
     },
-    budget_s={"quick": 15, "full": 70},
+    budget_s={"quick": 16, "full": 70},
     # At least 3 rounds, up to the preset's while they fit (drive.budget.RoundGate).
     budgeted=True,
     run=driver("threads_scale.py"),
