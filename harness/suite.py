@@ -90,8 +90,13 @@ def budget(step, preset):
     return next(e for e in EXPERIMENTS if e.name == step).budget_s[preset]
 
 
-def times(step):
-    return step != REPORT and next(e for e in EXPERIMENTS if e.name == step).times
+def times(step, preset):
+    """Whether the step times anything in this preset (a step the quick preset leaves out
+    measures nothing there, and waits for no probe)."""
+    if step == REPORT:
+        return False
+    exp = next(e for e in EXPERIMENTS if e.name == step)
+    return exp.times and not (preset == "quick" and getattr(exp.run, "quick_skips", False))
 
 
 def calibrate(record, step, preset):
@@ -99,7 +104,7 @@ def calibrate(record, step, preset):
     start; returns the step record's `probe` block."""
     ref = record.get("probe_reference") or {}
     start = ref.get("probe")
-    if not times(step) or not start:
+    if not times(step, preset) or not start:
         return None
     spent = sum((r.get("calibration") or {}).get("waited_s", 0) for r in record["steps"].values())
     timeout = max(0.0, min(CALIBRATE_TIMEOUT_S[preset], CALIBRATE_TOTAL_S[preset] - spent))

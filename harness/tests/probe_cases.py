@@ -78,6 +78,22 @@ def case_reference(a):
           ref["tolerance"])
 
 
+def case_waits_only_where_measured(a):
+    """The suite waits for the probe only before a step that times something in the preset:
+    not before a step the quick preset leaves out (peers, hooks, instruments, slow), nor before
+    a counting step, nor the report; in full, before every step that times."""
+    import suite
+    EXPERIMENTS = suite.EXPERIMENTS
+    for exp in EXPERIMENTS:
+        skipped = getattr(exp.run, "quick_skips", False)
+        check(suite.times(exp.name, "quick") == (exp.times and not skipped),
+              f"{exp.name}: waits in quick only if it times and runs there")
+        check(suite.times(exp.name, "full") == exp.times, f"{exp.name}: waits in full if it times")
+    check(not suite.times(suite.REPORT, "quick"), "no wait before the report")
+    check(any(getattr(e.run, "quick_skips", False) for e in EXPERIMENTS),
+          "some step is left out of quick (the case checks something)")
+
+
 def case_real_probe(a):
     """One probe of this machine: both figures measured, positive, in a fraction of a second."""
     clock = B.Budget(None)
