@@ -328,7 +328,8 @@ int main(int argc, char **argv)
                s.model);
         return 0;
     }
-    for (int i = 1; i < argc; i++) {
+    /* Every option takes a value: step over the pair. */
+    for (int i = 1; i < argc; i += 2) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v) usage_error(argv[i]);
         if (strcmp(argv[i], "--model") == 0)
@@ -353,7 +354,6 @@ int main(int argc, char **argv)
             s.fault = (enum fault)f;
         } else
             usage_error(argv[i]);
-        i++;
     }
     setup(&s);
     listen_on(&s, bind_addr, port);
