@@ -331,6 +331,72 @@ def case_netns(a):
     print(f"total: {time.monotonic() - t0:.1f} s")
 
 
+def driver(a, net, script, args, out, hosts=("agent-a",)):
+    """A driver of the harness run in srv with its load from `hosts`; its JSON."""
+    env = dict(os.environ, SWITCHYARD_SSH_CONFIG=str(net.work / "ssh_config"))
+    Path(out).unlink(missing_ok=True)
+    t = time.monotonic()
+    p = net.in_srv(PY, HARNESS / script, "--build-dir", Path(a.bin).parent, "--bind",
+                   net.srv_ip, "--out-file", out, *args,
+                   *[x for h in hosts for x in ("--load-host", h)], check_rc=False, timeout=90,
+                   env=env)
+    check(p.returncode == 0 and Path(out).exists(), f"{script} runs from a load host",
+          p.stderr.strip()[-600:])
+    doc = json.loads(Path(out).read_text())
+    described = doc["meta"].get("load_hosts") or []
+    check([h["host"] for h in described] == list(hosts) and all(
+        h["rtt_ms"] is not None and h["cores"] for h in described),
+        f"{script}: meta names the load hosts and their link", described)
+    return doc, time.monotonic() - t
+
+
+def case_netns_drivers(a):
+    """The drivers besides the sweep that run echo-load, with --load-host: the engine
+    comparison (a count run, which agents run as a window, and a tput run) and a maxconns
+    level from two agents (started, polled, their --rate shared out from the whole load's)."""
+    why = can_run()
+    if why:
+        not_run(why)
+    t0 = time.monotonic()
+    net = Net(a.work)
+    try:
+        net.up()
+        net.keys()
+        net.start_sshd()
+        print(f"setup: {time.monotonic() - t0:.2f} s")
+        doc, took = driver(a, net, "engines_bench.py", [
+            "--engines", "merged", "--rounds", "1", "--duration", "0.5", "--warmup", "0.2",
+            "--count-requests", "500", "--aa", "", "--profile", ""], net.work / "engines.json")
+        count = next(r for r in doc["runs"] if r["kind"] == "count")
+        tput = next(r for r in doc["runs"] if r["kind"] == "tput")
+        check(count["requests_served"] > 0 and count["ctl_per_request_engine"] is not None,
+              "the count run divides the server's counts by the requests it served", count)
+        check(tput["status"] in ("ok", "client-bound", "contended") and 0 < tput[
+            "requests_per_sec"] and tput["server_cpu_us_per_request"], "the tput run is "
+            "measured, with the server's CPU per request", tput)
+        print(f"engines: {took:.1f} s; count {count['requests_served']} requests served, "
+              f"ctl/req {count['ctl_per_request_engine']:.3f}; tput "
+              f"{tput['requests_per_sec']:.0f} req/s, {tput['server_cpu_us_per_request']:.2f} "
+              f"us/req ({tput['cpu_source']}), {tput['status']}")
+        doc, took = driver(a, net, "maxconns.py", [
+            "--levels", "40", "--target", "40", "--stacks", "guarded", "--rate", "400",
+            "--duration", "1"], net.work / "maxconns.json", ("agent-a", "agent-b"))
+        pt = doc["points"][0]
+        ld = pt.get("load") or {}
+        check(pt["status"] in ("ok", "client-bound", "contended") and pt["all_held"],
+              "maxconns holds the level from the load host", pt.get("reasons"))
+        check([g["host"] for g in ld.get("agents") or []] == ["agent-a", "agent-b"] and
+              ld["config"]["conns"] == 40, "maxconns' load came from the agents",
+              ld.get("config"))
+        check(300 < ld["requests_per_sec"] < 500, "the agents shared out the rate, 400/s in all",
+              ld["requests_per_sec"])
+        print(f"maxconns: {took:.1f} s; held {pt['held']}, {ld['requests']} requests at "
+              f"{ld['requests_per_sec']:.0f}/s (rate 400)")
+    finally:
+        net.close()
+    print(f"total: {time.monotonic() - t0:.1f} s")
+
+
 def local_server(a):
     srv = subprocess.Popen([Path(a.bin) / "echo-server", "--model", "epoll", "--port", "0"],
                            stdout=subprocess.PIPE, text=True)
