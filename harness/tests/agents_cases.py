@@ -240,21 +240,25 @@ def check_point(a, doc):
     check(abs(p99 - ref["p99"]) <= width, "merged p99 within a bucket of the samples' p99",
           f"{p99} / {ref['p99']}")
     print(f"point: {ld['requests']} requests, {ld['bytes_all']} bytes = server's; p99 "
-          f"{ld['latency_us']['p99']} us merged; agents "
+          f"{ld['latency_us']['p99']} us merged, {ref['p99'] / 1e3} us of the samples (bucket "
+          f"{width / 1e3:.1f} us); agents "
           + ", ".join(f"{g['host']} {g['requests']} req p99 {g['p99_us']} us" for g in agents))
 
 
-def check_report(work, doc):
-    """The report's machine section says where the load came from."""
+def check_report(work, docs, hosts=("agent-a", "agent-b")):
+    """The report's machine section says where the load came from: the hosts and the steps
+    (docs: {step: its JSON})."""
     sys.path.insert(0, str(HARNESS.parent / "plots"))
     import data
     from sections import machine
     folder = Path(work) / "run"
     folder.mkdir(exist_ok=True)
-    (folder / "sweep.json").write_text(json.dumps(doc))
+    for name, doc in docs.items():
+        (folder / f"{name}.json").write_text(json.dumps(doc))
     lines = [x for x in machine.machine_section(data.Run(folder)) if "load: echo-load" in x]
-    check(len(lines) == 1 and "`agent-a`" in lines[0] and "`agent-b`" in lines[0]
-          and "ssh round trip" in lines[0], "the report names the load hosts", lines)
+    check(len(lines) == 1 and all(f"`{h}`" in lines[0] for h in hosts) and "ssh round trip"
+          in lines[0] and f"over ssh for {', '.join(docs)}," in lines[0],
+          "the report names the load hosts and the steps they loaded", lines)
     print(f"report: {lines[0]}")
 
 
@@ -303,7 +307,7 @@ def case_netns(a):
         check([h["copied"] for h in hosts] == [False, True] and hosts[1]["echo_load"].startswith(
             ".cache/switchyard/echo-load-"), "a host without echo-load gets this one", hosts)
         check_point(a, doc)
-        check_report(a.work, doc)
+        check_report(a.work, {"sweep": doc})
         print(f"two agents: {took:.1f} s")
         p, doc, took = sweep(a, net, ["agent-a", dying_agent(net, a)], net.work / "dies.json",
                              duration=3.0)
@@ -367,6 +371,7 @@ def case_netns_drivers(a):
         doc, took = driver(a, net, "engines_bench.py", [
             "--engines", "merged", "--rounds", "1", "--duration", "0.5", "--warmup", "0.2",
             "--count-requests", "500", "--aa", "", "--profile", ""], net.work / "engines.json")
+        docs = {"engines": doc}
         count = next(r for r in doc["runs"] if r["kind"] == "count")
         tput = next(r for r in doc["runs"] if r["kind"] == "tput")
         check(count["requests_served"] > 0 and count["ctl_per_request_engine"] is not None,
@@ -381,6 +386,7 @@ def case_netns_drivers(a):
         doc, took = driver(a, net, "maxconns.py", [
             "--levels", "40", "--target", "40", "--stacks", "guarded", "--rate", "400",
             "--duration", "1"], net.work / "maxconns.json", ("agent-a", "agent-b"))
+        docs["maxconns"] = doc
         pt = doc["points"][0]
         ld = pt.get("load") or {}
         check(pt["status"] in ("ok", "client-bound", "contended") and pt["all_held"],
@@ -392,6 +398,7 @@ def case_netns_drivers(a):
               ld["requests_per_sec"])
         print(f"maxconns: {took:.1f} s; held {pt['held']}, {ld['requests']} requests at "
               f"{ld['requests_per_sec']:.0f}/s (rate 400)")
+        check_report(a.work, docs)
     finally:
         net.close()
     print(f"total: {time.monotonic() - t0:.1f} s")
