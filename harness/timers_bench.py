@@ -438,7 +438,8 @@ def main(argv=None):
         say(f"{PROG}: perf cannot count here ({a.perf_why}): CPU from rusage, idle not run")
     info = meta.collect(meta.REPO_ROOT, build, pinning={"server": a.server_cpu,
                                                         "load": a.load_cpu})
-    a.loader = load.runner(a, info, PROG)
+    # Only the cpu part runs echo-load: the idle servers are reached from here, on loopback.
+    a.loader = load.runner(a, info, PROG) if "cpu" in a.parts else load.Here(a.load)
     say(f"{PROG}: structures {', '.join(structures)}; parts {', '.join(a.parts)}; load "
         f"average {meta.loadavg()}")
     la_start = meta.loadavg()

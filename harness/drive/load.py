@@ -215,7 +215,10 @@ class Hosts:
         out, err = r.communicate(timeout)
         doc = parse(out)
         if check and (r.returncode != 0 or doc is None):
-            raise LoadFailed(f"echo-load agents failed ({r.returncode}): {err.strip()[-400:]}")
+            why = err.strip()[-400:] or "; ".join(
+                f"{g['host']}: {g['requests']} requests, exit {g['exit_status']}, stopped by "
+                f"{g['stopped_by']}" for g in doc.get("agents") or [])
+            raise LoadFailed(f"echo-load agents failed ({r.returncode}): {why}")
         return (doc if doc is not None else {"error": err.strip()}), r.returncode
 
     def run(self, port, args, cpus=None, timeout=600, check=True):
