@@ -190,19 +190,27 @@ def flag(args, name, default=None):
 class Hosts:
     """echo-load agents on the load hosts against the server on --bind, with Here's calls (the
     CPU to pin to is the hosts' own business). Agents measure windows, not request counts: a
-    run of --requests N (a count run) becomes a window of count_s seconds. Its per-request
-    figures divide the server's counts by the requests the server itself served, so they mean
-    what they meant with the load here."""
+    run of --requests N (a count run) becomes a window long enough for N requests at the rate
+    the last run of the same load reached (count_s seconds for the first). Its per-request
+    figures divide the server's counts by the requests the server itself served, as with the
+    load here; sizing the window keeps each connection's set-up spread over as many requests."""
 
     def __init__(self, fleet, bind, count_s):
         self.fleet, self.bind, self.count_s = fleet, bind, count_s
         self.hosts = fleet.described
         self.server_flags = ["--bind", bind]
+        self.rates = {}  # requests/s of the last run of each load (shape()), for count windows
+
+    @staticmethod
+    def shape(args):
+        return tuple(map(str, without(args, "--requests", "--duration", "--warmup")))
 
     def windowed(self, args):
         args = list(args)
         if "--requests" in args:
-            args = without(args, "--requests") + ["--duration", self.count_s]
+            rate = self.rates.get(self.shape(args))
+            secs = min(max(flag(args, "--requests") / rate, 0.05), 60) if rate else self.count_s
+            args = without(args, "--requests") + ["--duration", f"{secs:.3f}"]
         return args
 
     def start(self, port, args, cpus=None):
@@ -214,6 +222,8 @@ class Hosts:
         r = self.start(port, args)
         out, err = r.communicate(timeout)
         doc = parse(out)
+        if doc and doc.get("requests_per_sec"):
+            self.rates[self.shape(args)] = doc["requests_per_sec"]
         if check and (r.returncode != 0 or doc is None):
             why = err.strip()[-400:] or "; ".join(
                 f"{g['host']}: {g['requests']} requests, exit {g['exit_status']}, stopped by "
