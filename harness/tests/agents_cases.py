@@ -475,6 +475,11 @@ def case_bad_flags(a):
                        timeout=30)
     check(p.returncode == 2 and "--load-host needs --bind" in p.stderr,
           "SWITCHYARD_LOAD_HOSTS without an address refused", p.stderr)
+    # Every other driver that runs echo-load refuses the same, before it measures anything.
+    for script in ("engines_bench.py", "fiberio_bench.py", "peers_bench.py", "timers_bench.py",
+                   "maxconns.py"):
+        refuses([PY, HARNESS / script, "--build-dir", Path(a.bin).parent],
+                ["--load-host", "h1"], ["--load-host", "h1", "--bind", "127.0.0.1"])
     refuses([HARNESS.parent / "run.sh", "quick"], ["--load-host"], ["--bind", ""])
     load = [Path(a.bin) / "echo-load", "--port", "9", "--conns", "1", "--size", "8"]
     refuses(load, ["--host", "10.1.2.3", "--duration", "1"],
