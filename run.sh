@@ -70,7 +70,8 @@ options:
                              an empty list or name, or a name twice, is refused)
     quick|full --run-dir DIR write into DIR (created if missing)
     quick|full --load-host [USER@]HOST[:PATH] --bind ADDR
-                             run the sweep's echo-load on HOST over ssh (repeatable: the
+                             run the echo-load of sweep, engines, fiberio, peers, timers
+                             and maxconns on HOST over ssh (repeatable: the
                              connections are shared out; README.md, "Load from other
                              machines"); the servers listen on ADDR, this machine's address
                              the hosts reach

@@ -61,7 +61,9 @@ def parse_args(argv):
                     help="the engine measured twice a round, the A/A pair ('' for none)")
     ap.add_argument("--profile", default="naive,merged",
                     help="engines to profile with perf record ('' for none)")
+    load.add_host_flags(ap)
     a = ap.parse_args(argv)
+    load.check_host_flags(ap, a)
     if a.rounds < 1 or a.conns < 1 or a.size < 1 or a.duration <= 0:
         ap.error("--rounds, --conns, --size and --duration must be positive")
     return a
@@ -71,7 +73,8 @@ def parse_args(argv):
 
 def start_server(a, engine):
     """The fiber echo server on one engine; a failure ends the comparison."""
-    cmd = [a.server, "--model", "fiber", "--engine", engine, "--sched", a.sched]
+    cmd = [a.server, "--model", "fiber", "--engine", engine, "--sched", a.sched,
+           *a.loader.server_flags]
     if a.switch:
         cmd += ["--switch", a.switch]
     return server.start_or_exit(PROG, engine, cpu.pinned(cmd, a.server_cpu))
@@ -86,7 +89,7 @@ def run_load(a, port, conns, requests=None, duration=None):
     args += ["--requests", requests, "--warmup", "0"] if requests else \
         ["--duration", duration, "--warmup", a.warmup]
     try:
-        return load.run(a.load, port, args, a.load_cpu)
+        return a.loader.run(port, args, a.load_cpu)
     except load.LoadFailed as e:
         sys.exit(f"{PROG}: {e}")
 
@@ -129,9 +132,9 @@ def tput_run(a, engine, conns, tmpdir, kind):
     # task-clock only: enabling a syscall tracepoint puts every task of the machine on the
     # slow system-call path, which would tax the very calls being compared.
     pf = perf.PerfStat(srv.pid, "task-clock", tmpdir) if a.perf_ok else None
-    ld, rc = load.run_rc(a.load, srv.port, ["--conns", conns, "--size", a.size, "--duration",
-                                            a.duration, "--warmup", a.warmup], a.load_cpu,
-                         check=False)
+    ld, rc = a.loader.run_rc(srv.port, ["--conns", conns, "--size", a.size, "--duration",
+                                        a.duration, "--warmup", a.warmup], a.load_cpu,
+                             check=False)
     sj = srv.stop(20)
     st, why = status.of_load(ld, rc, srv.returncode == 0 and sj is not None, 1, extra,
                              status.RUNNABLE_SLACK)
@@ -278,6 +281,7 @@ def main(argv=None):
         say(f"{PROG}: perf counts not run: {why}")
     info = meta.collect(meta.REPO_ROOT, build, pinning={"server": a.server_cpu,
                                                         "load": a.load_cpu})
+    a.loader = load.runner(a, info, PROG)
     say(f"{PROG}: {', '.join(engines)}; {a.rounds} rounds; server on CPU "
         f"{a.server_cpu}, load on CPU {a.load_cpu}; {info['cpu_model']}, {info['kernel']}")
 
@@ -332,7 +336,7 @@ def main(argv=None):
         say(f"A/A {name}: median {fmt(r['median'])} (rounds: "
             f"{', '.join(fmt(x) for x in r['per_round'])})")
     result = {"experiment": "engines", "meta": info,
-              "config": {k: v for k, v in vars(a).items() if k not in ("perf_ok",)},
+              "config": {k: v for k, v in vars(a).items() if k not in ("perf_ok", "loader")},
               "rounds_run": len({r["round"] for r in runs}),
               "budget": dict(budget.record(), rounds=gate.record()) if a.budget_s else None,
               "perf": a.perf_ok, "summary": summary, "ratios": ratios, "aa": aa or None,

@@ -132,7 +132,9 @@ def parse_args(argv):
                          "are predicted to end within it (default: no limit)")
     ap.add_argument("--sched", default="ring", choices=["star", "ring"])
     ap.add_argument("--switch", default="asm")
+    load.add_host_flags(ap)
     a = ap.parse_args(argv)
+    load.check_host_flags(ap, a)
     if min(a.rounds, a.conns, a.size, a.stream_conns, a.stream_size, a.pipeline,
            a.count_requests) < 1 or a.duration <= 0 or a.conns_large < 0:
         ap.error("rounds, connections, sizes, --pipeline, --count-requests and --duration "
@@ -173,7 +175,8 @@ def server_cmd(a, variant):
 
 def start_server(a, variant):
     """One server variant of the comparison; a failure ends the run."""
-    return server.start_or_exit(PROG, variant, cpu.pinned(server_cmd(a, variant), a.server_cpu))
+    return server.start_or_exit(PROG, variant, cpu.pinned(
+        server_cmd(a, variant) + a.loader.server_flags, a.server_cpu))
 
 
 def stop_server(srv):
@@ -195,7 +198,7 @@ def run_load(a, port, kind, requests=None):
     args += ["--requests", requests, "--warmup", 0.2] if requests else \
         ["--duration", a.duration, "--warmup", a.warmup]
     try:
-        return load.run(a.load, port, args, a.load_cpu, timeout=900)
+        return a.loader.run(port, args, a.load_cpu, timeout=900)
     except load.LoadFailed as e:
         sys.exit(f"{PROG}: {e}")
 
@@ -236,7 +239,7 @@ def tput_run(a, variant, kind, tmpdir, run_kind="tput"):
     extra = extra - a.runnable_base if None not in (extra, a.runnable_base) else None
     srv = start_server(a, variant)
     pf = perf.PerfStat(srv.pid, "task-clock", tmpdir) if a.perf_ok else None
-    ld, rc = load.run_rc(a.load, srv.port, load_args(a, kind) + [
+    ld, rc = a.loader.run_rc(srv.port, load_args(a, kind) + [
         "--duration", a.duration, "--warmup", a.warmup], a.load_cpu, timeout=900, check=False)
     sj = srv.stop(30)
     st, why = status.of_load(ld, rc, srv.returncode == 0 and sj is not None, 1, extra,
@@ -543,6 +546,7 @@ def main(argv=None):
         plan.append(("pingpong-1k", list(dict.fromkeys([default] + big))))
     info = meta.collect(meta.REPO_ROOT, build, pinning={"server": a.server_cpu,
                                                         "load": a.load_cpu})
+    a.loader = load.runner(a, info, PROG)
     say(f"{PROG}: default {default}; engines {', '.join(wanted)}; {a.rounds} rounds; "
         f"server on CPU {a.server_cpu}, load on CPU {a.load_cpu}; load average "
         f"{meta.loadavg()}")
@@ -585,7 +589,8 @@ def main(argv=None):
     summary = summarise(runs)
     rat = ratios(runs, default, policies)
     result = {"experiment": "fiberio", "meta": info,
-              "config": {k: v for k, v in vars(a).items() if k not in ("perf_ok", "t_start")},
+              "config": {k: v for k, v in vars(a).items()
+                         if k not in ("perf_ok", "t_start", "loader")},
               "default": default, "policies": policies, "engines": wanted,
               "perf": a.perf_ok, "loadavg_start": la_start, "loadavg_end": meta.loadavg(),
               "summary": [dict(load=ld, variant=v, **st) for ld, vs in summary.items()

@@ -50,6 +50,7 @@ def parse_args(argv):
                     help="fiber stack modes to run each level with (comma list)")
     ap.add_argument("--procs", type=int, default=0,
                     help="server worker processes (0: as many as the fd limit needs)")
+    load.add_host_flags(ap)
     a = ap.parse_args(argv)
     try:
         a.levels = sorted({int(x) for x in a.levels.split(",") if x.strip()})
@@ -62,6 +63,7 @@ def parse_args(argv):
         ap.error(f"--stacks wants guarded and/or copy[:K], got {','.join(a.stacks)!r}")
     if a.procs < 0:
         ap.error("--procs must be 0 (automatic) or more")
+    load.check_host_flags(ap, a)
     return a
 
 
@@ -112,15 +114,16 @@ def measure(a, conns, procs, stack):
     try:
         srv = server.EchoServer(cpu.pinned([a.server, "--model", "fiber", "--threads", "1",
                                             "--procs", procs, "--stack", stack, "--port", "0",
-                                            *a.server_args.split()], a.server_cpu))
+                                            *a.loader.server_flags, *a.server_args.split()],
+                                           a.server_cpu))
     except server.NotStarted as e:
         why = f"server did not start: {e.reason}"
         return {"status": "failed", "reasons": [why], "reason": why}
     pid = srv.pid
     time.sleep(0.3)  # the workers report ready before their last pages settle
     base = sample(pid)
-    ld = load.start(a.load, srv.port, ["--conns", conns, "--size", a.size, "--rate", a.rate,
-                                       "--duration", a.duration, "--warmup", "1"], a.load_cpu)
+    ld = a.loader.start(srv.port, ["--conns", conns, "--size", a.size, "--rate", a.rate,
+                                   "--duration", a.duration, "--warmup", "1"], a.load_cpu)
     peak = {"rss_kb": 0, "pss_kb": 0, "fds": 0, "maps": 0, "procs": 0}
     kern = []
     started = time.monotonic()
@@ -196,6 +199,7 @@ def main(argv=None):
     limits = meta.limits()
     info = meta.collect(meta.REPO_ROOT, build,
                         pinning={"server": a.server_cpu, "load": a.load_cpu, "tool": "taskset"})
+    a.loader = load.runner(a, info, "maxconns")
     levels = sorted(set(a.levels) | {a.target})
     runs = [(conns, stack) for conns in levels for stack in a.stacks]
     points = []

@@ -84,7 +84,9 @@ def parse_args(argv):
     ap.add_argument("--pending", type=int, default=1000,
                     help="other timers armed far away while the lateness is measured")
     ap.add_argument("--lateness-rounds", type=int, default=3)
+    load.add_host_flags(ap)
     a = ap.parse_args(argv)
+    load.check_host_flags(ap, a)
     a.parts = [p for p in a.parts.split(",") if p]
     bad = [p for p in a.parts if p not in PARTS]
     if bad:
@@ -112,7 +114,7 @@ def interval(xs):
 # ---- cpu: read timeouts per structure ------------------------------------------------------
 
 def cpu_cmd(a, variant):
-    cmd = [a.server, "--model", "fiber"]
+    cmd = [a.server, "--model", "fiber", *a.loader.server_flags]
     if variant != NONE:
         cmd += ["--read-timeout", a.read_timeout_ms, "--timers", variant]
     return cpu.pinned(cmd, a.server_cpu)
@@ -122,9 +124,9 @@ def cpu_run(a, variant, conns, tmp, kind):
     la = meta.loadavg()
     srv = server.start_or_exit(PROG, variant, cpu_cmd(a, variant))
     pf = perf.PerfStat(srv.pid, "task-clock", tmp) if a.perf_ok else None
-    ld, rc = load.run_rc(a.load, srv.port, ["--conns", conns, "--size", a.size, "--duration",
-                                            a.duration, "--warmup", a.warmup], a.load_cpu,
-                         timeout=900, check=False)
+    ld, rc = a.loader.run_rc(srv.port, ["--conns", conns, "--size", a.size, "--duration",
+                                        a.duration, "--warmup", a.warmup], a.load_cpu,
+                             timeout=900, check=False)
     sj = srv.stop(30)
     counts = pf.result() if pf else {}
     st, why = status.of_load(ld, rc, srv.returncode == 0 and sj is not None, 1)
@@ -436,6 +438,8 @@ def main(argv=None):
         say(f"{PROG}: perf cannot count here ({a.perf_why}): CPU from rusage, idle not run")
     info = meta.collect(meta.REPO_ROOT, build, pinning={"server": a.server_cpu,
                                                         "load": a.load_cpu})
+    # Only the cpu part runs echo-load: the idle servers are reached from here, on loopback.
+    a.loader = load.runner(a, info, PROG) if "cpu" in a.parts else load.Here(a.load)
     say(f"{PROG}: structures {', '.join(structures)}; parts {', '.join(a.parts)}; load "
         f"average {meta.loadavg()}")
     la_start = meta.loadavg()
@@ -448,7 +452,8 @@ def main(argv=None):
         if "lateness" in a.parts:
             res["lateness"] = lateness_part(a, say, build, structures)
     result = {"experiment": "timers", "meta": info,
-              "config": {k: v for k, v in vars(a).items() if k not in ("perf_ok",)},
+              "config": {k: v for k, v in vars(a).items()
+                         if k not in ("perf_ok", "loader")},
               "structures": structures, "perf": a.perf_ok, "loadavg_start": la_start,
               "loadavg_end": meta.loadavg(), **res}
     print_tables(say, res)

@@ -22,7 +22,7 @@ import subprocess
 import tempfile
 import time
 
-from drive import merge
+from drive import load, merge
 
 CONNECT_TIMEOUT = 5
 SSH_OPTS = ["-o", "BatchMode=yes", "-o", f"ConnectTimeout={CONNECT_TIMEOUT}",
@@ -199,10 +199,14 @@ def shares(total, n):
 
 def start_agents(hosts, addr, port, conns, args, duration):
     procs = []
+    # --rate is the whole load's, as --conns is: each agent sends its connections' share.
+    rate = float(args[args.index("--rate") + 1]) if "--rate" in args else None
+    args = load.without(args, "--rate")
     # An agent's own --duration is only a backstop: the stop line ends every window at once.
     for h, c in zip(hosts, shares(conns, len(hosts))):
         words = [h.exe, "--agent", "--host", addr, "--port", str(port), "--conns", str(c),
-                 *args, "--duration", f"{duration + 5:g}", "--json"]
+                 *args, *(["--rate", f"{rate * c / conns:g}"] if rate else []),
+                 "--duration", f"{duration + 5:g}", "--json"]
         procs.append(subprocess.Popen(h.ssh(shlex.join(map(str, words))), stdin=subprocess.PIPE,
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE))
     return procs

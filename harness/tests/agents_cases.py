@@ -240,21 +240,25 @@ def check_point(a, doc):
     check(abs(p99 - ref["p99"]) <= width, "merged p99 within a bucket of the samples' p99",
           f"{p99} / {ref['p99']}")
     print(f"point: {ld['requests']} requests, {ld['bytes_all']} bytes = server's; p99 "
-          f"{ld['latency_us']['p99']} us merged; agents "
+          f"{ld['latency_us']['p99']} us merged, {ref['p99'] / 1e3} us of the samples (bucket "
+          f"{width / 1e3:.1f} us); agents "
           + ", ".join(f"{g['host']} {g['requests']} req p99 {g['p99_us']} us" for g in agents))
 
 
-def check_report(work, doc):
-    """The report's machine section says where the load came from."""
+def check_report(work, docs, hosts=("agent-a", "agent-b")):
+    """The report's machine section says where the load came from: the hosts and the steps
+    (docs: {step: its JSON})."""
     sys.path.insert(0, str(HARNESS.parent / "plots"))
     import data
     from sections import machine
     folder = Path(work) / "run"
     folder.mkdir(exist_ok=True)
-    (folder / "sweep.json").write_text(json.dumps(doc))
+    for name, doc in docs.items():
+        (folder / f"{name}.json").write_text(json.dumps(doc))
     lines = [x for x in machine.machine_section(data.Run(folder)) if "load: echo-load" in x]
-    check(len(lines) == 1 and "`agent-a`" in lines[0] and "`agent-b`" in lines[0]
-          and "ssh round trip" in lines[0], "the report names the load hosts", lines)
+    check(len(lines) == 1 and all(f"`{h}`" in lines[0] for h in hosts) and "ssh round trip"
+          in lines[0] and f"over ssh for {', '.join(docs)}," in lines[0],
+          "the report names the load hosts and the steps they loaded", lines)
     print(f"report: {lines[0]}")
 
 
@@ -303,7 +307,7 @@ def case_netns(a):
         check([h["copied"] for h in hosts] == [False, True] and hosts[1]["echo_load"].startswith(
             ".cache/switchyard/echo-load-"), "a host without echo-load gets this one", hosts)
         check_point(a, doc)
-        check_report(a.work, doc)
+        check_report(a.work, {"sweep": doc})
         print(f"two agents: {took:.1f} s")
         p, doc, took = sweep(a, net, ["agent-a", dying_agent(net, a)], net.work / "dies.json",
                              duration=3.0)
@@ -326,6 +330,84 @@ def case_netns(a):
               and took < 20, "an unreachable host fails within seconds with one line",
               f"exit {p.returncode} after {took:.1f} s: {p.stderr.strip()}")
         print(f"unreachable: {took:.1f} s: {lines[0]}")
+    finally:
+        net.close()
+    print(f"total: {time.monotonic() - t0:.1f} s")
+
+
+def driver(a, net, script, args, out, hosts=("agent-a",)):
+    """A driver of the harness run in srv with its load from `hosts`; its JSON."""
+    env = dict(os.environ, SWITCHYARD_SSH_CONFIG=str(net.work / "ssh_config"))
+    Path(out).unlink(missing_ok=True)
+    t = time.monotonic()
+    p = net.in_srv(PY, HARNESS / script, "--build-dir", Path(a.bin).parent, "--bind",
+                   net.srv_ip, "--out-file", out, *args,
+                   *[x for h in hosts for x in ("--load-host", h)], check_rc=False, timeout=90,
+                   env=env)
+    check(p.returncode == 0 and Path(out).exists(), f"{script} runs from a load host",
+          p.stderr.strip()[-600:])
+    doc = json.loads(Path(out).read_text())
+    described = doc["meta"].get("load_hosts") or []
+    check([h["host"] for h in described] == list(hosts) and all(
+        h["rtt_ms"] is not None and h["cores"] for h in described),
+        f"{script}: meta names the load hosts and their link", described)
+    return doc, time.monotonic() - t
+
+
+def case_netns_drivers(a):
+    """The drivers besides the sweep that run echo-load, with --load-host: the engine
+    comparison (a count run, which agents run as a window, and a tput run) and a maxconns
+    level from two agents (started, polled, their --rate shared out from the whole load's)."""
+    why = can_run()
+    if why:
+        not_run(why)
+    t0 = time.monotonic()
+    net = Net(a.work)
+    try:
+        net.up()
+        net.keys()
+        net.start_sshd()
+        print(f"setup: {time.monotonic() - t0:.2f} s")
+        doc, took = driver(a, net, "engines_bench.py", [
+            "--engines", "merged,naive", "--rounds", "1", "--duration", "1.5", "--warmup",
+            "0.2", "--count-requests", "3000", "--aa", "", "--profile", ""],
+            net.work / "engines.json")
+        docs = {"engines": doc}
+        counts = [r for r in doc["runs"] if r["kind"] == "count"]
+        tputs = [r for r in doc["runs"] if r["kind"] == "tput"]
+        check(all(c["requests_served"] > 0 and c["ctl_per_request_engine"] is not None
+                  for c in counts), "the count runs divide the server's counts by the "
+              "requests it served", counts)
+        # The first count run has no rate to go by: a window of --duration. The second is sized
+        # from the first tput run's rate to serve about --count-requests.
+        served = counts[1]["requests_served"]
+        check(3000 / 4 <= served <= 3000 * 4, "a count run's window is sized for "
+              "--count-requests at the last rate", f"{served} requests served")
+        check(all(t["status"] in ("ok", "client-bound", "contended") and t["requests_per_sec"]
+                  and t["server_cpu_us_per_request"] for t in tputs), "the tput runs are "
+              "measured, with the server's CPU per request", tputs)
+        print(f"engines: {took:.1f} s; count runs served "
+              + ", ".join(f"{c['engine']} {c['requests_served']} (ctl/req "
+                          f"{c['ctl_per_request_engine']:.3f})" for c in counts) + "; tput "
+              + ", ".join(f"{t['engine']} {t['requests_per_sec']:.0f} req/s "
+                          f"{t['server_cpu_us_per_request']:.2f} us/req ({t['status']})"
+                          for t in tputs))
+        doc, took = driver(a, net, "maxconns.py", [
+            "--levels", "40", "--target", "40", "--stacks", "guarded", "--rate", "400",
+            "--duration", "1"], net.work / "maxconns.json", ("agent-a", "agent-b"))
+        docs["maxconns"] = doc
+        pt = doc["points"][0]
+        ld = pt.get("load") or {}
+        check(pt["status"] in ("ok", "client-bound", "contended") and pt["all_held"],
+              "maxconns holds the level from the load host", pt.get("reasons"))
+        check([g["host"] for g in ld.get("agents") or []] == ["agent-a", "agent-b"] and
+              ld["config"]["conns"] == 40, "maxconns' load came from the agents",
+              ld.get("config"))
+        check(300 < ld["requests_per_sec"] < 500, "the agents shared out the rate, 400/s in all",
+              ld["requests_per_sec"])
+        print(f"maxconns: {took:.1f} s; held {pt['held']}, {ld['requests']} requests at "
+              f"{ld['requests_per_sec']:.0f}/s (rate 400)")
+        check_report(a.work, docs)
     finally:
         net.close()
     print(f"total: {time.monotonic() - t0:.1f} s")
@@ -393,6 +475,11 @@ def case_bad_flags(a):
                        timeout=30)
     check(p.returncode == 2 and "--load-host needs --bind" in p.stderr,
           "SWITCHYARD_LOAD_HOSTS without an address refused", p.stderr)
+    # Every other driver that runs echo-load refuses the same, before it measures anything.
+    for script in ("engines_bench.py", "fiberio_bench.py", "peers_bench.py", "timers_bench.py",
+                   "maxconns.py"):
+        refuses([PY, HARNESS / script, "--build-dir", Path(a.bin).parent],
+                ["--load-host", "h1"], ["--load-host", "h1", "--bind", "127.0.0.1"])
     refuses([HARNESS.parent / "run.sh", "quick"], ["--load-host"], ["--bind", ""])
     load = [Path(a.bin) / "echo-load", "--port", "9", "--conns", "1", "--size", "8"]
     refuses(load, ["--host", "10.1.2.3", "--duration", "1"],

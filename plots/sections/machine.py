@@ -62,12 +62,14 @@ def machine_section(run):
 
 def load_hosts(run):
     """Where the load came from when not from this machine (--load-host), or None."""
-    hosts = [h for name in ("sweep", "slow")
-             for h in ((run.get(name) or {}).get("meta") or {}).get("load_hosts") or []]
+    steps = {name: ((run.get(name) or {}).get("meta") or {}).get("load_hosts") for name in
+             ("engines", "fiberio", "peers", "timers", "sweep", "slow", "maxconns")}
+    hosts = [h for name in steps for h in steps[name] or []]
     if not hosts:
         return None
     seen = {h.get("host"): h for h in hosts}.values()
-    return ("- load: echo-load on other machines over ssh, not on this one: " + "; ".join(
+    return (f"- load: echo-load on other machines over ssh for "
+            f"{', '.join(name for name in steps if steps[name])}, not on this one: " + "; ".join(
         f"`{h.get('host')}` ({h.get('cpu_model')}, {h.get('cores')} cores, {h.get('kernel')}, "
         f"{h.get('echo_load_version')}, ssh round trip {h.get('rtt_ms')} ms)" for h in seen))
 
