@@ -1,5 +1,5 @@
 /* Histogram tests: bucket geometry, and percentiles within 1% of sorted samples for many shapes. */
-#include "../histogram.h"
+#include "histogram.h"
 #include "asserts.h"
 
 #include <math.h>

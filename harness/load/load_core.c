@@ -1,5 +1,6 @@
-/* echo-load's connection slot: its state machine from connect through requests, echoes and
- * failures, and the byte-by-byte check of every echo. */
+/* echo-load's core: the connection slot's state machine from connect through requests, echoes
+ * and failures, the byte-by-byte check of every echo, and the ramp-up's first echoes. Where modes
+ * differ it asks the worker's mode (load_core.h). */
 #define _GNU_SOURCE
 #include "load_worker.h"
 
@@ -18,6 +19,16 @@
  */
 #define READ_BUDGET 16
 
+static void slot_fail(struct worker *w, struct slot *s, enum ld_error kind, int64_t now);
+static void begin_request(struct worker *w, struct slot *s, int64_t now, int64_t due);
+static void send_some(struct worker *w, struct slot *s, int64_t now);
+
+/* The worker a mode's pointer belongs to: struct ld_core is its first member. */
+static struct worker *worker_of(struct ld_core *c)
+{
+    return (struct worker *)c;
+}
+
 void ld__close_slot(struct slot *s)
 {
     if (s->fd >= 0) close(s->fd);
@@ -28,16 +39,8 @@ static void end_request(struct worker *w, struct slot *s)
 {
     if (s->busy) {
         s->busy = false;
-        w->inflight -= s->p_count ? s->p_count : 1; /* p_count: pipelined requests */
-        s->p_count = 0;
-    }
-}
-
-void ld__make_available(struct worker *w, struct slot *s)
-{
-    if (!s->in_idle) {
-        s->in_idle = true;
-        w->idle[(w->idle_head + w->nidle++) % w->nslots] = (unsigned)(s - w->slots);
+        unsigned n = w->c.mode->drop ? w->c.mode->drop(&w->c, s, NULL) : 0;
+        w->c.inflight -= n ? n : 1; /* n: the mode's requests (pipelined) */
     }
 }
 
@@ -48,16 +51,16 @@ void ld__make_available(struct worker *w, struct slot *s)
  */
 static void check_first_echo(struct worker *w, struct slot *s, enum ld_error kind)
 {
-    if (w->phase != PH_RAMP || !ld_error_is_fatal(kind) || ++s->ramp_fails < 2) return;
+    if (w->c.phase != PH_RAMP || !ld_error_is_fatal(kind) || ++s->ramp_fails < 2) return;
     int none = 0;
     if (atomic_compare_exchange_strong(&w->sync->stop, &none, LD_STOP_BAD_ECHO)) {
-        w->res.bad_echo = true;
-        w->res.bad_echo_error = kind;
-        w->res.bad_echo_slot = s->id;
+        w->c.res.bad_echo = true;
+        w->c.res.bad_echo_error = kind;
+        w->c.res.bad_echo_slot = s->id;
     }
 }
 
-void ld__slot_fail(struct worker *w, struct slot *s, enum ld_error kind, int64_t now)
+static void slot_fail(struct worker *w, struct slot *s, enum ld_error kind, int64_t now)
 {
     check_first_echo(w, s, kind);
     if (s->state == S_CONNECTING || kind == LD_ERR_CONNECT_FAILED ||
@@ -65,19 +68,14 @@ void ld__slot_fail(struct worker *w, struct slot *s, enum ld_error kind, int64_t
         if (!w->connect_failing_since) w->connect_failing_since = now;
         w->last_connect_error = kind;
     }
-    if (w->phase == PH_RAMP)
-        w->res.ramp.errors[kind]++;
+    if (w->c.phase == PH_RAMP)
+        w->c.res.ramp.errors[kind]++;
     else
-        w->res.errors[kind]++;
-    s->wait = W_NONE;
+        w->c.res.errors[kind]++;
     if (s->state == S_CONNECTING) w->connecting--;
     end_request(w, s);
     ld__close_slot(s);
-    if (rate_mode(w) && w->cfg->mode == LD_CHURN) {
-        s->state = S_IDLE;
-        ld__make_available(w, s);
-        return;
-    }
+    if (w->c.mode->failed && w->c.mode->failed(&w->c, s, now)) return;
     /* Waiting before reconnecting keeps a refusing server from turning this into a busy loop. */
     s->state = S_RETRY;
     s->deadline = now + RETRY_NS;
@@ -109,7 +107,7 @@ static enum ld_error connect_errno_kind(int err)
  */
 static int bind_source(const struct worker *w, const struct slot *s, int fd)
 {
-    if (!w->cfg->spread || w->cfg->addr.ss_family != AF_INET) return 0;
+    if (!w->c.cfg->spread || w->c.cfg->addr.ss_family != AF_INET) return 0;
     int one = 1;
     setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof(one));
     struct sockaddr_in src = {.sin_family = AF_INET};
@@ -118,42 +116,36 @@ static int bind_source(const struct worker *w, const struct slot *s, int fd)
     return bind(fd, (struct sockaddr *)&src, sizeof(src));
 }
 
-/* A ready slot's next step: wait for the rate schedule, fill its pipeline, or send a request
- * when the run still wants one. */
-void ld__put_to_work(struct worker *w, struct slot *s, int64_t now)
+/* A ready slot's next step is its mode's. */
+static void put_to_work(struct worker *w, struct slot *s, int64_t now)
 {
-    if (rate_mode(w))
-        ld__make_available(w, s);
-    else if (pipelined(w))
-        ld__pipe_fill(w, s, now);
-    else if (may_start(w))
-        ld__begin_request(w, s, now, now);
+    w->c.mode->ready(&w->c, s, now);
 }
 
 static void connected(struct worker *w, struct slot *s, int64_t now)
 {
-    w->res.connects++;
+    w->c.res.connects++;
     w->connect_failing_since = 0;
     w->last_progress = now;
     w->connecting--;
-    if (w->cfg->mode == LD_CHURN) {
+    if (w->c.cfg->mode == LD_CHURN) {
         s->state = S_ACTIVE;
-        s->req_end = s->chunk_end = w->cfg->size;
-        s->deadline = s->t_start + secs_ns(w->cfg->timeout);
-        ld__send_some(w, s, now);
+        s->req_end = s->chunk_end = w->c.cfg->size;
+        s->deadline = s->t_start + secs_ns(w->c.cfg->timeout);
+        send_some(w, s, now);
         return;
     }
     s->state = S_READY;
-    if (w->phase == PH_RAMP) {
-        struct ld_ramp *r = &w->res.ramp;
+    if (w->c.phase == PH_RAMP) {
+        struct ld_ramp *r = &w->c.res.ramp;
         r->connects++;
         r->last_connect = now;
         int64_t done = s->t_connected ? s->t_connected : ld_now_ns();
         ld_hist_record(&r->connect, (uint64_t)(done - s->t_connect));
-        ld__begin_request(w, s, now, now); /* the first echo, never counted as a request */
+        begin_request(w, s, now, now); /* the first echo, never counted as a request */
         return;
     }
-    ld__put_to_work(w, s, now);
+    put_to_work(w, s, now);
 }
 
 /* On loopback the handshake often completes inside connect() itself: then its latency is the
@@ -170,7 +162,7 @@ static int64_t connect_done_at(int fd)
 /* Opens a new connection for the slot; the outcome arrives as an epoll event or a failure. */
 void ld__slot_open(struct worker *w, struct slot *s, int64_t now)
 {
-    const struct ld_config *cfg = w->cfg;
+    const struct ld_config *cfg = w->c.cfg;
     s->serial++;
     s->seed = ld_payload_seed(cfg->seed, s->id, s->serial);
     s->tx = s->rx = 0;
@@ -179,30 +171,30 @@ void ld__slot_open(struct worker *w, struct slot *s, int64_t now)
     int fd = socket(cfg->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         bool exhausted = connect_errno_kind(errno) == LD_ERR_FD_EXHAUSTED;
-        ld__slot_fail(w, s, exhausted ? LD_ERR_FD_EXHAUSTED : LD_ERR_IO, now);
+        slot_fail(w, s, exhausted ? LD_ERR_FD_EXHAUSTED : LD_ERR_IO, now);
         return;
     }
     s->fd = fd;
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     if (bind_source(w, s, fd) < 0) {
-        ld__slot_fail(w, s, LD_ERR_ADDR_UNAVAILABLE, now);
+        slot_fail(w, s, LD_ERR_ADDR_UNAVAILABLE, now);
         return;
     }
     /* Ramp-up connect latency is each connection's own: its clock starts at its connect(), not
      * at the batch's `now`, which would charge it the time spent opening the ones before it. */
-    bool ramp = w->phase == PH_RAMP;
+    bool ramp = w->c.phase == PH_RAMP;
     if (ramp) s->t_connect = ld_now_ns();
     int rc = connect(fd, (const struct sockaddr *)&cfg->addr, cfg->addrlen);
     if (rc < 0 && errno != EINPROGRESS) {
-        ld__slot_fail(w, s, connect_errno_kind(errno), now);
+        slot_fail(w, s, connect_errno_kind(errno), now);
         return;
     }
     if (ramp) s->t_connected = connect_done_at(fd);
     /* Registered once, after connect(), for both directions: no epoll_ctl per request. */
     struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, .data.ptr = s};
     if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
-        ld__slot_fail(w, s, LD_ERR_IO, now);
+        slot_fail(w, s, LD_ERR_IO, now);
         return;
     }
     s->state = S_CONNECTING;
@@ -224,71 +216,80 @@ static void finish_connect(struct worker *w, struct slot *s, uint32_t ev, int64_
     int err = 0;
     socklen_t len = sizeof(err);
     if (getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0 || err == 0) err = errno;
-    ld__slot_fail(w, s, connect_errno_kind(err), now);
+    slot_fail(w, s, connect_errno_kind(err), now);
 }
 
 static void mark_request(struct worker *w, struct slot *s, int64_t now, int64_t due)
 {
-    bool ramp = w->phase == PH_RAMP;
-    if (rate_mode(w) && !ramp && due >= w->t_measure)
-        ld_hist_record(&w->res.lag, (uint64_t)(now - due));
+    bool ramp = w->c.phase == PH_RAMP;
     s->busy = true;
-    w->inflight++;
+    w->c.inflight++;
     s->t_start = now;
     s->t_due = due;
     if (ramp)
         s->counted = false;
-    else if (rate_mode(w))
-        s->counted = due >= w->t_measure;
+    else if (w->c.mode->counts)
+        s->counted = w->c.mode->counts(&w->c, due);
     else
-        s->counted = w->phase == PH_MEASURE;
-    if (s->counted && w->cfg->requests) w->issued++;
+        s->counted = w->c.phase == PH_MEASURE;
+    if (s->counted && w->c.cfg->requests) w->c.issued++;
 }
 
 /* Starts one request: on the open connection (pingpong) or on a new one (churn). */
-void ld__begin_request(struct worker *w, struct slot *s, int64_t now, int64_t due)
+static void begin_request(struct worker *w, struct slot *s, int64_t now, int64_t due)
 {
     mark_request(w, s, now, due);
-    if (w->cfg->mode == LD_CHURN) {
+    if (w->c.cfg->mode == LD_CHURN) {
         ld__slot_open(w, s, now);
         return;
     }
     s->state = S_ACTIVE;
-    s->req_end = s->tx + w->cfg->size;
-    /* Slow mode sends the first chunk now and the rest on timers; a ramp-up echo goes whole. */
-    bool chunked = w->cfg->mode == LD_SLOW && w->phase != PH_RAMP;
-    s->chunk_end = chunked && w->cfg->chunk < w->cfg->size ? s->tx + w->cfg->chunk : s->req_end;
-    s->deadline = now + secs_ns(w->cfg->timeout);
-    ld__send_some(w, s, now);
+    s->req_end = s->tx + w->c.cfg->size;
+    /* With --chunk (slow mode only) the first chunk goes now and the mode sends the rest; a
+     * ramp-up echo goes whole. */
+    bool chunked = w->c.cfg->chunk && w->c.phase != PH_RAMP;
+    s->chunk_end =
+        chunked && w->c.cfg->chunk < w->c.cfg->size ? s->tx + w->c.cfg->chunk : s->req_end;
+    s->deadline = now + secs_ns(w->c.cfg->timeout);
+    send_some(w, s, now);
+}
+
+static void first_echo_done(struct worker *w, struct slot *s, int64_t now)
+{
+    struct ld_ramp *r = &w->c.res.ramp;
+    if (!s->ramped) {
+        s->ramped = true;
+        w->ramp_left--;
+        r->ready++;
+        r->last_ready = now;
+        ld_hist_record(&r->first_echo, (uint64_t)(now - s->t_start));
+    }
+    s->state = S_READY;
 }
 
 static void complete(struct worker *w, struct slot *s, int64_t now)
 {
     end_request(w, s);
-    if (w->phase == PH_RAMP) {
-        ld__first_echo_done(w, s, now);
+    if (w->c.phase == PH_RAMP) {
+        first_echo_done(w, s, now);
         return;
     }
     if (s->counted) {
-        w->res.requests++;
-        w->res.bytes += w->cfg->size;
-        ld_hist_record(&w->res.lat, (uint64_t)(now - s->t_due));
-        if (rate_mode(w)) ld_hist_record(&w->res.lat_unc, (uint64_t)(now - s->t_start));
-        w->last_done = now;
+        w->c.res.requests++;
+        w->c.res.bytes += w->c.cfg->size;
+        ld_hist_record(&w->c.res.lat, (uint64_t)(now - s->t_due));
+        w->c.last_done = now;
     }
-    if (w->cfg->mode == LD_CHURN) {
+    if (w->c.cfg->mode == LD_CHURN) {
         ld__close_slot(s);
         s->state = S_IDLE;
     } else {
         s->state = S_READY;
     }
-    if (!rate_mode(w) && w->cfg->mode == LD_SLOW && w->cfg->think > 0)
-        ld__start_wait(w, s, &w->thinkq, now);
-    else
-        ld__put_to_work(w, s, now);
+    w->c.mode->echoed(&w->c, s, now);
 }
 
-void ld__send_some(struct worker *w, struct slot *s, int64_t now)
+static void send_some(struct worker *w, struct slot *s, int64_t now)
 {
     while (s->tx < s->chunk_end) {
         size_t n = s->chunk_end - s->tx < BUF_SIZE ? (size_t)(s->chunk_end - s->tx) : BUF_SIZE;
@@ -301,10 +302,10 @@ void ld__send_some(struct worker *w, struct slot *s, int64_t now)
         if (k < 0 && errno == EINTR) continue;
         if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             return; /* the EPOLLOUT edge resumes it */
-        ld__slot_fail(w, s, errno == EPIPE || errno == ECONNRESET ? LD_ERR_RESET : LD_ERR_IO, now);
+        slot_fail(w, s, errno == EPIPE || errno == ECONNRESET ? LD_ERR_RESET : LD_ERR_IO, now);
         return;
     }
-    if (s->tx < s->req_end) ld__start_wait(w, s, &w->chunkq, now); /* slow mode: the next chunk */
+    if (s->tx < s->req_end && w->c.mode->paused) w->c.mode->paused(&w->c, s, now);
 }
 
 static void record_mismatch(struct worker *w, struct slot *s, size_t n, size_t owed, int64_t now)
@@ -314,8 +315,8 @@ static void record_mismatch(struct worker *w, struct slot *s, size_t n, size_t o
         at++;
     enum ld_mismatch_kind kind =
         at >= owed ? LD_MM_EXTRA : ld_mismatch_classify(w->rbuf, w->ebuf, n, at);
-    w->res.mismatch_kinds[kind]++;
-    struct ld_mismatch_info *mi = &w->res.first_mismatch;
+    w->c.res.mismatch_kinds[kind]++;
+    struct ld_mismatch_info *mi = &w->c.res.first_mismatch;
     if (!mi->seen) {
         *mi = (struct ld_mismatch_info){.seen = true,
                                         .kind = kind,
@@ -324,7 +325,7 @@ static void record_mismatch(struct worker *w, struct slot *s, size_t n, size_t o
                                         .expected = w->ebuf[at],
                                         .got = w->rbuf[at]};
     }
-    ld__slot_fail(w, s, LD_ERR_MISMATCH, now);
+    slot_fail(w, s, LD_ERR_MISMATCH, now);
 }
 
 /* Checks n received bytes against the stream; false when the slot failed. */
@@ -339,7 +340,7 @@ static bool verify(struct worker *w, struct slot *s, size_t n, int64_t now)
         return false;
     }
     s->rx += n;
-    w->res.bytes_all += n;
+    w->c.res.bytes_all += n;
     return true;
 }
 
@@ -348,7 +349,7 @@ static void read_later(struct worker *w, struct slot *s)
 {
     if (s->again) return;
     s->again = true;
-    w->again[(w->again_head + w->nagain++) % w->nslots] = (unsigned)(s - w->slots);
+    w->again[(w->again_head + w->nagain++) % w->c.nslots] = (unsigned)(s - w->c.slots);
 }
 
 static void recv_some(struct worker *w, struct slot *s, int64_t now)
@@ -362,11 +363,11 @@ static void recv_some(struct worker *w, struct slot *s, int64_t now)
         if (k > 0) {
             w->last_progress = now;
             if (!verify(w, s, (size_t)k, now)) return;
-            if (s->p_count) { /* pipelined requests in flight (a ramp-up echo goes alone) */
-                ld__pipe_progress(w, s, now);
-                if (s->state != S_ACTIVE) return; /* nothing owed, or the slot failed */
-                continue;
-            }
+            /* The mode's requests in flight (pipelined; a ramp-up echo goes alone). */
+            const struct ld_mode_ops *m = w->c.mode;
+            enum ld_took took = m->received ? m->received(&w->c, s, now) : LD_NOT_MINE;
+            if (took == LD_STOP) return;
+            if (took == LD_READ_ON) continue;
             if (s->state == S_ACTIVE && s->rx == s->req_end) {
                 /* Nothing more is owed, so stop here instead of paying for a read that says
                  * EAGAIN; stray bytes would arrive with a fresh edge and fail verification. */
@@ -376,12 +377,12 @@ static void recv_some(struct worker *w, struct slot *s, int64_t now)
             continue;
         }
         if (k == 0) {
-            ld__slot_fail(w, s, LD_ERR_EARLY_CLOSE, now);
+            slot_fail(w, s, LD_ERR_EARLY_CLOSE, now);
             return;
         }
         if (errno == EINTR) continue;
         if (errno == EAGAIN || errno == EWOULDBLOCK) return;
-        ld__slot_fail(w, s, errno == ECONNRESET ? LD_ERR_RESET : LD_ERR_IO, now);
+        slot_fail(w, s, errno == ECONNRESET ? LD_ERR_RESET : LD_ERR_IO, now);
         return;
     }
 }
@@ -395,14 +396,14 @@ void ld__on_event(struct worker *w, struct slot *s, uint32_t ev, int64_t now)
     }
     if (ev & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) recv_some(w, s, now);
     if (s->fd >= 0 && s->state == S_ACTIVE && (ev & EPOLLOUT) && s->tx < s->chunk_end)
-        ld__send_some(w, s, now);
+        send_some(w, s, now);
 }
 
 void ld__read_again(struct worker *w, int64_t now)
 {
     for (unsigned n = w->nagain; n > 0; n--) {
-        struct slot *s = &w->slots[w->again[w->again_head]];
-        w->again_head = (w->again_head + 1) % w->nslots;
+        struct slot *s = &w->c.slots[w->again[w->again_head]];
+        w->again_head = (w->again_head + 1) % w->c.nslots;
         w->nagain--;
         s->again = false;
         /* Since listed, the slot may have failed, or reconnected and still be connecting; any
@@ -414,24 +415,41 @@ void ld__read_again(struct worker *w, int64_t now)
 /* Timeouts and retries, checked every tick rather than kept in a timer structure per slot. */
 void ld__scan(struct worker *w, int64_t now)
 {
-    for (unsigned i = 0; i < w->nslots; i++) {
-        struct slot *s = &w->slots[i];
+    for (unsigned i = 0; i < w->c.nslots; i++) {
+        struct slot *s = &w->c.slots[i];
         if (s->state == S_CONNECTING && now > s->deadline) {
-            ld__slot_fail(w, s, LD_ERR_CONNECT_TIMEOUT, now);
+            slot_fail(w, s, LD_ERR_CONNECT_TIMEOUT, now);
         } else if (s->state == S_ACTIVE && now > s->deadline) {
-            ld__slot_fail(w, s, LD_ERR_TIMEOUT, now);
+            slot_fail(w, s, LD_ERR_TIMEOUT, now);
         } else if (s->state == S_RETRY && now >= s->deadline) {
             /* In rate mode the drain may still need connections for the backlog. */
-            bool go = w->phase == PH_RAMP || w->phase == PH_WARMUP || w->phase == PH_MEASURE ||
-                      (w->phase == PH_DRAIN && rate_mode(w));
-            if (go && w->cfg->mode != LD_CHURN) {
+            bool go = w->c.phase == PH_RAMP || w->c.phase == PH_WARMUP ||
+                      w->c.phase == PH_MEASURE || (w->c.phase == PH_DRAIN && w->c.mode->open_loop);
+            if (go && w->c.cfg->mode != LD_CHURN) {
                 ld__slot_open(w, s, now);
-            } else if (go && may_start(w)) {
+            } else if (go && may_start(&w->c)) {
                 s->state = S_IDLE;
-                ld__begin_request(w, s, now, now);
+                begin_request(w, s, now, now);
             } else {
                 s->state = S_DONE;
             }
         }
     }
+}
+
+/* ---- the interface for modes (load_core.h) ------------------------------------------------- */
+
+void ld_core_begin(struct ld_core *c, struct slot *s, int64_t now, int64_t due)
+{
+    begin_request(worker_of(c), s, now, due);
+}
+
+void ld_core_send(struct ld_core *c, struct slot *s, int64_t now)
+{
+    send_some(worker_of(c), s, now);
+}
+
+void ld_core_fail(struct ld_core *c, struct slot *s, enum ld_error kind, int64_t now)
+{
+    slot_fail(worker_of(c), s, kind, now);
 }

@@ -1,5 +1,5 @@
 /* Payload tests: the stream is random-access and seed-specific; mismatches are named correctly. */
-#include "../payload.h"
+#include "payload.h"
 #include "asserts.h"
 
 #include <stdint.h>

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include "histogram.h"
 #include "payload.h"
@@ -148,8 +149,14 @@ struct ld_result {
     int64_t ready_ns, start_ns, stop_ns, window_ns;
 };
 
-/* Monotonic clock in nanoseconds; CLOCK_MONOTONIC is shared by all processes of the machine. */
-int64_t ld_now_ns(void);
+/* Monotonic clock in nanoseconds; CLOCK_MONOTONIC is shared by all processes of the machine.
+ * Inline, so that every file reads the clock without depending on another. */
+static inline int64_t ld_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
 
 void ld_result_init(struct ld_result *r);
 void ld_result_merge(struct ld_result *dst, const struct ld_result *src);

@@ -1,6 +1,6 @@
 /* Latency samples (ns, one a line on stdin) into echo-load's histogram, printed as its JSON export
  * and its percentiles: the reference the agents test holds drive/merge.py's merge against. */
-#include "../histogram.h"
+#include "histogram.h"
 
 #include <inttypes.h>
 #include <stdio.h>
