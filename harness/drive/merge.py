@@ -40,7 +40,7 @@ def _bucket_mid(i, sub):
 
 def percentile_ns(h, p):
     """The nearest-rank percentile of histogram h in ns, as echo-load's C code computes it
-    (harness/histogram.c): the middle of the bucket holding rank ceil(p/100 * count), clamped
+    (harness/load/histogram.c): the middle of the bucket holding rank ceil(p/100 * count), clamped
     to the exact min and max."""
     if not h["count"]:
         return 0
