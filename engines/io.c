@@ -292,7 +292,7 @@ fb_poller fb_io_poller(fb_io *io)
 
 /* ---- waiting ------------------------------------------------------------------------------ */
 
-static int64_t deadline_after(int64_t timeout_ns)
+static inline int64_t deadline_after(int64_t timeout_ns)
 {
     return timeout_ns < 0 ? -1 : tm_now() + timeout_ns;
 }
@@ -316,11 +316,9 @@ static io_wait *new_wait(fiber *self)
  * ETIMEDOUT when the deadline (-1: none) has passed. Both forms (wait_until, complete_op)
  * start here and end in park_wait.
  */
-static inline __attribute__((always_inline)) io_wait *begin_wait(fb_io *io, fiber *self, int fd,
-                                                                 uint32_t dir, int64_t deadline)
+static inline __attribute__((always_inline)) io_wait *
+begin_wait_at(io_fd *slot, fiber *self, int fd, uint32_t dir, int64_t deadline)
 {
-    io_fd *slot = fd_slot(io, fd);
-    if (!slot) return NULL;
     if (!self) {
         errno = EAGAIN;
         return NULL;
@@ -345,6 +343,15 @@ static inline __attribute__((always_inline)) io_wait *begin_wait(fb_io *io, fibe
     w->revents = 0;
     w->op = NULL;
     return w;
+}
+
+/* begin_wait_at for an fd whose slot is looked up (and the table grown) here. */
+static inline __attribute__((always_inline)) io_wait *begin_wait(fb_io *io, fiber *self, int fd,
+                                                                 uint32_t dir, int64_t deadline)
+{
+    io_fd *slot = fd_slot(io, fd);
+    if (!slot) return NULL;
+    return begin_wait_at(slot, self, fd, dir, deadline);
 }
 
 /* Enter w in the fd table and park until whatever ends it (see io_wait) wakes the fiber. */
@@ -425,25 +432,40 @@ static __attribute__((noinline)) int wait_completion(fb_io *io, int fd, uint32_t
 
 /* Park self, the calling fiber (NULL outside one: EAGAIN), until fd is ready for dir or the
  * deadline (-1: none) passes. Inline: a read that waits first runs it once per request, and a
- * call's frame costs as much as the checks it holds. */
-static inline __attribute__((always_inline)) int wait_ready(fb_io *io, fiber *self, int fd,
-                                                            uint32_t dir, int64_t deadline)
+ * call's frame costs as much as the checks it holds. park_ready is its readiness-engine form
+ * for a caller that holds fd's slot already (the slot stays put: nothing between the lookup
+ * and the park grows the table but arm_timer's allocation, after which it is looked up again). */
+static inline __attribute__((always_inline)) int park_ready(fb_io *io, fiber *self, io_fd *slot,
+                                                            int fd, uint32_t dir, int64_t deadline)
 {
-    if (io->ops->submit) return wait_completion(io, fd, dir, deadline);
-    io_wait *w = begin_wait(io, self, fd, dir, deadline);
+    io_wait *w = begin_wait_at(slot, self, fd, dir, deadline);
     if (!w) return -1;
     int rc = io->ops->want(io->eng, fd, dir, w);
     if (rc != 0) return rc > 0 ? 0 : -1; /* 1: the engine already knows it is ready */
-    if (deadline >= 0 && arm_timer(io, &w->timer, deadline) < 0) {
-        io->ops->cancel(io->eng, fd, dir);
-        return -1;
+    if (deadline >= 0) {
+        if (arm_timer(io, &w->timer, deadline) < 0) {
+            io->ops->cancel(io->eng, fd, dir);
+            return -1;
+        }
+        slot = &io->fds[fd]; /* arming allocates; the slot is re-read to be safe */
     }
-    park_wait(io, w);
+    slot->w[dir == FB_OUT] = w; /* park_wait's entry, with the slot at hand */
+    io->waiters++;
+    fb_park();
     if (w->err) {
         errno = w->err;
         return -1;
     }
     return 0;
+}
+
+static inline __attribute__((always_inline)) int wait_ready(fb_io *io, fiber *self, int fd,
+                                                            uint32_t dir, int64_t deadline)
+{
+    if (io->ops->submit) return wait_completion(io, fd, dir, deadline);
+    io_fd *slot = fd_slot(io, fd);
+    if (!slot) return -1;
+    return park_ready(io, self, slot, fd, dir, deadline);
 }
 
 /* wait_ready for the calling fiber. */
@@ -578,11 +600,13 @@ static inline __attribute__((always_inline)) int wait_first(fb_io *io, int fd, i
 {
     fiber *self = fb_self(); /* looked up once, here, for the wait as well */
     if (!self) return 0;     /* outside a fiber nothing waits: the call is tried at once */
-    io_hint *h = &io->fds[fd].hint;
-    if (h->kind == IO_KIND_UNKNOWN) h->kind = classify(fd);
-    if (h->kind == IO_KIND_UNPOLLABLE) return 0;
+    /* Only readiness engines get here (the callers give completion engines their own path),
+     * and prepare covered fd with the table. */
+    io_fd *slot = &io->fds[fd];
+    if (slot->hint.kind == IO_KIND_UNKNOWN) slot->hint.kind = classify(fd);
+    if (slot->hint.kind == IO_KIND_UNPOLLABLE) return 0;
     io->reads_waited_first++;
-    if (wait_ready(io, self, fd, FB_IN, deadline) == 0) {
+    if (park_ready(io, self, slot, fd, FB_IN, deadline) == 0) {
         hint_note(io, fd, IO_GOT_READY);
         return 0;
     }
@@ -593,7 +617,10 @@ static inline __attribute__((always_inline)) int wait_first(fb_io *io, int fd, i
 
 /* ---- the calls ------------------------------------------------------------------------------ */
 
-ssize_t fb_read_timeout(int fd, void *buf, size_t len, int64_t timeout_ns)
+/* fb_read_timeout's body, inline in fb_read too: there its deadline is the constant -1, and
+ * every deadline check of the wait folds away with the call fb_read made to get here. */
+static inline __attribute__((always_inline)) ssize_t read_within(int fd, void *buf, size_t len,
+                                                                 int64_t timeout_ns)
 {
     fb_io *io = prepare(fd);
     int64_t deadline = deadline_after(timeout_ns);
@@ -634,9 +661,14 @@ ssize_t fb_read_timeout(int fd, void *buf, size_t len, int64_t timeout_ns)
     }
 }
 
+ssize_t fb_read_timeout(int fd, void *buf, size_t len, int64_t timeout_ns)
+{
+    return read_within(fd, buf, len, timeout_ns);
+}
+
 ssize_t fb_read(int fd, void *buf, size_t len)
 {
-    return fb_read_timeout(fd, buf, len, FB_FOREVER);
+    return read_within(fd, buf, len, FB_FOREVER);
 }
 
 /*
@@ -700,18 +732,31 @@ static __attribute__((noinline)) ssize_t write_ready(fb_io *io, int fd, const ch
     return (ssize_t)done;
 }
 
-ssize_t fb_write(int fd, const void *buf, size_t len)
+/* fb_write but for its common case. `n` is what a send fb_write made returned (tried), else
+ * nothing was tried yet. */
+static __attribute__((noinline)) ssize_t write_rest(int fd, const void *buf, size_t len, ssize_t n,
+                                                    bool tried)
 {
     fb_io *io = prepare(fd);
     if (!io) return -1;
     if (io->ops->submit) return write_completion(io, fd, buf, len);
-    /* The common case, a socket that takes the whole reply at once, without the loop's frame. */
-    if (__builtin_expect(len && !io->fds[fd].not_socket, 1)) {
-        ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
-        if (__builtin_expect(n == (ssize_t)len, 1)) return n;
-        return write_ready(io, fd, buf, len, n, true);
+    return write_ready(io, fd, buf, len, n, tried);
+}
+
+ssize_t fb_write(int fd, const void *buf, size_t len)
+{
+    /* The common case, a socket known to the runtime that takes the whole reply at once: one
+     * look at its slot, and only len kept across the call (the rest is looked up again). */
+    fb_io *io = tls_io;
+    if (__builtin_expect(io && (size_t)fd < io->nfds && len && !io->ops->submit, 1)) {
+        const io_fd *slot = &io->fds[fd];
+        if (__builtin_expect(slot->nonblock_set && !slot->not_socket, 1)) {
+            ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+            if (__builtin_expect(n == (ssize_t)len, 1)) return n;
+            return write_rest(fd, buf, len, n, true);
+        }
     }
-    return write_ready(io, fd, buf, len, 0, false);
+    return write_rest(fd, buf, len, 0, false);
 }
 
 int fb_accept(int lfd, struct sockaddr *addr, socklen_t *addrlen)
