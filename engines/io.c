@@ -28,7 +28,8 @@
  * from the fd table at once, so the fd number can be reused while they drain.
  */
 typedef struct io_wait {
-    tm_node timer; /* first: a fired timer is its wait; kind TM_SLEEP: fb_sleep, no fd */
+    tm_node timer; /* first: a fired timer is its wait; kind TM_SLEEP: fb_sleep, no fd;
+                      TM_READ: never armed, the fd's io_read_timer times the wait */
     fiber *f;
     int fd;
     uint32_t dir;
@@ -63,8 +64,29 @@ enum io_outcome {
     IO_GOT_READY  /* the engine reported the fd ready */
 };
 
+/*
+ * A timed read's deadline (fb_read_timeout). Arming a timer when a read waits and cancelling it
+ * when the data comes would touch the timer structure twice per request (the heap's cancel
+ * alone is a sift); instead each fd that has a timed reader owns one node, left armed when
+ * the data comes. The next timed wait on the fd only writes its deadline into `due` while the
+ * node's armed deadline is no later than it, which a read timeout that restarts at every
+ * request always is. When the node fires, the reader waiting then (if it waits with a
+ * deadline) times out if `due` has passed, else the node is armed again for `due`; with no
+ * such reader it stays idle until the next timed wait arms it. So a connection that keeps
+ * answering costs one pop and re-arm per timeout period, not two structure operations per
+ * read, and no read ever times out before its own deadline. The node lives apart from the fd
+ * table (which moves when it grows) and from the fiber (whose record may be reused); fb_close
+ * and fb_io_free free it.
+ */
+typedef struct io_read_timer {
+    tm_node timer; /* first; kind TM_READ */
+    int64_t due;   /* the deadline of the fd's timed reader, the one now or the last */
+    int fd;
+} io_read_timer;
+
 typedef struct io_fd {
     io_wait *w[2];     /* [0] reader, [1] writer */
+    io_read_timer *rt; /* NULL until the fd's first timed read waits */
     io_hint hint;      /* the read policies' view of the input side */
     bool nonblock_set; /* O_NONBLOCK is known to be set on this file */
     bool not_socket;   /* ENOTSOCK seen: read(2) and write(2), not recv and send */
@@ -117,7 +139,9 @@ void fb_io_free(fb_io *io)
 {
     if (!io) return;
     io->ops->free(io->eng);
-    if (io->tm) io->tm->free(io->timers);
+    if (io->tm) io->tm->free(io->timers); /* drops the armed nodes without touching them */
+    for (size_t i = 0; i < io->nfds; i++)
+        free(io->fds[i].rt);
     free(io->fds);
     if (tls_io == io) tls_io = NULL;
     free(io);
@@ -239,10 +263,40 @@ static int arm_timer(fb_io *io, tm_node *t, int64_t deadline)
     return io->tm->arm(io->timers, t, deadline, now);
 }
 
+/* A read timer may need to be armed again for a later deadline (io_read_timer). */
+static int arm_read_timer(fb_io *io, io_read_timer *rt, int64_t deadline)
+{
+    if (tm_armed(&rt->timer)) {
+        if (rt->timer.deadline <= deadline) return 0; /* fires early; moved on then */
+        io->tm->cancel(io->timers, &rt->timer);
+    }
+    return arm_timer(io, &rt->timer, deadline);
+}
+
+/* An fd's read timer came out: time out its timed reader if that reader's deadline passed. */
+static void read_timer_fired(fb_io *io, io_read_timer *rt, int64_t now)
+{
+    io_wait *w = io->fds[rt->fd].w[0];
+    if (!w || w->timer.kind != TM_READ) return; /* no timed reader now: stay idle */
+    int err = ETIMEDOUT;
+    if (rt->due > now) {
+        if (arm_read_timer(io, rt, rt->due) == 0) return;
+        err = ENOMEM; /* it cannot be timed any more: end it rather than let it wait forever */
+    } else {
+        io->timers_fired++;
+    }
+    io->ops->cancel(io->eng, rt->fd, FB_IN);
+    finish(io, w, err, 0);
+}
+
 static void expire_timers(fb_io *io, int64_t now)
 {
     tm_node *t;
     while ((t = io->tm->pop(io->timers, now))) {
+        if (t->kind == TM_READ) {
+            read_timer_fired(io, (io_read_timer *)t, now);
+            continue;
+        }
         io_wait *w = (io_wait *)t;
         io->timers_fired++;
         if (w->op) {
@@ -292,7 +346,7 @@ fb_poller fb_io_poller(fb_io *io)
 
 /* ---- waiting ------------------------------------------------------------------------------ */
 
-static int64_t deadline_after(int64_t timeout_ns)
+static inline int64_t deadline_after(int64_t timeout_ns)
 {
     return timeout_ns < 0 ? -1 : tm_now() + timeout_ns;
 }
@@ -316,11 +370,9 @@ static io_wait *new_wait(fiber *self)
  * ETIMEDOUT when the deadline (-1: none) has passed. Both forms (wait_until, complete_op)
  * start here and end in park_wait.
  */
-static inline __attribute__((always_inline)) io_wait *begin_wait(fb_io *io, fiber *self, int fd,
-                                                                 uint32_t dir, int64_t deadline)
+static inline __attribute__((always_inline)) io_wait *
+begin_wait_at(io_fd *slot, fiber *self, int fd, uint32_t dir, int64_t deadline)
 {
-    io_fd *slot = fd_slot(io, fd);
-    if (!slot) return NULL;
     if (!self) {
         errno = EAGAIN;
         return NULL;
@@ -345,6 +397,15 @@ static inline __attribute__((always_inline)) io_wait *begin_wait(fb_io *io, fibe
     w->revents = 0;
     w->op = NULL;
     return w;
+}
+
+/* begin_wait_at for an fd whose slot is looked up (and the table grown) here. */
+static inline __attribute__((always_inline)) io_wait *begin_wait(fb_io *io, fiber *self, int fd,
+                                                                 uint32_t dir, int64_t deadline)
+{
+    io_fd *slot = fd_slot(io, fd);
+    if (!slot) return NULL;
+    return begin_wait_at(slot, self, fd, dir, deadline);
 }
 
 /* Enter w in the fd table and park until whatever ends it (see io_wait) wakes the fiber. */
@@ -423,22 +484,49 @@ static __attribute__((noinline)) int wait_completion(fb_io *io, int fd, uint32_t
     return complete_op(io, &op, dir, deadline) < 0 ? -1 : 0;
 }
 
+/* A read wait's deadline, on the fd's read timer (io_read_timer); w then counts as timed by
+ * it. Out of line: only timed reads come here. 0, or -1 with errno ENOMEM. */
+static __attribute__((noinline)) int time_read(fb_io *io, io_fd *slot, io_wait *w, int fd,
+                                               int64_t deadline)
+{
+    io_read_timer *rt = slot->rt;
+    if (!rt) {
+        rt = malloc(sizeof *rt);
+        if (!rt) return -1;
+        tm_node_init(&rt->timer, TM_READ);
+        rt->fd = fd;
+        slot->rt = rt;
+    }
+    if (arm_read_timer(io, rt, deadline) < 0) return -1;
+    rt->due = deadline;
+    w->timer.kind = TM_READ;
+    return 0;
+}
+
 /* Park self, the calling fiber (NULL outside one: EAGAIN), until fd is ready for dir or the
  * deadline (-1: none) passes. Inline: a read that waits first runs it once per request, and a
- * call's frame costs as much as the checks it holds. */
-static inline __attribute__((always_inline)) int wait_ready(fb_io *io, fiber *self, int fd,
-                                                            uint32_t dir, int64_t deadline)
+ * call's frame costs as much as the checks it holds. park_ready is its readiness-engine form
+ * for a caller that holds fd's slot already (the slot stays put: nothing between the lookup
+ * and the park grows the table but arm_timer's allocation, after which it is looked up again);
+ * by_fd: a read's wait, timed by the fd's read timer (io_read_timer) rather than its own. */
+static inline __attribute__((always_inline)) int
+park_ready(fb_io *io, fiber *self, io_fd *slot, int fd, uint32_t dir, int64_t deadline, bool by_fd)
 {
-    if (io->ops->submit) return wait_completion(io, fd, dir, deadline);
-    io_wait *w = begin_wait(io, self, fd, dir, deadline);
+    io_wait *w = begin_wait_at(slot, self, fd, dir, deadline);
     if (!w) return -1;
     int rc = io->ops->want(io->eng, fd, dir, w);
     if (rc != 0) return rc > 0 ? 0 : -1; /* 1: the engine already knows it is ready */
-    if (deadline >= 0 && arm_timer(io, &w->timer, deadline) < 0) {
-        io->ops->cancel(io->eng, fd, dir);
-        return -1;
+    if (deadline >= 0) {
+        if ((by_fd ? time_read(io, slot, w, fd, deadline) : arm_timer(io, &w->timer, deadline)) <
+            0) {
+            io->ops->cancel(io->eng, fd, dir);
+            return -1;
+        }
+        slot = &io->fds[fd]; /* arming allocates; the slot is re-read to be safe */
     }
-    park_wait(io, w);
+    slot->w[dir == FB_OUT] = w; /* park_wait's entry, with the slot at hand */
+    io->waiters++;
+    fb_park();
     if (w->err) {
         errno = w->err;
         return -1;
@@ -446,10 +534,26 @@ static inline __attribute__((always_inline)) int wait_ready(fb_io *io, fiber *se
     return 0;
 }
 
+static inline __attribute__((always_inline)) int wait_ready(fb_io *io, fiber *self, int fd,
+                                                            uint32_t dir, int64_t deadline)
+{
+    if (io->ops->submit) return wait_completion(io, fd, dir, deadline);
+    io_fd *slot = fd_slot(io, fd);
+    if (!slot) return -1;
+    return park_ready(io, self, slot, fd, dir, deadline, false);
+}
+
 /* wait_ready for the calling fiber. */
 static int wait_until(fb_io *io, int fd, uint32_t dir, int64_t deadline)
 {
     return wait_ready(io, fb_self(), fd, dir, deadline);
+}
+
+/* wait_until for a read that found its fd empty (a readiness engine, fd covered by the
+ * table): its deadline is the fd's read timer's. */
+static __attribute__((noinline)) int wait_to_read(fb_io *io, int fd, int64_t deadline)
+{
+    return park_ready(io, fb_self(), &io->fds[fd], fd, FB_IN, deadline, true);
 }
 
 /* prepare's first call on an fd: the table grown to cover it, O_NONBLOCK set. */
@@ -578,11 +682,13 @@ static inline __attribute__((always_inline)) int wait_first(fb_io *io, int fd, i
 {
     fiber *self = fb_self(); /* looked up once, here, for the wait as well */
     if (!self) return 0;     /* outside a fiber nothing waits: the call is tried at once */
-    io_hint *h = &io->fds[fd].hint;
-    if (h->kind == IO_KIND_UNKNOWN) h->kind = classify(fd);
-    if (h->kind == IO_KIND_UNPOLLABLE) return 0;
+    /* Only readiness engines get here (the callers give completion engines their own path),
+     * and prepare covered fd with the table. */
+    io_fd *slot = &io->fds[fd];
+    if (slot->hint.kind == IO_KIND_UNKNOWN) slot->hint.kind = classify(fd);
+    if (slot->hint.kind == IO_KIND_UNPOLLABLE) return 0;
     io->reads_waited_first++;
-    if (wait_ready(io, self, fd, FB_IN, deadline) == 0) {
+    if (park_ready(io, self, slot, fd, FB_IN, deadline, true) == 0) {
         hint_note(io, fd, IO_GOT_READY);
         return 0;
     }
@@ -593,7 +699,10 @@ static inline __attribute__((always_inline)) int wait_first(fb_io *io, int fd, i
 
 /* ---- the calls ------------------------------------------------------------------------------ */
 
-ssize_t fb_read_timeout(int fd, void *buf, size_t len, int64_t timeout_ns)
+/* fb_read_timeout's body, inline in fb_read too: there its deadline is the constant -1, and
+ * every deadline check of the wait folds away with the call fb_read made to get here. */
+static inline __attribute__((always_inline)) ssize_t read_within(int fd, void *buf, size_t len,
+                                                                 int64_t timeout_ns)
 {
     fb_io *io = prepare(fd);
     int64_t deadline = deadline_after(timeout_ns);
@@ -629,14 +738,19 @@ ssize_t fb_read_timeout(int fd, void *buf, size_t len, int64_t timeout_ns)
         }
         io->reads_again++;
         hint_note(io, fd, IO_GOT_AGAIN);
-        if (wait_until(io, fd, FB_IN, deadline) < 0) return -1;
+        if (wait_to_read(io, fd, deadline) < 0) return -1;
         hint_note(io, fd, IO_GOT_READY);
     }
 }
 
+ssize_t fb_read_timeout(int fd, void *buf, size_t len, int64_t timeout_ns)
+{
+    return read_within(fd, buf, len, timeout_ns);
+}
+
 ssize_t fb_read(int fd, void *buf, size_t len)
 {
-    return fb_read_timeout(fd, buf, len, FB_FOREVER);
+    return read_within(fd, buf, len, FB_FOREVER);
 }
 
 /*
@@ -700,18 +814,31 @@ static __attribute__((noinline)) ssize_t write_ready(fb_io *io, int fd, const ch
     return (ssize_t)done;
 }
 
-ssize_t fb_write(int fd, const void *buf, size_t len)
+/* fb_write but for its common case. `n` is what a send fb_write made returned (tried), else
+ * nothing was tried yet. */
+static __attribute__((noinline)) ssize_t write_rest(int fd, const void *buf, size_t len, ssize_t n,
+                                                    bool tried)
 {
     fb_io *io = prepare(fd);
     if (!io) return -1;
     if (io->ops->submit) return write_completion(io, fd, buf, len);
-    /* The common case, a socket that takes the whole reply at once, without the loop's frame. */
-    if (__builtin_expect(len && !io->fds[fd].not_socket, 1)) {
-        ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
-        if (__builtin_expect(n == (ssize_t)len, 1)) return n;
-        return write_ready(io, fd, buf, len, n, true);
+    return write_ready(io, fd, buf, len, n, tried);
+}
+
+ssize_t fb_write(int fd, const void *buf, size_t len)
+{
+    /* The common case, a socket known to the runtime that takes the whole reply at once: one
+     * look at its slot, and only len kept across the call (the rest is looked up again). */
+    fb_io *io = tls_io;
+    if (__builtin_expect(io && (size_t)fd < io->nfds && len && !io->ops->submit, 1)) {
+        const io_fd *slot = &io->fds[fd];
+        if (__builtin_expect(slot->nonblock_set && !slot->not_socket, 1)) {
+            ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+            if (__builtin_expect(n == (ssize_t)len, 1)) return n;
+            return write_rest(fd, buf, len, n, true);
+        }
     }
-    return write_ready(io, fd, buf, len, 0, false);
+    return write_rest(fd, buf, len, 0, false);
 }
 
 int fb_accept(int lfd, struct sockaddr *addr, socklen_t *addrlen)
@@ -778,6 +905,10 @@ int fb_close(int fd)
             }
             io->ops->cancel(io->eng, fd, w->dir);
             finish(io, w, EBADF, 0);
+        }
+        if (slot->rt) {
+            if (io->tm) io->tm->cancel(io->timers, &slot->rt->timer); /* a no-op when idle */
+            free(slot->rt);
         }
         /* Before close(2): once the number is free, a new file may get it at once. */
         io->ops->fd_closed(io->eng, fd);

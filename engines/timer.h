@@ -38,7 +38,9 @@ typedef struct tm_props {
     const char *arm, *cancel, *expire;
 } tm_props;
 
-enum tm_kind { TM_WAIT, TM_SLEEP };  /* what the node times: an IO wait or a sleep */
+/* What the node times: an IO wait, a sleep, or a read deadline the IO layer keeps armed across
+ * reads (io.c: armed once, moved only when it fires early). */
+enum tm_kind { TM_WAIT, TM_SLEEP, TM_READ };
 enum tm_state { TM_IDLE, TM_ARMED }; /* a popped or cancelled node is idle again */
 #define TM_NEVER INT64_MAX           /* earliest() of an empty structure */
 

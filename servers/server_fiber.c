@@ -40,8 +40,8 @@
  * blocking as in the thread model. Comparing the two prices the hooks (harness/hooks_bench.py).
  *
  * Timeouts (--read-timeout, --idle-timeout) are the runtime's timers (--timers chooses their
- * structure): direct, every read is fb_read_timeout, so each request arms a timer that its data
- * cancels (libco's pattern), and with --idle-timeout a write that finds the socket full waits
+ * structure): direct, every read is fb_read_timeout, whose per-fd timer stays armed across the
+ * reads (io.c, io_read_timer), and with --idle-timeout a write that finds the socket full waits
  * for room at most that long; hooked, the sockets carry SO_RCVTIMEO and SO_SNDTIMEO, which the
  * hooked calls honour with the same timers. --poll-tick MS wraps the IO poller so that no wait
  * lasts longer than MS, the fixed tick of NtyCo's and libco's loops, for comparison with the

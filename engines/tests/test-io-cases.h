@@ -22,6 +22,7 @@
     X(duplex, every_policy copy_stacks)                                                            \
     X(sleepers, copy_stacks)                                                                       \
     X(timeout, every_policy copy_stacks)                                                           \
+    X(moved_deadline, every_policy copy_stacks)                                                    \
     X(busy, every_policy copy_stacks)                                                              \
     X(ctl_pattern, every_policy)                                                                   \
     X(kernel_calls, kernel_counts)                                                                 \

@@ -167,6 +167,80 @@ void t_timeout(void)
     finish();
 }
 
+/* ---- moved deadlines: a timed read's timer outlives the read (io.c, io_read_timer) ---------- */
+
+static int md_fd, md_peer;
+
+/* One byte to the reader's fd, `arg` ms from now (0: as soon as it runs). */
+static void md_send_after(void *arg)
+{
+    if (arg) fb_sleep((int64_t)(intptr_t)arg * MS);
+    ASSERT_EQ(write(md_peer, "d", 1), 1);
+}
+
+/* A timed read that data ends at once: the sender runs while the reader waits, so only a
+ * stall longer than the timeout could make this read time out. */
+static void md_read_answered(int64_t timeout_ms)
+{
+    char c = 0;
+    spawn(md_send_after, NULL);
+    ASSERT_EQ(fb_read_timeout(md_fd, &c, 1, timeout_ms * MS), 1);
+    ASSERT_EQ(c, 'd');
+}
+
+/* A timed read that nothing answers: ETIMEDOUT, never early, and on time. */
+static void md_read_times_out(const char *what, int64_t timeout_ms)
+{
+    char c;
+    int64_t t0 = now_ns(), d0 = run_delay_ns();
+    ASSERT_EQ(fb_read_timeout(md_fd, &c, 1, timeout_ms * MS), -1);
+    ASSERT_EQ(errno, ETIMEDOUT);
+    ASSERT_GE(now_ns() - t0, timeout_ms * MS);
+    assert_on_time(what, t0, d0, (timeout_ms + late_ms(60)) * MS);
+}
+
+static void md_fiber(void *arg)
+{
+    (void)arg;
+    /* Later: the timer left at the first read's deadline (100 ms) fires first and must move
+     * on to the second read's (300 ms after it began), not end it. */
+    md_read_answered(100);
+    md_read_times_out("read timeout 300 ms after one of 100 ms", 300);
+    /* Earlier: a timer left for 5 s must not hold back a 30 ms timeout. */
+    md_read_answered(5000);
+    md_read_times_out("read timeout 30 ms after one of 5 s", 30);
+    /* A read without a deadline outlives the timer a timed read left (100 ms). */
+    md_read_answered(100);
+    char c = 0;
+    int64_t t0 = now_ns();
+    spawn(md_send_after, (void *)(intptr_t)200);
+    ASSERT_EQ(fb_read(md_fd, &c, 1), 1);
+    ASSERT_EQ(c, 'd');
+    ASSERT_GE(now_ns() - t0, 200 * MS);
+    /* Closed with its timer armed (100 ms): the timer goes with the fd, so the poller must not
+     * meet it when that time passes (ASan's build would see the freed node). */
+    md_read_answered(100);
+    ASSERT_EQ(fb_close(md_fd), 0);
+    fb_sleep(150 * MS);
+}
+
+void t_moved_deadline(void)
+{
+    int sv[2];
+    unix_pair(sv);
+    md_fd = sv[0];
+    md_peer = sv[1];
+    start(0);
+    spawn(md_fiber, NULL);
+    run_all();
+    fb_io_stats st;
+    fb_io_get_stats(io, &st);
+    /* The two reads that timed out and the two sleeps: no timer that only moved on counts. */
+    ASSERT_EQ(st.timers_fired, 2 + 2);
+    close(md_peer);
+    finish();
+}
+
 /* ---- busy: runnable fibers do not starve IO, and the poller never blocks meanwhile --------- */
 
 static int bz_fd, bz_peer, bz_got;
