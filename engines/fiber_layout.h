@@ -105,7 +105,7 @@ struct fb_runtime {
     shared_stack *shared; /* copy mode: `nshared` stacks; NULL when guarded */
     unsigned nshared;
     fb_stack_mode stack_mode;
-    bool tools_watch;          /* ASan build or running under Valgrind: copy with sw_stack_copy */
+    bool tools_watch;          /* ASan build or under memcheck: copy with sw_stack_copy */
     fiber *trail[CLAIM_AHEAD]; /* copy mode: the fibers of the last claims, oldest at trail_at */
     unsigned trail_at;
     size_t ahead_from;    /* where the lines a resume reads start, from a record's address */
