@@ -51,7 +51,6 @@ struct fiber {
     void *arg;
     void *wait_slot;
     fiber *joiner;              /* the fiber parked in fb_join on this one */
-    void *exit_to[5];           /* fiber_main's __builtin_setjmp buffer (fb_exit) */
     fiber *prev_all, *next_all; /* every record the runtime owns, for fb_runtime_free */
     sw_stack stack;             /* guarded mode */
     uint32_t save_cap;          /* the bytes of save_buf */

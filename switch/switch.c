@@ -164,14 +164,19 @@ void sw__run(sw_ctx *ctx)
 #endif
     ctx->state = SW_ACTIVE;
     ctx->entry(ctx->arg);
-    ctx->state = SW_FINISHED;
-    sw_ctx *link = ctx->link;
+    sw_exit(ctx);
+}
+
+void sw_exit(sw_ctx *self)
+{
+    self->state = SW_FINISHED;
+    sw_ctx *link = self->link;
     link->state = SW_ACTIVE;
 #ifdef SWITCHYARD_ASAN
     /* NULL: this stack is dead, ASan may drop its fake frames. */
     __sanitizer_start_switch_fiber(NULL, link->stack_lo, link->stack_size);
 #endif
-    ctx->backend->jump(ctx, link);
+    self->backend->jump(self, link);
     refuse("a finished context was resumed");
     __builtin_unreachable();
 }
