@@ -107,7 +107,6 @@ struct fb_runtime {
     bool tools_watch;          /* ASan build or under memcheck: copy with sw_stack_copy */
     fiber *trail[CLAIM_AHEAD]; /* copy mode: the fibers of the last claims, oldest at trail_at */
     unsigned trail_at;
-    size_t ahead_from;    /* where the lines a resume reads start, from a record's address */
     const tm_ops *timers; /* for the IO layer: fb_config.timers, or the default */
 };
 
