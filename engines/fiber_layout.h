@@ -41,8 +41,8 @@ typedef struct shared_stack {
  * exactly there, so the hot line is save_buf..ctx.sp and the register line follows the header's
  * one). In copy mode the record goes on with an inline save area of SAVE_INLINE bytes, line
  * aligned, right after the context: an evicted live part that fits is copied there, a deeper
- * one into a buffer of its own. A resume at 8 live bytes (192 moved) then reads
- * the hot line, the register line and three lines of save area, all within one record, and
+ * one into a buffer of its own. A resume at 8 live bytes (128 moved) then reads
+ * the hot line, the register line and two lines of save area, all within one record, and
  * records are laid out in creation order, which is the order a round-robin visits them.
  */
 struct fiber {
