@@ -55,6 +55,15 @@ static inline void switch_to(fb_runtime *rt, sw_ctx *from, sw_ctx *to)
     sw_jump_direct(rt->kind, &rt->dispatch, from, to);
 }
 
+/* To the scheduler context. Copy mode's hook has nothing to do on that way (it only brings a
+ * fiber's frames back onto its stack), so the jump goes straight to the backend; in guarded
+ * mode jump_kind is kind, and this is switch_to. */
+static inline void switch_to_sched(fb_runtime *rt, sw_ctx *from)
+{
+    rt->stats.switches++;
+    sw_jump_direct(rt->jump_kind, &rt->backend, from, &rt->sched);
+}
+
 /* ---- the run queue: an intrusive FIFO through fiber.next ------------------------------ */
 
 static inline void rq_push(fb_runtime *rt, fiber *f)
@@ -84,6 +93,13 @@ static inline fiber *rq_pop(fb_runtime *rt)
 
 static void fiber_main(void *arg);
 
+/* A fiber's last act, before the switch layer's jump to its link (the scheduler context). */
+static inline void fiber_done(fiber *f)
+{
+    f->state = FB_DONE;
+    f->rt->stats.switches++; /* the link jump that follows */
+}
+
 static void __attribute__((noinline, noreturn)) copy_failed(const char *what)
 {
     fprintf(stderr, "fiber: copy stack: %s\n", what);
@@ -91,15 +107,16 @@ static void __attribute__((noinline, noreturn)) copy_failed(const char *what)
 }
 
 /*
- * Moving bytes on or off a shared stack: the C library's memcpy, unless ASan or Valgrind watch.
- * The empty asm hides what the caller knows of n: where n is bounded by SAVE_INLINE, GCC
- * inlined the copy as `rep movsq`, which cost about 4 times the whole resume (copystack/resume
- * at 8 live bytes, one fiber: 107 to 111 ns with it, 2-core Xeon VM).
+ * Moving bytes on or off a shared stack: the C library's memcpy, or with tools watching (ASan,
+ * memcheck) sw_stack_copy. The empty asm hides what the caller knows of n: where n is bounded
+ * by SAVE_INLINE, GCC inlined the copy as `rep movsq`, which cost about 4 times the whole
+ * resume (copystack/resume at 8 live bytes, one fiber: 107 to 111 ns with it, 2-core Xeon VM).
  */
-static inline void move_bytes(const fb_runtime *rt, void *dst, const void *src, size_t n)
+static inline __attribute__((always_inline)) void move_bytes(bool watched, void *dst,
+                                                             const void *src, size_t n)
 {
     __asm__("" : "+r"(n));
-    if (rt->tools_watch)
+    if (watched)
         sw_stack_copy(dst, src, n);
     else
         memcpy(dst, src, n);
@@ -132,37 +149,38 @@ static char *__attribute__((noinline)) save_buffer(fb_runtime *rt, fiber *f, uin
  * else whole into a buffer of its own (one copy each way: splitting a deep part between the
  * two cost one more call and copy, 2 ns per resume and yield at 512 live bytes).
  *
- * Without tools watching, the part copied starts at the cache line of the stack pointer, not
- * at the pointer itself: the few bytes below it are dead (the fiber is suspended inside a
- * call, and nothing else runs on this stack), and with a line-aligned save area both copies
- * then move whole lines between aligned addresses. A copy that started mid-line cost 2 to 5
- * ns more per resume and yield depending on where the stack pointer fell (copystack/resume,
- * 8 to 72 live bytes, one fiber, 2-core Xeon VM: 27-32 ns, aligned 25-26 ns). ASan and
- * memcheck get the exact live part: the bytes below the stack pointer are poisoned there.
+ * Unwatched, the part copied starts at the cache line of the stack pointer, not at the pointer
+ * itself: the few bytes below it are dead (the fiber is suspended inside a call, and nothing
+ * else runs on this stack), and with a line-aligned save area both copies then move whole
+ * lines between aligned addresses (a shared stack's base is a page, so the line never starts
+ * below it). A copy that started mid-line cost 2 to 5 ns more per resume and yield depending
+ * on where the stack pointer fell (copystack/resume, 8 to 72 live bytes, one fiber, 2-core
+ * Xeon VM: 27-32 ns, aligned 25-26 ns). ASan and memcheck get the exact live part: the bytes
+ * below the stack pointer are poisoned there.
  */
-static void LINE_ALIGNED save_live_part(fb_runtime *rt, fiber *f)
+static inline __attribute__((always_inline)) void evict(fb_runtime *rt, shared_stack *ss, fiber *f,
+                                                        bool watched)
 {
     char *sp = rt->backend->live_sp(&f->ctx);
-    char *base = f->ss->stack.base, *top = base + f->ss->stack.size;
-    if (!sp || sp < base || sp >= top) copy_failed("no live stack pointer");
-    if (!rt->tools_watch && sp - base >= LINE)
-        sp = (char *)((uintptr_t)sp & ~(uintptr_t)(LINE - 1));
+    char *base = ss->stack.base, *top = base + ss->stack.size;
+    if (__builtin_expect((uintptr_t)(sp - base) >= ss->stack.size, 0))
+        copy_failed("no live stack pointer"); /* NULL, or off this stack */
+    if (!watched) sp = (char *)((uintptr_t)sp & ~(uintptr_t)(LINE - 1));
     uint32_t n = (uint32_t)(top - sp);
     f->save_len = n;
     rt->stats.stack_saves++;
     rt->stats.bytes_saved += n;
-    char *to = n <= SAVE_INLINE ? save_area(rt, f) : save_buffer(rt, f, n);
-    move_bytes(rt, to, sp, n); /* last, so that it is a tail call */
+    move_bytes(watched, n <= SAVE_INLINE ? save_area(rt, f) : save_buffer(rt, f, n), sp, n);
 }
 
 /*
  * With many fibers, the record of the fiber a claim restores is a miss to memory (its hot line,
- * its saved registers and, at 8 live bytes, three lines of saved live part), and a claim does
+ * its saved registers and, at 8 live bytes, two lines of saved live part), and a claim does
  * too little else to hide it. So a claim fetches what the claims to come will read, in the order
  * they came the last time round, which a round-robin repeats:
  *  - every fiber remembers the fiber claimed CLAIM_AHEAD claims after it (`ahead`, set through
- *    the trail of the last CLAIM_AHEAD claims), and claiming it fetches that record's lines,
- *    with as deep an inline live part as its own;
+ *    the trail of the last CLAIM_AHEAD claims), and claiming it fetches that record's lines
+ *    (its hot line, its register line, as many lines of inline live part as its own);
  *  - a live part too deep for the record is in a buffer whose address is only known once the
  *    record is in: the fiber half as far ahead, whose record the claim of half as long ago
  *    fetched, has its buffer fetched now (its first 16 lines; the hardware streams the rest).
@@ -176,13 +194,38 @@ static void LINE_ALIGNED save_live_part(fb_runtime *rt, fiber *f)
  * records' 77 MB do not stay in the cache) against 22.5 to 26 ns; at 512 bytes 116 against
  * 115 ns (median); one fiber 22.6 ns on both. 8, 16 or 32 claims ahead measured alike.
  */
-static inline void prefetch_ahead(fb_runtime *rt, fiber *to)
+/* The lines of record `a` a resume reads: the hot line (on aarch64 it starts at `next`: save_buf
+ * and ahead end the line before), the register line, and `inline_len` bytes of inline live
+ * part. The context header between the hot and the register line is not read by a resume. */
+static inline __attribute__((always_inline)) void
+prefetch_record(const fb_runtime *rt, const fiber *a, uint32_t inline_len)
+{
+    __builtin_prefetch(&a->ctx.sp);
+#if !defined(__x86_64__)
+    __builtin_prefetch(&a->save_buf);
+#endif
+    __builtin_prefetch(&a->ctx.priv);
+    const char *at = (const char *)a + rt->save_inline, *end = at + inline_len;
+    for (; at < end; at += LINE)
+        __builtin_prefetch(at);
+}
+
+static inline __attribute__((always_inline)) void prefetch_ahead(fb_runtime *rt, fiber *to)
 {
     fiber *behind = rt->trail[rt->trail_at];
     if (behind == to) return;
     if (behind) behind->ahead = to;
     rt->trail[rt->trail_at] = to;
     rt->trail_at = (rt->trail_at + 1) % CLAIM_AHEAD;
+    const fiber *a = to->ahead;
+    if (to->save_len <= SAVE_INLINE) {
+        if (!a) return;
+        prefetch_record(rt, a, to->save_len);
+        return;
+    }
+    /* A deep live part: its guess's record without inline lines, and the buffer of the fiber
+     * half as far ahead (the guess of the claim of half as long ago, whose record is in). */
+    if (a) prefetch_record(rt, a, 0);
     fiber *mid = rt->trail[(rt->trail_at + CLAIM_AHEAD / 2) % CLAIM_AHEAD];
     fiber *soon = mid ? mid->ahead : NULL;
     if (soon && soon->save_len > SAVE_INLINE) {
@@ -190,12 +233,6 @@ static inline void prefetch_ahead(fb_runtime *rt, fiber *to)
         for (uint32_t at = 0; at < n; at += LINE)
             __builtin_prefetch(soon->save_buf + at);
     }
-    if (!to->ahead) return;
-    /* As deep a live part as this fiber's, if it fits inline (the other goes to a buffer of
-     * its own, whose address is in a line not fetched yet). */
-    size_t end = rt->save_inline + (to->save_len <= SAVE_INLINE ? to->save_len : 0);
-    for (size_t at = rt->ahead_from; at < end; at += LINE)
-        __builtin_prefetch((const char *)to->ahead + at);
 }
 
 /*
@@ -203,17 +240,28 @@ static inline void prefetch_ahead(fb_runtime *rt, fiber *to)
  * saved: it is suspended), then copy `to`'s frames back, or make its context there if it
  * never ran. The caller runs on another stack: the scheduler's, or a fiber's on another
  * shared stack. The save buffer is kept for the next eviction (it only grows).
+ *
+ * Written once and instantiated twice: claim_stack, what runs unwatched, has no test of the
+ * tools on its path and keeps every value in registers (it is inlined into copy_jump, whose
+ * frame it shares: 11 instructions less per resume than a call); claim_watched is the copy
+ * ASan and memcheck need, and the making of a fresh context goes out of line.
  */
-static void LINE_ALIGNED __attribute__((noinline)) claim_stack(fb_runtime *rt, fiber *to)
+static void __attribute__((noinline)) make_on_stack(fb_runtime *rt, shared_stack *ss, fiber *to)
+{
+    if (sw_make(&to->ctx, rt->backend, &ss->stack, fiber_main, to, &rt->sched) != 0)
+        copy_failed("sw_make on the shared stack failed");
+    to->unmade = false;
+}
+
+static inline __attribute__((always_inline)) void claim(fb_runtime *rt, fiber *to, bool watched)
 {
     shared_stack *ss = to->ss;
     prefetch_ahead(rt, to);
-    if (ss->owner) save_live_part(rt, ss->owner);
+    fiber *owner = ss->owner;
     ss->owner = to;
-    if (to->unmade) {
-        if (sw_make(&to->ctx, rt->backend, &ss->stack, fiber_main, to, &rt->sched) != 0)
-            copy_failed("sw_make on the shared stack failed");
-        to->unmade = false;
+    if (owner) evict(rt, ss, owner, watched);
+    if (__builtin_expect(to->unmade, 0)) {
+        make_on_stack(rt, ss, to);
         return;
     }
     uint32_t n = to->save_len;
@@ -222,12 +270,25 @@ static void LINE_ALIGNED __attribute__((noinline)) claim_stack(fb_runtime *rt, f
     /* memcheck may hold the bytes below the restored stack pointer as no-access (they were
      * released when another fiber's frames unwound there), and the restored fiber's next call
      * pushes into them. */
-    if (rt->tools_watch)
-        VALGRIND_MAKE_MEM_UNDEFINED(ss->stack.base, (size_t)(sp - (char *)ss->stack.base));
+    if (watched) VALGRIND_MAKE_MEM_UNDEFINED(ss->stack.base, (size_t)(sp - (char *)ss->stack.base));
 #endif
     rt->stats.stack_restores++;
     rt->stats.bytes_restored += n;
-    move_bytes(rt, sp, n <= SAVE_INLINE ? save_area(rt, to) : to->save_buf, n); /* last */
+    move_bytes(watched, sp, n <= SAVE_INLINE ? save_area(rt, to) : to->save_buf, n); /* last */
+}
+
+static void __attribute__((noinline)) claim_watched(fb_runtime *rt, fiber *to)
+{
+    claim(rt, to, true);
+}
+
+static inline __attribute__((always_inline)) void claim_stack(fb_runtime *rt, fiber *to)
+{
+    if (__builtin_expect(rt->tools_watch, 0)) {
+        claim_watched(rt, to);
+        return;
+    }
+    claim(rt, to, false);
 }
 
 static inline fiber *fiber_of(sw_ctx *ctx)
@@ -316,7 +377,7 @@ void LINE_ALIGNED fb_yield(void)
         return;
     }
     rq_push(rt, self);
-    switch_to(rt, &self->ctx, &rt->sched);
+    switch_to_sched(rt, &self->ctx);
 }
 
 void LINE_ALIGNED fb_park(void)
@@ -334,7 +395,7 @@ void LINE_ALIGNED fb_park(void)
             return;
         }
     }
-    switch_to(rt, &self->ctx, &rt->sched);
+    switch_to_sched(rt, &self->ctx);
 }
 
 /*
@@ -368,16 +429,18 @@ void fb_wake(fiber *f)
 
 void fb_exit(void)
 {
-    /* Unwind to fiber_main so the fiber ends the one way every fiber ends: by returning. The
-     * builtin jump buffer is 5 words where a sigjmp_buf is 200 bytes. It lives in the record,
-     * not in fiber_main's frame, because that frame is part of every live part copy mode
-     * moves: with the buffer there it took 128 of the 208 bytes moved per eviction at 8 live
-     * bytes, without it 80 of 160, a cache line less to read and to write per resume. */
-    void **to = running_fiber(tls_rt, "fb_exit")->exit_to;
+    /* The fiber ends the way a returning one does (fiber_main's tail, then the switch layer's
+     * jump to the link), without unwinding: its frames are dead, and nothing of them is read
+     * again. No jump buffer back to fiber_main, whose frame is part of every live part copy mode
+     * moves: a __builtin_setjmp there made it save all six callee-saved registers, 64 of the
+     * 192 bytes moved per eviction at 8 live bytes (a cache line to read and one to write per
+     * resume). */
+    fiber *f = running_fiber(tls_rt, "fb_exit");
 #ifdef SWITCHYARD_ASAN
-    __asan_handle_no_return(); /* the frames unwound past must not stay poisoned */
+    __asan_handle_no_return(); /* the frames abandoned must not stay poisoned */
 #endif
-    __builtin_longjmp(to, 1);
+    fiber_done(f);
+    sw_exit(&f->ctx);
 }
 
 fiber *fb_self(void)
@@ -439,9 +502,8 @@ static void record_free(fb_runtime *rt, fiber *f)
 static void fiber_main(void *arg)
 {
     fiber *f = arg;
-    if (__builtin_setjmp(f->exit_to) == 0) f->fn(f->arg);
-    f->state = FB_DONE;
-    f->rt->stats.switches++; /* the link jump that follows */
+    f->fn(f->arg);
+    fiber_done(f);
 }
 
 static fiber *spawn(fb_runtime *rt, void (*fn)(void *), void *arg, bool joinable)
@@ -655,7 +717,10 @@ fb_runtime *fb_runtime_new(const fb_config *cfg)
 #if defined(SWITCHYARD_ASAN)
     rt->tools_watch = true;
 #elif defined(SWITCHYARD_HAVE_VALGRIND_H)
-    rt->tools_watch = RUNNING_ON_VALGRIND;
+    /* Only memcheck tracks which stack bytes are addressable; it alone answers this request
+     * (with -1, every other tool with the default 0). Under cachegrind and callgrind the copy
+     * then takes the path switch-bench times, so their counts are of that path. */
+    rt->tools_watch = RUNNING_ON_VALGRIND && VALGRIND_MAKE_MEM_UNDEFINED(rt, 0) != 0;
 #endif
     /* Shift records in their strides so that ctx.priv starts a line, as far as the record's
      * own alignment allows; the inline save area (copy mode) starts at the line after ctx. */
@@ -664,7 +729,6 @@ fb_runtime *fb_runtime_new(const fb_config *cfg)
     size_t end = shift + offsetof(fiber, ctx) + sw_ctx_size(cfg->backend);
     end = (end + LINE - 1) & ~(size_t)(LINE - 1);
     rt->save_inline = copy ? end - shift : 0;
-    rt->ahead_from = ((shift + offsetof(fiber, save_buf)) & ~(size_t)(LINE - 1)) - shift;
     fb__slabs_init(&rt->records, copy ? end + SAVE_INLINE : end, shift, copy);
     fb__pool_init(&rt->pool, stack);
     if (copy && map_shared_stacks(rt, k, stack) != 0) {
@@ -723,7 +787,10 @@ void fb__evict_shared(fb_runtime *rt)
     for (unsigned i = 0; i < rt->nshared; i++) {
         shared_stack *ss = &rt->shared[i];
         if (ss->owner && ss->owner != rt->current) {
-            save_live_part(rt, ss->owner);
+            if (rt->tools_watch)
+                evict(rt, ss, ss->owner, true);
+            else
+                evict(rt, ss, ss->owner, false);
             ss->owner = NULL;
         }
     }

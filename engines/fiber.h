@@ -170,6 +170,9 @@ void fb__evict_shared(fb_runtime *rt);
  * FB__CLAIM_AHEAD claims after f's claim the last time round (NULL: none yet, or guarded). */
 #define FB__CLAIM_AHEAD 16
 fiber *fb__claim_ahead(const fiber *f);
+/* For tests: copy mode's 2 MiB slabs of records, mapped from now on, are advised
+ * MADV_NOHUGEPAGE instead of MADV_HUGEPAGE (records on 4 KiB pages, whatever THP allows). */
+void fb__no_huge_records(bool on);
 const char *fb_policy_name(fb_policy p);
 const char *fb_stack_mode_name(fb_stack_mode m);
 /* Parse "guarded", "copy" or "copy:K" (1 <= K <= FB_SHARED_STACKS_MAX); returns 0, or -1 for

@@ -41,8 +41,8 @@ typedef struct shared_stack {
  * exactly there, so the hot line is save_buf..ctx.sp and the register line follows the header's
  * one). In copy mode the record goes on with an inline save area of SAVE_INLINE bytes, line
  * aligned, right after the context: an evicted live part that fits is copied there, a deeper
- * one into a buffer of its own. A resume at 8 live bytes (192 moved) then reads
- * the hot line, the register line and three lines of save area, all within one record, and
+ * one into a buffer of its own. A resume at 8 live bytes (128 moved) then reads
+ * the hot line, the register line and two lines of save area, all within one record, and
  * records are laid out in creation order, which is the order a round-robin visits them.
  */
 struct fiber {
@@ -51,7 +51,6 @@ struct fiber {
     void *arg;
     void *wait_slot;
     fiber *joiner;              /* the fiber parked in fb_join on this one */
-    void *exit_to[5];           /* fiber_main's __builtin_setjmp buffer (fb_exit) */
     fiber *prev_all, *next_all; /* every record the runtime owns, for fb_runtime_free */
     sw_stack stack;             /* guarded mode */
     uint32_t save_cap;          /* the bytes of save_buf */
@@ -105,10 +104,9 @@ struct fb_runtime {
     shared_stack *shared; /* copy mode: `nshared` stacks; NULL when guarded */
     unsigned nshared;
     fb_stack_mode stack_mode;
-    bool tools_watch;          /* ASan build or running under Valgrind: copy with sw_stack_copy */
+    bool tools_watch;          /* ASan build or under memcheck: copy with sw_stack_copy */
     fiber *trail[CLAIM_AHEAD]; /* copy mode: the fibers of the last claims, oldest at trail_at */
     unsigned trail_at;
-    size_t ahead_from;    /* where the lines a resume reads start, from a record's address */
     const tm_ops *timers; /* for the IO layer: fb_config.timers, or the default */
 };
 

@@ -1,11 +1,20 @@
 /* fiber_record_slab.c - line-strided slabs of fiber records (fiber_record_slab.h). */
 #include "fiber_record_slab.h"
+#include "fiber.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 
 enum { LINE = 64, PAGE = 4096 };
+
+/* Tests: slabs refuse huge pages (MADV_NOHUGEPAGE), as where DAMON or khugepaged split them. */
+static bool refuse_huge;
+
+void fb__no_huge_records(bool on)
+{
+    refuse_huge = on;
+}
 
 /* A slab's header; its records start at the first line after it. */
 struct fb__slab {
@@ -32,8 +41,9 @@ static struct fb__slab *slab_map(void)
     char *at = (char *)(((uintptr_t)p + huge - 1) & ~(uintptr_t)(huge - 1));
     if (at > p) munmap(p, (size_t)(at - p));
     if (at + huge < p + 2 * huge) munmap(at + huge, (size_t)(p + 2 * huge - (at + huge)));
-#ifdef MADV_HUGEPAGE
-    madvise(at, huge, MADV_HUGEPAGE); /* a hint: without it, the slab still works */
+#if defined(MADV_HUGEPAGE) && defined(MADV_NOHUGEPAGE)
+    /* A hint: without it, the slab still works. */
+    madvise(at, huge, refuse_huge ? MADV_NOHUGEPAGE : MADV_HUGEPAGE);
 #endif
     struct fb__slab *slab = (struct fb__slab *)at;
     slab->mapped = true;

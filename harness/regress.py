@@ -4,7 +4,8 @@
 Measures, from build/bin:
   counts  instructions per switch, create and hop (callgrind, harness/icount.py), switches
           per hop (the same runs), system calls per switch (perf's raw_syscalls:sys_enter
-          over `switch-tests syscall-loop BACKEND N` at two lengths, differenced);
+          over `switch-tests syscall-loop BACKEND N` at two lengths, differenced), and the
+          data cache misses per copy-stack resume (cachegrind, harness/misscount.py);
   timing  CPU time of every switch row and of the star and ring hops at 16 fibers, in
           PROCESSES separate runs of switch-bench, each REPETITIONS repetitions in random
           order, alternating with as many processes of the base commit's switch-bench
@@ -32,7 +33,8 @@ exit 2. `--update` records the counts and this CPU model's timing baseline; it r
 with uncommitted changes (outside results/), as git says whatever SWITCHYARD_GIT_SHA says,
 since a baseline must say which commit it measured.
 `--doctor` scales one row of the stored measurement first (an icount row, a timing row of the
-head, syscalls/switch/BACKEND, or iopath/CONFIG/instructions|syscalls|epoll_ctl) and `--expect-failure` exits 0 only if the gate then fails on
+head, syscalls/switch/BACKEND, iopath/CONFIG/instructions|syscalls|epoll_ctl, or
+cachegrind/ROW/D1|LL, to which FACTOR misses are added) and `--expect-failure` exits 0 only if the gate then fails on
 exactly that check: the self-tests that prove the gate can fail.
 """
 
@@ -47,6 +49,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 import icount  # noqa: E402
 import iopath  # noqa: E402
+import misscount  # noqa: E402
 import meta  # noqa: E402
 import regress_files as RF  # noqa: E402
 import regress_gate as G  # noqa: E402
@@ -129,6 +132,9 @@ def measure(bin_dir, processes, base=None, log=sys.stderr):
         extra = icount.run(str(bin_dir), rows, loops, log=log, exe_name=exe)
         counts["instructions"].update({r["name"][len("icount/"):]: r["real_time"]
                                        for r in extra["benchmarks"]})
+    print("regress: cache misses per copy-stack resume (cachegrind, AMD EPYC geometry)",
+          file=log)
+    counts["cache_misses"] = misscount.run(str(bin_dir), log=log)
     print("regress: system calls per switch (perf, two loop lengths)", file=log)
     counts["syscalls_per_switch"], why = syscalls_per_switch(bin_dir)
     if why:
@@ -210,6 +216,8 @@ def doctor(doc, spec):
             raise RuntimeError("--doctor: no row named %s" % row)
         rows[config] = rows[config] * factor if figure == "instructions" else \
             rows[config] + factor
+    elif row.startswith("cachegrind/") and row[11:] in doc["counts"].get("cache_misses", {}):
+        doc["counts"]["cache_misses"][row[11:]] += factor  # lines added per unit
     elif row in doc["timing"]["samples"]:
         doc["timing"]["samples"][row] = [[t * factor for t in per]
                                          for per in doc["timing"]["samples"][row]]

@@ -70,7 +70,7 @@ def _counts(path, doc):
     counts = _object(path, doc, "counts")
     _numbers(path, _object(path, doc, "counts.instructions"), "counts.instructions", True)
     for name in ("switches_per_hop", "syscalls_per_switch", "io_instructions", "io_syscalls",
-                 "io_epoll_ctl"):
+                 "io_epoll_ctl", "cache_misses"):
         if name in counts:
             block = _object(path, doc, "counts." + name, empty_ok=True)
             _numbers(path, block, "counts." + name, False)

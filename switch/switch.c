@@ -157,6 +157,21 @@ void *sw_live_sp(const sw_ctx *ctx)
     return ctx->backend->live_sp(ctx);
 }
 
+/* A context's end: finished, then a jump to its link (inlined into both ways of ending). */
+static inline __attribute__((always_inline, noreturn)) void finish(sw_ctx *self)
+{
+    self->state = SW_FINISHED;
+    sw_ctx *link = self->link;
+    link->state = SW_ACTIVE;
+#ifdef SWITCHYARD_ASAN
+    /* NULL: this stack is dead, ASan may drop its fake frames. */
+    __sanitizer_start_switch_fiber(NULL, link->stack_lo, link->stack_size);
+#endif
+    self->backend->jump(self, link);
+    refuse("a finished context was resumed");
+    __builtin_unreachable();
+}
+
 void sw__run(sw_ctx *ctx)
 {
 #ifdef SWITCHYARD_ASAN
@@ -164,14 +179,10 @@ void sw__run(sw_ctx *ctx)
 #endif
     ctx->state = SW_ACTIVE;
     ctx->entry(ctx->arg);
-    ctx->state = SW_FINISHED;
-    sw_ctx *link = ctx->link;
-    link->state = SW_ACTIVE;
-#ifdef SWITCHYARD_ASAN
-    /* NULL: this stack is dead, ASan may drop its fake frames. */
-    __sanitizer_start_switch_fiber(NULL, link->stack_lo, link->stack_size);
-#endif
-    ctx->backend->jump(ctx, link);
-    refuse("a finished context was resumed");
-    __builtin_unreachable();
+    finish(ctx);
+}
+
+void sw_exit(sw_ctx *self)
+{
+    finish(self);
 }

@@ -151,6 +151,10 @@ void *sw_live_sp(const sw_ctx *ctx);
  * redzones afterwards (a restored frame layout differs from the evicted one); under Valgrind
  * the destination is made addressable first (it may lie below a stack pointer memcheck saw). */
 void sw_stack_copy(void *dst, const void *src, size_t n);
+/* End the running context `self` now, as if its entry function had returned: it is marked
+ * finished and its link resumed. Its frames are abandoned where they are, never unwound (so a
+ * caller that needs to leave from deep inside its frames keeps no jump buffer in them). */
+void sw_exit(sw_ctx *self) __attribute__((noreturn));
 static inline bool sw_finished(const sw_ctx *ctx)
 {
     return ctx->state == SW_FINISHED;

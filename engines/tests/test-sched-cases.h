@@ -22,6 +22,7 @@
     X(alias, copy_stacks copy_stacks_k3)                                                           \
     X(deep, copy_stacks copy_stacks_k3)                                                            \
     X(records, copy_stacks copy_stacks_k3)                                                         \
+    X(nohuge, copy_stacks)                                                                         \
     X(ahead, copy_stacks copy_stacks_k3)                                                           \
     X(overflow, copy_stacks)
 

@@ -581,6 +581,50 @@ static void test_records(void)
     fb_runtime_free(rt);
 }
 
+/* ---- nohuge: records on 4 KiB pages work alike -------------------------------------------- */
+
+/*
+ * The records case with copy mode's 2 MiB slabs advised MADV_NOHUGEPAGE, as they are when THP is
+ * `never` or its huge pages were split: every byte still comes back, and no mapping of this
+ * process asks for huge pages (smaps' VmFlags: no `hg`), while the records' slabs of copy mode,
+ * where the kernel has transparent huge pages at all, add mappings that say `nh`.
+ */
+static void smaps_flags(int *hg, int *nh)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    ASSERT_TRUE(f);
+    char line[512];
+    *hg = *nh = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "VmFlags:", 8) != 0) continue;
+        *hg += strstr(line, " hg") != NULL;
+        *nh += strstr(line, " nh") != NULL;
+    }
+    fclose(f);
+}
+
+static void test_nohuge(void)
+{
+    fb__no_huge_records(true);
+    long n = copy_mode ? RECORDS_COPY : RECORDS_GUARDED;
+    fb_runtime *rt = new_runtime();
+    int hg, nh, nh_before;
+    smaps_flags(&hg, &nh_before); /* the stacks' own mappings (no huge pages there either) */
+    for (long i = 0; i < n; i++)
+        ASSERT_TRUE(fb_spawn(rt, record_fiber, (void *)i));
+    smaps_flags(&hg, &nh);
+    bool thp = access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK) == 0;
+    printf("%ld fibers; mappings advised huge: %d, advised not huge: %d, %d before the records "
+           "(THP %s)\n",
+           n, hg, nh, nh_before, thp ? "in the kernel" : "absent");
+    ASSERT_EQ(hg, 0);
+    if (copy_mode && thp) ASSERT_LT(nh_before, nh);
+    ASSERT_EQ(fb_run(rt), 0);
+    ASSERT_EQ(records_bad, 0);
+    ASSERT_EQ(records_checked, n * RECORDS_YIELDS);
+    fb_runtime_free(rt);
+}
+
 /* ---- ahead: copy mode learns the order in which fibers claim their stacks --------------- */
 
 /*
