@@ -31,12 +31,10 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import experiments  # noqa: E402
-from drive import probe, runnable  # noqa: E402
-import suite_guard as guard  # noqa: E402
-import meta  # noqa: E402  (the harness's shared meta module, beside this file)
-from experiments._step import PY, ROOT, Ctx, fail, run, say  # noqa: E402
+import experiments
+from lib import meta, probe, runnable
+from lib import suite_guard as guard
+from experiments._step import PY, ROOT, Ctx, fail, run, say
 
 EXPERIMENTS = experiments.load()
 PRESET_NAMES = ("quick", "full")

@@ -2,7 +2,7 @@
 import json
 from pathlib import Path
 
-from drive import budget as B, gbench
+from lib import budget as B, gbench
 from experiments._step import Experiment, fail, run, say, write_json
 
 

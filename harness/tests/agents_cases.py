@@ -22,10 +22,10 @@ HARNESS = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(HARNESS))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cases import check, refuses, run  # noqa: E402
-from drive import merge  # noqa: E402
+from lib import merge  # noqa: E402
 
 PY = "/usr/bin/python3"
-SWEEP = HARNESS / "sweep.py"
+SWEEP = HARNESS / "experiments" / "sweep.py"
 SKIP = 77
 SSHD = "/usr/sbin/sshd"
 

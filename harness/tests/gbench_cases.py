@@ -16,7 +16,7 @@ from pathlib import Path
 HARNESS = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(HARNESS))
 from cases import check, run  # noqa: E402  (harness/tests/cases.py)
-from drive import gbench  # noqa: E402
+from lib import gbench  # noqa: E402
 
 FIXTURE = HARNESS.parent / "results" / "reference" / "switch.json"
 
