@@ -2,7 +2,7 @@
 performs like a callback server."""
 import data as D
 import figures as F
-import sequential  # harness/lib/sequential.py (on the path data.py sets): the design's words
+from lib import sequential  # harness/lib/sequential.py: the design's words
 import verdict as V
 
 ID = "C13"
