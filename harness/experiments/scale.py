@@ -37,6 +37,8 @@ from lib import budget as B
 from experiments._step import Experiment, driver
 
 PROG = "engines_scale"
+# The parts of a run, in the order they run (--parts picks among them).
+PARTS = ("idle", "churn", "completion")
 FD_SETSIZE = 1024
 FD_MARGIN = 64  # server fds besides connections (listeners, eventfds, reserve), with room
 SYSCALL_EVENT = "raw_syscalls:sys_enter"
@@ -98,9 +100,11 @@ def parse_args(argv):
         if not a.configs:
             a.configs = "select,poll,merged"
         a.churn_configs = ["merged"]
-    a.levels = [int(x) for x in a.levels.split(",")]
-    a.churn_levels = [int(x) for x in a.churn_levels.split(",")]
-    a.conc = [int(x) for x in a.conc.split(",")]
+    try:
+        a.levels, a.churn_levels, a.conc = ([int(x) for x in text.split(",")]
+                                            for text in (a.levels, a.churn_levels, a.conc))
+    except ValueError as e:
+        ap.error(f"--levels, --churn-levels and --conc want comma lists of counts ({e})")
     a.idle_configs = idle_configs(a.build_dir)
     known = [c[0] for c in a.idle_configs]
     a.configs = a.configs.split(",") if a.configs else known
@@ -111,6 +115,9 @@ def parse_args(argv):
         ap.error(f"unknown configuration {', '.join(bad)} (valid: {', '.join(known)})" if bad
                  else "--rounds, --churn-rounds and --duration must be positive")
     a.parts = a.parts.split(",")
+    unknown = [x for x in a.parts if x not in PARTS]
+    if unknown:
+        ap.error(f"unknown part {', '.join(unknown)} (valid: {', '.join(PARTS)})")
     return a
 
 

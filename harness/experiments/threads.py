@@ -46,6 +46,9 @@ def parse_args(argv):
     a = ap.parse_args(argv)
     if a.rounds < 1 or a.duration <= 0 or a.conns < 1:
         ap.error("--rounds, --duration and --conns must be positive")
+    names = [v["name"] for v in VARIANTS]
+    if a.aa and a.aa not in names:
+        ap.error(f"--aa: unknown variant {a.aa} (valid: {', '.join(names)}, or '' for none)")
     return a
 
 
