@@ -14,7 +14,7 @@ the runs whose remaining minimum fits (the dearest left out first, recorded as `
 budget (predicted N s ...)`), and a round past the third runs only while the last one's cost
 still fits.
 
-    /usr/bin/python3 harness/experiments/handoff.py [--levels 2,16,256,2048] [--rounds 3] [--seconds 0.5]
+    python3 -m experiments.handoff [--levels 2,16,256,2048] [--rounds 3] [--seconds 0.5]
         [--cpu 0] [--build-dir build] [--out-file handoff.json]
 """
 import json

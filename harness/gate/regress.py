@@ -2,7 +2,7 @@
 """regress.py - the switch-cost regression gate behind `./run.sh regress`.
 
 Measures, from build/bin:
-  counts  instructions per switch, create and hop (callgrind, harness/experiments/icount.py), switches
+  counts  instructions per switch, create and hop (callgrind, experiments/icount.py), switches
           per hop (the same runs), system calls per switch (perf's raw_syscalls:sys_enter
           over `switch-tests syscall-loop BACKEND N` at two lengths, differenced);
   timing  CPU time of every switch row and of the star and ring hops at 16 fibers, in
@@ -131,7 +131,7 @@ def measure(bin_dir, processes, base=None, log=sys.stderr):
     counts["syscalls_per_switch"], why = syscalls_per_switch(bin_dir)
     if why:
         counts["syscalls_not_run"] = why
-    print("regress: the IO path per request (harness/gate/iopath.py: SCHED_FIFO on CPU 0)", file=log)
+    print("regress: the IO path per request (gate/iopath.py: SCHED_FIFO on CPU 0)", file=log)
     why = iopath.unavailable()
     if why:
         counts["iopath_not_run"] = why

@@ -21,9 +21,9 @@ The JSON has Google Benchmark's shape so that compare.py can diff two of them, b
 real_time and cpu_time hold INSTRUCTIONS per unit, not nanoseconds ("time_unit" says "ns"
 only because compare.py insists on a time unit).
 
-usage: python3 -m experiments.icount [--bin DIR] [--exe switch-icount|timer-icount|peer-icount] [--rows ROW,...]
-                                    [--loops A,B] [--jobs N] [--out-file FILE]
-                                    [--expect ROW=LO..HI]   (exit 1 unless ROW's count lies in [LO, HI])
+usage: python3 -m experiments.icount [--bin DIR] [--exe switch-icount|timer-icount|peer-icount]
+           [--rows ROW,...] [--loops A,B] [--jobs N] [--out-file FILE]
+           [--expect ROW=LO..HI]   (exit 1 unless ROW's count lies in [LO, HI])
 """
 
 import concurrent.futures

@@ -1,4 +1,5 @@
-"""The sweep (experiments/sweep.py, and experiments/slow.py in slow mode): echo-server models x load modes x concurrency levels, measured with echo-load.
+"""The sweep (experiments/sweep.py, and experiments/slow.py in slow mode): echo-server models x
+load modes x concurrency levels, measured with echo-load.
 
 For every point it starts a fresh echo-server (pinned to one CPU when asked), waits until it is
 ready (lib.server), attaches `perf stat` to it, runs echo-load (pinned to another CPU) and

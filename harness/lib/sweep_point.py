@@ -1,4 +1,4 @@
-"""One point of the sweep (harness/experiments/sweep.py): a fresh echo-server sized for the level, perf
+"""One point of the sweep (lib/sweep.py): a fresh echo-server sized for the level, perf
 attached, its echo-load repetitions against it back to back with the server's memory sampled in
 each, and the point's record with its status, figures per repetition and per request."""
 import subprocess

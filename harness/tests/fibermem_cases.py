@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""Cases for harness/experiments/fibermem.py: a small grid measures both modes and reports a guarded count
-beyond the memory-map limit as `not run`; bad arguments exit 2.
+"""Cases for harness/experiments/fibermem.py: a small grid measures both modes and reports a
+guarded count beyond the memory-map limit as `not run`; bad arguments exit 2.
 
 usage: fibermem_cases.py CASE --build-dir DIR --out FILE
 """

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""Cases for harness/experiments/sweep.py that need no echo-server: the limit checks of --dry-run, argument
-errors, and a tiny real sweep against the harness test server standing in for echo-server.
+"""Cases for harness/experiments/sweep.py that need no echo-server: the limit checks of --dry-run,
+argument errors, and a tiny real sweep against the harness test server standing in for
+echo-server.
 
 usage: sweep_cases.py CASE --load PATH/echo-load --server PATH/harness-test-server --out DIR
 

@@ -121,7 +121,7 @@ def from_verdicts(doc):
 
 
 def from_peers(doc):
-    """The fiber server over each peer (harness/experiments/peers.py), per level: CPU per request and
+    """The fiber server over each peer (experiments/peers.py), per level: CPU per request and
     throughput, each round's paired ratio a sample."""
     out = {}
     for r in doc.get("ratios") or []:
