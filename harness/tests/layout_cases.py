@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Cases for the harness's Python layout: no import cycle among its modules; imports run one
 way (lib imports only lib; experiments, gate and tools import lib; no experiment imports
-another; nothing imports the suite); every non-test Python file stays within 500 lines. The
-import graph is read as plots/tests/test_layout.py reads plots'.
+another; nothing imports the suite); plots/ reaches into harness/ only through a declared seam,
+and harness/ never into plots/; every non-test Python file stays within 500 lines. The import
+graph is read as plots/tests/test_layout.py reads plots'.
 
 usage: layout_cases.py CASE [--work DIR]
 """
@@ -16,6 +17,15 @@ sys.path.insert(0, str(HARNESS.parent / "plots" / "tests"))
 import test_layout as L  # noqa: E402  (plots/tests: the one reader of an import graph)
 
 MAX_LINES = 500
+PLOTS = HARNESS.parent / "plots"
+# Where plots reaches into harness/, and what it reaches: the experiment registry (data), the
+# statistics, memory resolution and gate floor (figures), the points' statuses (pointdata) and
+# the JSON writer and CPU key (lib.meta: the report and compare), the steps behind each claim
+# (claims_table) and the sequential design's words (C13).
+PLOTS_SEAM = {"data": {"experiments"}, "figures": {"lib.stats", "lib.memory", "gate.regress_gate"},
+              "pointdata": {"lib.status"}, "report": {"lib.meta"}, "compare": {"lib.meta"},
+              "claims_table": {"experiments"},
+              "claims.c13_sync_code_async_speed": {"lib.sequential"}}
 # What each top-level package may import besides itself.
 ALLOWED = {"lib": set(), "experiments": {"lib"}, "gate": {"lib"}, "tools": {"lib", "gate"},
            "suite": {"lib", "experiments"}}
@@ -46,6 +56,24 @@ def case_one_way(a):
                     and dep not in ("experiments", "experiments._step"):
                 bad.append(f"{mod} -> {dep}")
     check(not bad, "imports run one way", bad)
+
+
+def case_plots_seam(a):
+    """plots/ imports harness modules only where PLOTS_SEAM says, and nothing in harness/ imports
+    plots/."""
+    harness = set(L.modules(HARNESS))
+    plots = L.modules(PLOTS)
+    reached = {}
+    for mod, path in plots.items():
+        got = {m for m in L.imports(path, harness) if "." in m or m == "experiments"}
+        got = {m for m in got if not any(o.startswith(m + ".") for o in got)} or got
+        if got:
+            reached[mod] = got
+    extra = {m: sorted(got - PLOTS_SEAM.get(m, set())) for m, got in reached.items()
+             if got - PLOTS_SEAM.get(m, set())}
+    check(not extra, "plots reaches harness only through its declared seam", extra)
+    back = [m for m, path in L.modules(HARNESS).items() if L.imports(path, set(plots))]
+    check(not back, "no harness module imports plots", back)
 
 
 def case_files_small(a):
