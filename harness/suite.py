@@ -45,7 +45,7 @@ REPORT_BUDGET_S = {"quick": 11, "full": 30}
 # starting baseline (an earlier step's threads and processes winding down), or this many
 # seconds pass.
 SETTLE_SLACK, SETTLE_TIMEOUT_S = 1, 60
-# Before a step that times, the calibration probe (drive/probe.py) must be back within its
+# Before a step that times, the calibration probe (lib/probe.py) must be back within its
 # tolerance of the run's start, or this many seconds pass; all the waits of a run together at
 # most the second figure (a machine that stays slow is measured anyway, and says so).
 CALIBRATE_TIMEOUT_S = {"quick": 8, "full": 60}

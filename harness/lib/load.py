@@ -46,7 +46,7 @@ def start(exe, port, args, cpus=None):
                             stderr=subprocess.PIPE, text=True)
 
 
-# ---- load from other machines (drive/agents.py) ---------------------------------------------
+# ---- load from other machines (lib/agents.py) ---------------------------------------------
 
 def add_host_flags(ap):
     """--load-host and --bind, the same in every driver that runs echo-load."""

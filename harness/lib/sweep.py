@@ -40,7 +40,7 @@ IDLE_SAMPLES = 5  # /proc/meminfo reads, 0.1 s apart, before the server starts a
 # fork, a thread, or only the connect and the first echo); a point adds the server's start,
 # perf and the memory baselines. They matter only for a model's first level: the plans run
 # each model's levels in ascending order, and from its first level of 100 connections on its
-# own rounds predict the next (drive/budget.RoundCosts). The figures are the ramp-ups of a
+# own rounds predict the next (lib/budget.RoundCosts). The figures are the ramp-ups of a
 # quick run on a 2-core AMD EPYC VM (2026-12-03): fork 1.9 s for 1,000 connections, thread
 # 2.9 s for 10,000.
 ROUND_START_S = 0.3
@@ -262,7 +262,7 @@ def plan(a):
 
 
 def scheduler(a, clock=time.monotonic):
-    """The sweep's budget (drive/budget.Scheduler) with this machine's priors."""
+    """The sweep's budget (lib/budget.Scheduler) with this machine's priors."""
     fixed = ROUND_START_S + a.warmup + a.duration
 
     def prior(key):

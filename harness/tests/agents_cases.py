@@ -191,7 +191,7 @@ def c_histogram(a, samples):
 
 
 def check_merge_exact(a):
-    """drive/merge.py's merge of two sample sets' exports is the export of their concatenation,
+    """lib/merge.py's merge of two sample sets' exports is the export of their concatenation,
     and its percentiles are the C code's of the concatenation."""
     rng = random.Random(41)
     xs = [int(rng.lognormvariate(11, 1.2)) for _ in range(30000)]

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Cases for drive/gbench.py, which merges two invocations of a Google Benchmark program into
+"""Cases for lib/gbench.py, which merges two invocations of a Google Benchmark program into
 one document: the aggregates it computes are Google Benchmark's own, and a run of 5
 repetitions split into 3 and 2 merges back into the same document.
 

@@ -184,7 +184,7 @@ STATUSES = ("ok", "client-bound", "contended", "limit", "failed", "not run")
 
 
 def case_status_rules(a):
-    """drive/status.py: every rule on made-up echo-load figures, and the A/A pair."""
+    """lib/status.py: every rule on made-up echo-load figures, and the A/A pair."""
     sys.path.insert(0, str(SWEEP.parent))
     from lib import rounds, status
     good = {"requests": 1000, "errors": {}, "cpu": {"cores_used": 0.5, "saturated": False}}
