@@ -37,7 +37,7 @@
  * the fiber IO calls. hooked: the thread model's own srv_fd_io, plain recv and send on a
  * blocking socket, made cooperative by the hooked libc calls (engines/hook.h) that each
  * runtime thread enables; the acceptor then uses plain accept4 too, so sockets start out
- * blocking as in the thread model. Comparing the two prices the hooks (harness/experiments/hooks.py).
+ * blocking as in the thread model. Comparing the two prices the hooks (experiments/hooks.py).
  *
  * Timeouts (--read-timeout, --idle-timeout) are the runtime's timers (--timers chooses their
  * structure): direct, every read is fb_read_timeout, so each request arms a timer that its data
