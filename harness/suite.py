@@ -5,8 +5,9 @@
                                      [--only STEP,...] [--skip STEP,...] [--run-dir DIR]
     /usr/bin/python3 harness/suite.py --list
 
-The steps are the experiments of the registry (harness/experiments/: one file each, run in the
-order of harness/experiments/__init__.py), each writing one JSON file with a `meta` block into
+./run.sh sets the PYTHONPATH this needs (harness/ and plots/). The steps are the experiments
+of the registry (harness/experiments/: one module each, run in the order of
+harness/experiments/__init__.py), each writing one JSON file with a `meta` block into
 the run folder, then `report`: charts (PNG, SVG) and REPORT.md (plots/report.py). `--list`
 prints the step names, one a line; `--help` lists them with what each measures.
 
