@@ -30,8 +30,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
 from lib import perf
+
+ROOT = Path(__file__).resolve().parents[2]
 
 CONFIGS = {
     "fiber/adaptive": ["--model", "fiber", "--read-policy", "adaptive"],

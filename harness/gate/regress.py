@@ -42,15 +42,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-from lib import callgrind
 from gate import iopath
-from lib import meta
 from gate import regress_files as RF
 from gate import regress_gate as G
 from gate import regress_paired as P
-from lib import perf
+from lib import callgrind, meta, perf
 
+ROOT = Path(__file__).resolve().parents[2]
 BASELINE_DIR = ROOT / "results" / "baseline"
 # Counted beside the switch rows (program, rows, the two loop lengths): the copy-stack resume
 # of 8 live bytes at 1 and 10^5 fibers, and the timer operations C17 reads, arm and cancel of

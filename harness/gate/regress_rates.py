@@ -27,11 +27,10 @@ import sys
 import time
 from pathlib import Path
 
-from lib import meta
 from gate import regress
 from gate import regress_gate as G
 from gate import regress_paired as P
-from lib import stats
+from lib import meta, stats
 
 ROOT = Path(__file__).resolve().parents[2]
 ASM = "switch/switch_x86_64_sysv_elf_gas.S"

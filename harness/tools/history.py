@@ -48,13 +48,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-from lib import changepoint as CP
-from lib import meta as M
 from gate import regress_files as RF
 from gate import regress_gate as G
+from lib import changepoint as CP
+from lib import meta as M
 from lib import stats
 
+ROOT = Path(__file__).resolve().parents[2]
 EXACT_CHANGE = 0.005
 # The least change of level a step of a timing must make: over segments of at least 3 runs
 # the noise of one run averages out, so the floor can be half the one a pair of runs needs
