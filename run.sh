@@ -5,6 +5,9 @@ ROOT=$(cd "$(dirname "$0")" && pwd)
 cd "$ROOT"
 
 PY=/usr/bin/python3 # Debian's interpreter: the one with matplotlib and numpy
+# The Python packages' one search path (CMakeLists.txt sets the same for the tests): harness/
+# (lib, experiments, gate, tools, the suite) and plots/.
+export PYTHONPATH="$ROOT/harness:$ROOT/plots"
 JOBS=$(nproc 2>/dev/null || echo 2)
 PACKAGES=(cmake gcc g++ make pkg-config libboost-context-dev libevent-dev libbenchmark-dev
     libbenchmark-tools liburing-dev valgrind linux-perf python3 python3-matplotlib python3-numpy
@@ -221,7 +224,7 @@ cmd_regress() {
     cmd_setup
     configure_build build
     say "regress: counts against results/baseline/counts.json, timings against this CPU model's baseline and paired with the base commit's build"
-    "$PY" "$ROOT/harness/regress.py" --bin "$ROOT/build/bin" "${extra[@]}"
+    "$PY" "$ROOT/harness/gate/regress.py" --bin "$ROOT/build/bin" "${extra[@]}"
 }
 
 # check_steps PRESET LIST: every name of the comma list is a step of the registry, checked
@@ -275,7 +278,7 @@ cmd_suite() {
             ;;
         --load-host | --bind)
             [[ $# -ge 2 && -n $2 ]] || { echo "run.sh: $preset: $1 needs a value" >&2; exit 2; }
-            # Read by the drivers' --load-host and --bind defaults (harness/drive/load.py).
+            # Read by the drivers' --load-host and --bind defaults (harness/lib/load.py).
             if [[ $1 == --bind ]]; then export SWITCHYARD_BIND=$2; else
                 export SWITCHYARD_LOAD_HOSTS="${SWITCHYARD_LOAD_HOSTS:+$SWITCHYARD_LOAD_HOSTS }$2"; fi
             shift
@@ -316,7 +319,7 @@ cmd_compare() {
 }
 
 cmd_history() {
-    "$PY" "$ROOT/harness/history.py" "$@"
+    "$PY" "$ROOT/harness/tools/history.py" "$@"
 }
 
 cmd_slides() {

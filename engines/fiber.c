@@ -309,7 +309,7 @@ static inline fiber *fiber_of(sw_ctx *ctx)
  * that outlived the jump would be copied with every live part (48 bytes), and each side of
  * a resume would return through it: one more return per switch whose predicted target the
  * stack switch has made stale. On the 2-core Xeon VM, copystack/resume at 8 live bytes and one
- * fiber took 58 ns with that frame and 28 ns without (harness/NOTES.md, 2026-12-02).
+ * fiber took 58 ns with that frame and 28 ns without (results/notes/harness.md, 2026-12-02).
  */
 static void LINE_ALIGNED copy_jump(sw_ctx *from, sw_ctx *to)
 {

@@ -5,8 +5,9 @@
                                      [--only STEP,...] [--skip STEP,...] [--run-dir DIR]
     /usr/bin/python3 harness/suite.py --list
 
-The steps are the experiments of the registry (harness/experiments/: one file each, run in the
-order of harness/experiments/__init__.py), each writing one JSON file with a `meta` block into
+./run.sh sets the PYTHONPATH this needs (harness/ and plots/). The steps are the experiments
+of the registry (harness/experiments/: one module each, run in the order of
+harness/experiments/__init__.py), each writing one JSON file with a `meta` block into
 the run folder, then `report`: charts (PNG, SVG) and REPORT.md (plots/report.py). `--list`
 prints the step names, one a line; `--help` lists them with what each measures.
 
@@ -31,12 +32,10 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import experiments  # noqa: E402
-from drive import probe, runnable  # noqa: E402
-import suite_guard as guard  # noqa: E402
-import meta  # noqa: E402  (the harness's shared meta module, beside this file)
-from experiments._step import PY, ROOT, Ctx, fail, run, say  # noqa: E402
+import experiments
+from lib import meta, probe, runnable
+from lib import suite_guard as guard
+from experiments._step import PY, ROOT, Ctx, fail, run, say
 
 EXPERIMENTS = experiments.load()
 PRESET_NAMES = ("quick", "full")
@@ -47,7 +46,7 @@ REPORT_BUDGET_S = {"quick": 11, "full": 30}
 # starting baseline (an earlier step's threads and processes winding down), or this many
 # seconds pass.
 SETTLE_SLACK, SETTLE_TIMEOUT_S = 1, 60
-# Before a step that times, the calibration probe (drive/probe.py) must be back within its
+# Before a step that times, the calibration probe (lib/probe.py) must be back within its
 # tolerance of the run's start, or this many seconds pass; all the waits of a run together at
 # most the second figure (a machine that stays slow is measured anyway, and says so).
 CALIBRATE_TIMEOUT_S = {"quick": 8, "full": 60}

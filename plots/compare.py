@@ -14,7 +14,7 @@ overlay charts of the main figures (PNG and SVG).
 The figures and verdicts come from the claims' own rules (plots/claims/) applied to each
 run (no rule is restated here), so a claim added to the list is compared without code here.
 A figure with repeated samples in both runs is tested as Google Benchmark's compare.py does,
-with a two-sided Mann-Whitney U test (alpha 0.05, harness/stats.py), together with its 95%
+with a two-sided Mann-Whitney U test (alpha 0.05, harness/lib/stats.py), together with its 95%
 intervals: `beyond noise` when the test rejects and the intervals are apart, `within noise`
 when neither, `unclear` when they disagree (3 samples a side can never reach p < 0.05).
 Closer than the run-to-run band (figures.run_band: the effect floor, or the band learned from
@@ -33,14 +33,13 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import claims  # noqa: E402
-import data as D  # noqa: E402
-import export as X  # noqa: E402
-import figures as F  # noqa: E402
-import meta as M  # noqa: E402  (harness/: the CPU model as history.py groups runs)
-from sections import peers  # noqa: E402
-from sections.machine import machine_section  # noqa: E402
+import claims
+import data as D
+import export as X
+import figures as F
+from lib import meta as M  # (harness/: the CPU model as history.py groups runs)
+from sections import peers
+from sections.machine import machine_section
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNS_ROOT = ROOT / "results" / "runs"

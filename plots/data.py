@@ -2,15 +2,13 @@
 report share. It reads only files inside the run folder (results/...), never the build tree.
 """
 import json
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "harness"))
-from experiments import ORDER  # noqa: E402  (the experiment registry: the one list of names)
-import validate  # noqa: E402
+import validate
+from experiments import ORDER  # harness/: the experiment registry, the one list of names
 # The measured points' statuses and the sweep's readers live in pointdata.py; every reader of a
 # run imports them from here.
-from pointdata import (  # noqa: E402,F401
+from pointdata import (  # noqa: F401
     FAILED_SHARE, MEASURED, MIN_OK_ROUNDS, POINT_STATUSES, kernel_per_conn, memory_points,
     memory_rounds, memory_top, ok_points, ok_rounds, over_budget, peak, point_errors, point_status,
     ramp, rps, rps_rounds, SERVER_CPU, server_cpu_us_per_request, status_text, sweep_flagged,
@@ -256,11 +254,11 @@ def icounts(doc):
             for b in (doc or {}).get("benchmarks", []) if "instructions_per_unit" in b}
 
 
-# ---- scale.json (harness/engines_scale.py): idle scaling, churn, readiness vs completion ---
+# ---- scale.json (harness/experiments/scale.py): idle scaling, churn, readiness vs completion ---
 
 def epoll_family(part):
     """The engines of a scale.json part that run on epoll (the method engine-info reported for
-    each, recorded by engines_scale.py), in the part's order."""
+    each, recorded by experiments/scale.py), in the part's order."""
     methods = (part or {}).get("methods") or {}
     return [c for c in (part or {}).get("configs", []) if methods.get(c, "").startswith("epoll")]
 

@@ -16,7 +16,7 @@ A verdict function returns its figures as a list of dicts made by the constructo
                                                                    resampled independently
 
 Every figure carries `value`, a 95% interval `low`-`high` (the percentile bootstrap, over its
-samples, of their median: harness/stats.py), `n` (how many samples) and `exact`. An exact
+samples, of their median: harness/lib/stats.py), `n` (how many samples) and `exact`. An exact
 count's interval is its value. A figure with one sample has no interval (low and high None);
 a rule compares it as if it were known to within SINGLE_MARGIN (see `compare`).
 
@@ -27,13 +27,12 @@ side of a threshold a figure's interval lies (plots/verdict.py builds verdicts o
 (plots/compare.py).
 """
 import math
-import sys
-from pathlib import Path
 
-# harness/stats.py is the project's one statistics module; plots reach it from here only.
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "harness"))
-import stats  # noqa: E402
-from drive.memory import (  # noqa: E402,F401  (the resolution's one copy; readers use F.)
+# harness/lib/stats.py is the project's one statistics module, and harness/gate/regress_gate.py
+# the gate's noise floor; plots reach them from here only.
+from gate import regress_gate
+from lib import stats
+from lib.memory import (  # noqa: F401  (the resolution's one copy; readers use F.)
     KERNEL_RESOLUTION_KIB, MEMINFO_DRIFT_KIB, kernel_resolution)
 
 TIMING, EXACT, ONCE = "timing", "exact", "once"
@@ -50,7 +49,7 @@ _CI = {}
 
 def interval(samples):
     """(low, high): the LEVEL bootstrap interval of the median of samples (deterministic,
-    seeded by harness/stats.py), remembered since reports evaluate each run more than once."""
+    seeded by harness/lib/stats.py), remembered since reports evaluate each run more than once."""
     key = tuple(samples)
     if key not in _CI:
         _CI[key] = stats.bootstrap_ci(list(samples), stats.median, LEVEL)
@@ -145,7 +144,7 @@ def repeated(name, samples, unit, source):
 def ratio(name, num, den, unit, source):
     """median(num) / median(den) of two things measured in separate runs (two sweep points'
     repeated runs: not paired by round). With two or more samples a side, its interval
-    resamples both sides independently (harness/stats.py ratio_ci); else it is measured once.
+    resamples both sides independently (harness/lib/stats.py ratio_ci); else it is measured once.
     Its samples are num's over den's median, for the run comparison's U test."""
     num = [x for x in num or [] if x is not None]
     den = [x for x in den or [] if x is not None]
@@ -215,7 +214,7 @@ def num(v, exact=False):
     return f"{v:.4g}" if exact else f"{v:.3g}"
 
 
-# Kernel memory per connection below its resolution (harness/drive/memory.py says why) is
+# Kernel memory per connection below its resolution (harness/lib/memory.py says why) is
 # printed as such, never as a figure.
 
 
@@ -274,10 +273,9 @@ WITHIN, BEYOND, UNCLEAR, UNKNOWN = "within noise", "beyond noise", "unclear", "n
 # (the least p of 5 against 5), several by 1 to 3%.
 RUN_TO_RUN = "within run-to-run noise"
 # The effect floor: two runs' figures closer than this share are never beyond noise. It is the
-# regression gate's floor (harness/regress_gate.py, MIN_TIMING_TOLERANCE: single figures moved
+# regression gate's floor (harness/gate/regress_gate.py, MIN_TIMING_TOLERANCE: single figures moved
 # by up to 6.5% between VMs of one CPU model, results/baseline/NOTES.md), so `compare`,
 # `history` and the gate draw the line between sittings at the same place.
-import regress_gate  # noqa: E402  (harness/, on the path above)
 FLOOR = regress_gate.MIN_TIMING_TOLERANCE
 # A band learned from a machine's runs: the figure's value in each of at least BAND_MIN_RUNS
 # other runs, its spread the largest of BAND_SIGMAS robust sigmas (1.4826 MAD over the median,

@@ -1,4 +1,4 @@
-"""The peers' figures as the report shows them (harness/peers_bench.py): one row per connection
+"""The peers' figures as the report shows them (harness/experiments/peers.py): one row per connection
 level and server from peers.json, or in a quick run from fiberio's first round, where the same
 servers ran once each beside the fiber server. Read by the peers section and chart; imports
 nothing of plots/ (the run is anything with get() and why())."""

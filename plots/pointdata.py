@@ -3,11 +3,8 @@ what each point's status lets a figure use it for, and the sweep's readers. data
 these names, so the claims and sections read them as `D.point_status`, `D.ok_points`, ...
 """
 import statistics
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "harness"))
-from drive import status as S  # noqa: E402  (the drivers' statuses: what each one means)
+from lib import status as S  # harness/: the drivers' statuses, what each one means
 
 # Every measured point's status: what it can be used for. Throughput verdicts use "ok" points
 # only; CPU per request stays valid on a client-bound point (the server's CPU is still its own).
@@ -88,7 +85,7 @@ def sweep_points(run, model, mode):
                   key=lambda p: p["conns"])
 
 
-# How a driver's time budget (harness/drive/budget.py) words a point it left out: not measured,
+# How a driver's time budget (harness/lib/budget.py) words a point it left out: not measured,
 # so no evidence that the server works or fails there.
 OVER_BUDGET = "over budget"
 

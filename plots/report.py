@@ -26,14 +26,13 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import claims_table  # noqa: E402
-import data as D  # noqa: E402
-import document  # noqa: E402
-import export  # noqa: E402
-import meta as M  # noqa: E402  (harness/: the one JSON writer)
-import page  # noqa: E402
-from reference import REFERENCE, reference_for  # noqa: E402
+import claims_table
+import data as D
+import document
+import export
+from lib import meta as M  # (harness/: the one JSON writer)
+import page
+from reference import REFERENCE, reference_for
 
 USAGE = "usage: report.py RUN_FOLDER [--no-charts] [--reference-dir DIR | --no-reference]"
 

@@ -37,7 +37,7 @@
  * the fiber IO calls. hooked: the thread model's own srv_fd_io, plain recv and send on a
  * blocking socket, made cooperative by the hooked libc calls (engines/hook.h) that each
  * runtime thread enables; the acceptor then uses plain accept4 too, so sockets start out
- * blocking as in the thread model. Comparing the two prices the hooks (harness/hooks_bench.py).
+ * blocking as in the thread model. Comparing the two prices the hooks (experiments/hooks.py).
  *
  * Timeouts (--read-timeout, --idle-timeout) are the runtime's timers (--timers chooses their
  * structure): direct, every read is fb_read_timeout, whose per-fd timer stays armed across the
@@ -248,7 +248,7 @@ static void serve(struct runtime *r, struct session *s, char *buf)
  * down to the switch) is a few hundred contiguous bytes on one page. Declared in the frame
  * that also holds the buffer, it would sit above the buffer's 16 KiB, on another page: with a
  * thousand connections, one more TLB entry and cache line per request, which measured
- * (harness/fiberio_bench.py, 1,000 connections) as a visible share of the fiber server's CPU.
+ * (harness/experiments/fiberio.py, 1,000 connections) as a visible share of the fiber server's CPU.
  */
 static void __attribute__((noinline)) serve_on_stack(struct runtime *r, int fd, char *buf)
 {

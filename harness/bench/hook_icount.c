@@ -9,7 +9,7 @@
  * usage: hook-icount ROW LOOPS, with ROW one of switch-bench's rows
  *   hook/read|write/pipe/syscall|fallthrough|direct|hooked     LOOPS calls
  *   sync/fiber_mutex|event_lock|pthread_mutex/uncontended      LOOPS lock/unlock pairs
- * Prints "<row> calls <n>" (or "pairs"), the shape harness/icount.py reads: the difference
+ * Prints "<row> calls <n>" (or "pairs"), the shape experiments/icount.py reads: the difference
  * of two runs' instruction totals over the difference of their units is the user-space
  * cost of one call, start-up and set-up cancelling out. Callgrind sees no kernel
  * instructions, so for hook/ rows this is exactly the path the hooks add or save.

@@ -11,7 +11,7 @@
  *   peer/RUNTIME/ring/fibers:N      LOOPS rounds of N hops
  *   peer/RUNTIME/mutex/...          LOOPS batches of 16 pairs
  *   peer/RUNTIME/cond/...           LOOPS batches of 16 signals or hand-offs
- * Prints "<row> <unit> <count>", the line harness/icount.py reads: the difference of two
+ * Prints "<row> <unit> <count>", the line experiments/icount.py reads: the difference of two
  * runs' instruction totals over the difference of their units is the user-space cost of one
  * unit, start-up and set-up cancelling out. Callgrind sees no kernel instructions: a runtime
  * that enters the kernel per unit (Pth) costs more than its count says.

@@ -18,7 +18,7 @@
  * `switch-icount --list` prints the compiled-in backends, one per line; `--context` prints
  * the build (key: value lines) for the JSON's context block.
  * Prints one line: the row and how many units (calls, switches, creates, hops) it ran, so
- * that harness/icount.py can divide the difference of two runs' instruction totals by the
+ * that experiments/icount.py can divide the difference of two runs' instruction totals by the
  * difference of their units. Startup, set-up and teardown cancel out in that difference.
  */
 

@@ -1,5 +1,5 @@
 /* timer_icount.c - runs one timers/ loop of switch-bench a given number of batches, counting
- * only the row's phase, for callgrind (harness/icount.py --exe timer-icount). */
+ * only the row's phase, for callgrind (experiments/icount.py --exe timer-icount). */
 #include "bench_build_info.h"
 #include "bench_timers.h"
 

@@ -1,6 +1,7 @@
-"""The suite's experiments, in the order it runs them: one name a line, each declared once in
-its own file here (<name>.py, defining EXPERIMENT). A new experiment is a new file and one
-line below; the suite, ./run.sh's step list and --only's check all read this list.
+"""The suite's experiments, in the order it runs them: one name a line, each one module here
+(<name>.py: its declaration, EXPERIMENT, and its driver, run as `python3 -m experiments.<name>`).
+A new experiment is a new module and one line below; the suite, ./run.sh's step list and
+--only's check all read this list. What two drivers share lives in lib/, never in a driver.
 
 The order keeps the harness out of its own measurements: the steps that time microseconds
 and nanoseconds (switch ... instruments) run before the ones that leave ten thousand threads,

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
-import meta
+from lib import meta
+from lib.meta import write_json
 
 ROOT = meta.REPO_ROOT
 PY = "/usr/bin/python3"
@@ -63,16 +64,6 @@ def say(msg):
     print(f"[suite] {msg}", flush=True)
 
 
-def write_json(path, data):
-    tmp = Path(str(path) + ".tmp")
-    try:
-        tmp.write_text(meta.json_text(data))
-        tmp.replace(path)
-    except BaseException:  # a full disk or a stop signal: no half-written copy left behind
-        tmp.unlink(missing_ok=True)
-        raise
-
-
 def run(cmd, log, timeout):
     """Runs a program with its output teed into the log; returns the exit status (or None on a
     timeout). Progress lines of the drivers are passed through so the user sees them."""
@@ -115,29 +106,36 @@ def full_only(why, step):
     return run_step
 
 
-def driver(script, timeout=3600):
-    """The run function of an experiment measured by one driver: harness/SCRIPT with the
-    build folder, the preset's arguments and --out-file into the run folder."""
+def module_cmd(name):
+    """The command that runs experiment NAME's driver: its module, found through the
+    PYTHONPATH run.sh and CTest set (harness/ and plots/)."""
+    return [PY, "-m", f"experiments.{name}"]
+
+
+def driver(timeout=3600):
+    """The run function of an experiment measured by its own module's driver: the module with
+    the build folder, the preset's arguments and --out-file into the run folder."""
     def step(ctx, exp):
         out = ctx.dir / exp.output
         budget = ["--budget-s", exp.budget_s[ctx.preset]] if exp.budgeted else []
-        rc = run([PY, ROOT / "harness" / script, "--build-dir", ctx.build,
+        rc = run([*module_cmd(exp.name), "--build-dir", ctx.build,
                   *(exp.preset(ctx.preset) or []), *budget, "--out-file", out], ctx.log,
                  timeout)
         if not out.exists():
-            return fail(ctx, exp.name, f"{script} exited {rc} without writing {out.name}")
+            return fail(ctx, exp.name,
+                        f"experiments/{exp.name}.py exited {rc} without writing {out.name}")
         return "ok" if rc == 0 else f"exit {rc}"
     return step
 
 
-def counted(script, args, timeout):
-    """The run function of a harness script that writes JSON without the run's meta block
+def counted(args, timeout):
+    """The run function of an experiment whose driver writes JSON without the run's meta block
     (instruction counts): its result filed with the experiment's name and the meta block."""
     def step(ctx, exp):
         out = Path(ctx.tmp) / exp.output
-        rc = run([PY, ROOT / "harness" / script, *args(ctx), "--out-file", out], ctx.log, timeout)
+        rc = run([*module_cmd(exp.name), *args(ctx), "--out-file", out], ctx.log, timeout)
         if rc != 0 or not out.exists():
-            return fail(ctx, exp.name, f"{script} exited {rc}")
+            return fail(ctx, exp.name, f"experiments/{exp.name}.py exited {rc}")
         data = json.loads(out.read_text())
         data.update(experiment=exp.name, meta=ctx.meta())
         write_json(ctx.dir / exp.output, data)

@@ -1,9 +1,17 @@
-"""The experiment of harness/icount.py: instructions counted by callgrind, of the switches
-(switch-icount) and of the timer structures' operations that claim C17 reads (timer-icount)."""
+"""Instructions counted by callgrind (lib/callgrind.py), of the switches (switch-icount) and of
+the timer structures' operations that claim C17 reads (timer-icount); its command line is the
+one harness/bench's counting tests and the regression gate's rows run:
+
+    python3 -m experiments.icount [--bin DIR] [--exe switch-icount|timer-icount|peer-icount]
+        [--rows ROW,...] [--loops A,B] [--jobs N] [--out-file FILE] [--expect ROW=LO..HI]
+"""
+import argparse
 import json
+import sys
 from pathlib import Path
 
-from experiments._step import PY, ROOT, Experiment, counted, run, write_json
+from experiments._step import Experiment, counted, module_cmd, run, write_json
+from lib import callgrind
 
 # C17's isolated cost: the wheel's arm and cancel and the tree's arm, mostly-cancelled
 # workload, from 10^2 pending timers to 10^4 (quick) or 10^6 (full: setting up a million timers
@@ -19,7 +27,7 @@ def timer_rows(preset):
 
 
 def count(ctx, exp):
-    status = counted("icount.py", lambda c: ["--bin", c.bin], timeout=900)(ctx, exp)
+    status = counted(lambda c: ["--bin", c.bin], timeout=900)(ctx, exp)
     if status != "ok":
         return status
     out = ctx.dir / exp.output
@@ -29,7 +37,7 @@ def count(ctx, exp):
         doc["timers"] = {"status": "not run", "reason": "timer-icount is not built"}
     else:
         rows = timer_rows(ctx.preset)
-        rc = run([PY, ROOT / "harness" / "icount.py", "--bin", ctx.bin, "--exe",
+        rc = run([*module_cmd("icount"), "--bin", ctx.bin, "--exe",
                   "timer-icount", "--loops", TIMER_LOOPS, "--rows", ",".join(rows),
                   "--out-file", timers], ctx.log, 900)
         if rc == 0 and timers.exists():
@@ -37,7 +45,7 @@ def count(ctx, exp):
             doc["timers"] = {"status": "ok", "rows": rows, "loops": TIMER_LOOPS}
         else:
             doc["timers"] = {"status": "not run",
-                             "reason": f"icount.py --exe timer-icount exited {rc}"}
+                             "reason": f"experiments/icount.py --exe timer-icount exited {rc}"}
     write_json(out, doc)
     return "ok"
 
@@ -54,3 +62,57 @@ EXPERIMENT = Experiment(
     run=count,
     times=False,
 )
+
+
+def main():
+    ap = argparse.ArgumentParser(description=callgrind.__doc__.split("\n")[0])
+    ap.add_argument("--bin", default=callgrind.DEFAULT_BIN, help="directory with switch-icount")
+    ap.add_argument("--exe", default="switch-icount",
+                    help="the counting program: switch-icount, timer-icount for the timers/ "
+                         "rows (instructions per arm, cancel or expire), or peer-icount for the "
+                         "peer/ rows")
+    ap.add_argument("--rows", help="comma-separated rows (default: all backends)")
+    ap.add_argument("--loops", default="1000,11000", help="the two loop lengths")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--out-file", metavar="FILE", help="write the JSON here (default: stdout)")
+    ap.add_argument("--expect", action="append", default=[], metavar="ROW=LO..HI",
+                    help="sanity range for one row's count (tests)")
+    args = ap.parse_args()
+    try:
+        loops = tuple(int(x) for x in args.loops.split(","))
+        if len(loops) != 2 or loops[0] >= loops[1] or loops[0] < 0:
+            raise ValueError
+    except ValueError:
+        print("icount.py: --loops wants two increasing counts, e.g. 1000,11000", file=sys.stderr)
+        return 2
+    try:
+        doc = callgrind.run(args.bin, args.rows.split(",") if args.rows else None, loops, args.jobs,
+                  exe_name=args.exe)
+    except RuntimeError as e:
+        print("icount.py: %s" % e, file=sys.stderr)
+        return 1
+    text = json.dumps(doc, indent=2) + "\n"
+    if args.out_file:
+        with open(args.out_file, "w") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+    return check_expectations(doc, args.expect)
+
+
+def check_expectations(doc, specs):
+    counts = {r["name"][len("icount/"):]: r["real_time"] for r in doc["benchmarks"]}
+    bad = 0
+    for spec in specs:
+        row, _, bounds = spec.partition("=")
+        lo, _, hi = bounds.partition("..")
+        value = counts.get(row)
+        ok = value is not None and float(lo) <= value <= float(hi)
+        print("icount.py: %s %s = %s (expected %s..%s)" % ("ok" if ok else "FAIL", row,
+                                                          value, lo, hi), file=sys.stderr)
+        bad += not ok
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -4,11 +4,11 @@ import json
 import subprocess
 from pathlib import Path
 
-from drive import perf
+from lib import perf
 from experiments._step import Experiment, write_json
 
 def syscalls_per_switch(ctx, backend):
-    """props.json's fields for drive.perf.syscalls_per_switch."""
+    """props.json's fields for lib.perf.syscalls_per_switch."""
     r = perf.syscalls_per_switch(ctx.bin / "switch-tests", backend, ctx.tmp)
     if r["status"] != "ok":
         return {"syscalls_per_switch": None, "syscalls_status": r["status"],

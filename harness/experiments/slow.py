@@ -1,5 +1,12 @@
-"""The experiment of harness/sweep.py in slow mode: slow clients against every model."""
+"""The sweep in slow mode (--modes slow): slow clients against every model. Its driver is the
+library's sweep (lib/sweep.py), which experiments/sweep.py runs too:
+
+    python3 -m experiments.slow --help
+"""
+import sys
+
 from experiments._step import Experiment, driver, full_only
+from lib import sweep
 
 # The slow clients' pace, the same in both presets: 64 B requests in 16 B chunks 20 ms apart
 # (60 ms to send one), then half a second of thinking.
@@ -22,5 +29,9 @@ EXPERIMENT = Experiment(
                  "--warmup", "1", "--load-args", SLOW_LOAD],
     },
     budget_s={"quick": 1, "full": 250},
-    run=full_only(QUICK_WHY, driver("sweep.py")),
+    run=full_only(QUICK_WHY, driver()),
 )
+
+
+if __name__ == "__main__":
+    sys.exit(sweep.main())

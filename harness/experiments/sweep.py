@@ -1,5 +1,12 @@
-"""The experiment of harness/sweep.py: echo servers x load modes x concurrency."""
+"""The sweep: echo servers x load modes x concurrency. Its driver is the library's sweep
+(lib/sweep.py), which experiments/slow.py runs too:
+
+    python3 -m experiments.sweep --help
+"""
+import sys
+
 from experiments._step import Experiment, driver
+from lib import sweep
 
 # The models the claims name (C6, C7: thread and fork; the fiber server and the callback
 # yardsticks beside them); the full preset sweeps every model.
@@ -35,5 +42,9 @@ EXPERIMENT = Experiment(
     },
     budget_s={"quick": 93, "full": 900},
     budgeted=True,
-    run=driver("sweep.py"),
+    run=driver(),
 )
+
+
+if __name__ == "__main__":
+    sys.exit(sweep.main())

@@ -2,7 +2,7 @@
 import json
 from pathlib import Path
 
-from drive import budget as B, gbench
+from lib import budget as B, gbench
 from experiments._step import Experiment, fail, run, say, write_json
 
 
@@ -53,7 +53,7 @@ def invoke(ctx, name, flt, min_time, reps):
 def measure(ctx, exp):
     """Every pass's minimum of repetitions first, timed; then the repetitions up to the
     preset's that the step's budget has room for, in proportion across the passes, each pass
-    merged into one document (drive/gbench). On the machine the budget was sized on every
+    merged into one document (lib/gbench). On the machine the budget was sized on every
     pass gets all its repetitions; on a slower one, fewer, never below 3."""
     p = exp.preset(ctx.preset)
     budget = B.Budget(exp.budget_s[ctx.preset])

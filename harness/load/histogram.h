@@ -41,7 +41,7 @@ double ld_hist_mean(const struct ld_hist *h);
 /*
  * The histogram as one JSON object in a mergeable form: its layout (sub_bits, top_bits), exact
  * count, min, max and sum in ns, and its non-empty buckets as [index, count] pairs. Two of them
- * with the same layout merge by adding counts per index (harness/drive/agents.py does).
+ * with the same layout merge by adding counts per index (harness/lib/agents.py does).
  */
 void ld_hist_json(FILE *f, const struct ld_hist *h);
 

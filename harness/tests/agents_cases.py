@@ -22,10 +22,10 @@ HARNESS = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(HARNESS))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cases import check, refuses, run  # noqa: E402
-from drive import merge  # noqa: E402
+from lib import merge  # noqa: E402
 
 PY = "/usr/bin/python3"
-SWEEP = HARNESS / "sweep.py"
+SWEEP = HARNESS / "experiments" / "sweep.py"
 SKIP = 77
 SSHD = "/usr/sbin/sshd"
 
@@ -191,7 +191,7 @@ def c_histogram(a, samples):
 
 
 def check_merge_exact(a):
-    """drive/merge.py's merge of two sample sets' exports is the export of their concatenation,
+    """lib/merge.py's merge of two sample sets' exports is the export of their concatenation,
     and its percentiles are the C code's of the concatenation."""
     rng = random.Random(41)
     xs = [int(rng.lognormvariate(11, 1.2)) for _ in range(30000)]
@@ -368,7 +368,7 @@ def case_netns_drivers(a):
         net.keys()
         net.start_sshd()
         print(f"setup: {time.monotonic() - t0:.2f} s")
-        doc, took = driver(a, net, "engines_bench.py", [
+        doc, took = driver(a, net, "experiments/engines.py", [
             "--engines", "merged,naive", "--rounds", "1", "--duration", "1.5", "--warmup",
             "0.2", "--count-requests", "3000", "--aa", "", "--profile", ""],
             net.work / "engines.json")
@@ -392,7 +392,7 @@ def case_netns_drivers(a):
               + ", ".join(f"{t['engine']} {t['requests_per_sec']:.0f} req/s "
                           f"{t['server_cpu_us_per_request']:.2f} us/req ({t['status']})"
                           for t in tputs))
-        doc, took = driver(a, net, "maxconns.py", [
+        doc, took = driver(a, net, "experiments/maxconns.py", [
             "--levels", "40", "--target", "40", "--stacks", "guarded", "--rate", "400",
             "--duration", "1"], net.work / "maxconns.json", ("agent-a", "agent-b"))
         docs["maxconns"] = doc
@@ -476,8 +476,8 @@ def case_bad_flags(a):
     check(p.returncode == 2 and "--load-host needs --bind" in p.stderr,
           "SWITCHYARD_LOAD_HOSTS without an address refused", p.stderr)
     # Every other driver that runs echo-load refuses the same, before it measures anything.
-    for script in ("engines_bench.py", "fiberio_bench.py", "peers_bench.py", "timers_bench.py",
-                   "maxconns.py"):
+    for script in ("experiments/engines.py", "experiments/fiberio.py", "experiments/peers.py",
+                   "experiments/timers.py", "experiments/maxconns.py"):
         refuses([PY, HARNESS / script, "--build-dir", Path(a.bin).parent],
                 ["--load-host", "h1"], ["--load-host", "h1", "--bind", "127.0.0.1"])
     refuses([HARNESS.parent / "run.sh", "quick"], ["--load-host"], ["--bind", ""])

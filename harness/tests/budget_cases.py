@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Cases for the time budgets (harness/drive/budget.py) and the sweep's use of them, on a fake
+"""Cases for the time budgets (harness/lib/budget.py) and the sweep's use of them, on a fake
 clock: a simulated machine whose rounds cost fixed + per-connection seconds (times a noise
 factor) runs the quick preset's sweep plan through sweep.run_points and the same repetition
 loop the real sweep uses (sweep_point.repetitions), without starting anything. A slow machine
@@ -15,9 +15,9 @@ from types import SimpleNamespace
 HARNESS = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(HARNESS))
 from cases import check, run  # noqa: E402  (harness/tests/cases.py)
-import sweep  # noqa: E402
-import sweep_point  # noqa: E402
-from drive import budget as B  # noqa: E402
+from lib import sweep  # noqa: E402
+from lib import sweep_point  # noqa: E402
+from lib import budget as B  # noqa: E402
 from experiments import sweep as sweep_exp  # noqa: E402
 
 CONCURRENCY = {"thread": "thread-per-connection", "fork": "process-per-connection",
@@ -270,7 +270,7 @@ def gated_rounds(seconds, wanted, round_s, shares=(1.0,), noise=0.0, seed=1, set
     """The rounds each part's loop runs on a fake clock: rounds.interleaved over two items
     (each half a round), one gate per part at its cumulative share, a round costing round_s
     times a factor within 1 +- noise. Returns ([rounds per part], seconds spent in all)."""
-    from drive import rounds
+    from lib import rounds
     clock, rng = B.FakeClock(), random.Random(seed)
     budget = B.Budget(seconds, clock)
     clock.advance(setup_s)

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Cases for harness/changepoint.py on synthetic series of runs: planted steps are found where
+"""Cases for harness/lib/changepoint.py on synthetic series of runs: planted steps are found where
 they were planted, and series without one get none, under Gaussian and heavy-tailed noise of
 the size measured between runs of one machine (3%: the learned run-to-run bands of compare).
 
@@ -12,7 +12,7 @@ from pathlib import Path
 HARNESS = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(HARNESS))
 from cases import check, run  # noqa: E402  (harness/tests/cases.py)
-import changepoint as CP  # noqa: E402
+from lib import changepoint as CP  # noqa: E402
 
 SEEDS = 60
 NOISE = 0.03

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""Cases for harness/fibermem.py: a small grid measures both modes and reports a guarded count
-beyond the memory-map limit as `not run`; bad arguments exit 2.
+"""Cases for harness/experiments/fibermem.py: a small grid measures both modes and reports a
+guarded count beyond the memory-map limit as `not run`; bad arguments exit 2.
 
 usage: fibermem_cases.py CASE --build-dir DIR --out FILE
 """
@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from cases import check, refuses, run  # noqa: E402  (harness/tests/cases.py)
 
-DRIVER = Path(__file__).resolve().parent.parent / "fibermem.py"
+DRIVER = Path(__file__).resolve().parent.parent / "experiments" / "fibermem.py"
 PY = "/usr/bin/python3"
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Cases for drive/gbench.py, which merges two invocations of a Google Benchmark program into
+"""Cases for lib/gbench.py, which merges two invocations of a Google Benchmark program into
 one document: the aggregates it computes are Google Benchmark's own, and a run of 5
 repetitions split into 3 and 2 merges back into the same document.
 
@@ -16,7 +16,7 @@ from pathlib import Path
 HARNESS = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(HARNESS))
 from cases import check, run  # noqa: E402  (harness/tests/cases.py)
-from drive import gbench  # noqa: E402
+from lib import gbench  # noqa: E402
 
 FIXTURE = HARNESS.parent / "results" / "reference" / "switch.json"
 

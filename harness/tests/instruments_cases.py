@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Cases for harness/instruments.py: a tiny run gives every instrument its samples or a
+"""Cases for harness/experiments/instruments.py: a tiny run gives every instrument its samples or a
 not-run reason; without perf, and with a perf whose `perf bench` lacks the subcommand, perf's
 instruments say `not run` with the reason while the minimal loop still measures.
 
@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from cases import check, refuses, run  # noqa: E402  (harness/tests/cases.py)
 
-DRIVER = Path(__file__).resolve().parent.parent / "instruments.py"
+DRIVER = Path(__file__).resolve().parent.parent / "experiments" / "instruments.py"
 PY = "/usr/bin/python3"
 TINY = ["--rounds", "5", "--pipe-loops", "2000", "--syscall-loops", "20000",
         "--switch-loops", "2000"]

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Cases for harness/iopath.py: the IO path's counts per request are counts, the same on every
+"""Cases for harness/gate/iopath.py: the IO path's counts per request are counts, the same on every
 run of one build, and they see a read path that does one more system call per request.
 
 usage: iopath_cases.py CASE --work DIR     (exit 77 with `not run: why` where perf's
@@ -11,7 +11,7 @@ from pathlib import Path
 HARNESS = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(HARNESS))
 from cases import check, run  # noqa: E402  (harness/tests/cases.py)
-import iopath  # noqa: E402
+from gate import iopath  # noqa: E402
 
 BIN = HARNESS.parent / "build" / "bin"
 

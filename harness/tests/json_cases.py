@@ -15,7 +15,7 @@ HARNESS = Path(__file__).resolve().parent.parent
 ROOT = HARNESS.parent
 sys.path.insert(0, str(HARNESS))
 import json_fuzz as Z  # noqa: E402
-import meta  # noqa: E402
+from lib import meta  # noqa: E402
 from cases import check, run  # noqa: E402  (harness/tests/cases.py)
 from experiments import _step  # noqa: E402
 
@@ -131,7 +131,7 @@ def regress_files(work):
 
 
 def case_fuzz_regress(a):
-    import regress
+    from gate import regress
     base, timing, cur = regress_files(a.work)
     argv = ["--compare", str(cur), "--baseline-dir", str(base)]
     check(Z.outcome(regress.main, argv)[0] == 0, "the unchanged files pass")
@@ -143,7 +143,7 @@ def case_fuzz_regress(a):
 
 
 def case_fuzz_history(a):
-    import history
+    from tools import history
     _, _, cur = regress_files(a.work)
     run_dir = Path(a.work) / "runs" / "r1"
     shutil.rmtree(run_dir.parent, ignore_errors=True)

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from drive import server  # noqa: E402
+from lib import server  # noqa: E402
 from cases import check, run  # noqa: E402  (harness/tests/cases.py)
 
 

@@ -16,7 +16,7 @@ import time
 from cases import check, run  # noqa: E402  (harness/tests/cases.py)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from drive import server  # noqa: E402  (harness/drive: the driver library)
+from lib import server  # noqa: E402  (harness/lib: the driver library)
 
 SIZE = 100  # bytes per request in the fault cases: the fault offset 5050 falls mid-request
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Cases for harness/peers_bench.py: a tiny run measures the fiber server and a peer in
+"""Cases for harness/experiments/peers.py: a tiny run measures the fiber server and a peer in
 interleaved rounds, with intervals and paired ratios, and leaves out a level beyond a model's
 declared ceiling; bad arguments exit 2.
 
@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 from cases import check, refuses, run  # noqa: E402  (harness/tests/cases.py)
 
-DRIVER = Path(__file__).resolve().parent.parent / "peers_bench.py"
+DRIVER = Path(__file__).resolve().parent.parent / "experiments" / "peers.py"
 PY = "/usr/bin/python3"
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Cases for the calibration probe (harness/drive/probe.py): the suite's wait before a step
+"""Cases for the calibration probe (harness/lib/probe.py): the suite's wait before a step
 that times, on a fake clock and a scripted probe, and one real probe of this machine.
 
 usage: probe_cases.py CASE --work DIR
@@ -9,7 +9,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from cases import check, run  # noqa: E402  (harness/tests/cases.py)
-from drive import budget as B, probe  # noqa: E402
+from lib import budget as B, probe  # noqa: E402
 
 
 def scripted(values, clock, cost=0.5):

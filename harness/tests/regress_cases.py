@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Cases for the switch-cost regression gate (harness/regress.py): what it gates on which
+"""Cases for the switch-cost regression gate (harness/gate/regress.py): what it gates on which
 machine, and that every part of it can fail. No valgrind, perf or timing run: each case
 gates a stored measurement made from the committed baselines, doctored where the case needs.
 
@@ -15,8 +15,8 @@ from pathlib import Path
 
 HARNESS = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(HARNESS))
-import regress  # noqa: E402
-import regress_gate as G  # noqa: E402
+from gate import regress  # noqa: E402
+from gate import regress_gate as G  # noqa: E402
 from cases import check, run  # noqa: E402  (harness/tests/cases.py)
 
 PY = "/usr/bin/python3"
@@ -39,7 +39,7 @@ def committed_measurement():
 def gate(work, doc, *flags, baselines=BASELINES):
     path = Path(work) / "current.json"
     path.write_text(json.dumps(doc))
-    p = subprocess.run([PY, HARNESS / "regress.py", "--compare", path, "--baseline-dir",
+    p = subprocess.run([PY, HARNESS / "gate" / "regress.py", "--compare", path, "--baseline-dir",
                         baselines, *flags], capture_output=True, text=True, timeout=60)
     print(p.stdout + p.stderr, end="")
     return p
@@ -177,7 +177,7 @@ def case_update_refuses_dirty(a):
     (repo / "f.c").write_text("int y;\n")
     why = regress.dirty_reason(repo)
     check(why and "uncommitted" in why, f"a changed file refuses --update ({why})")
-    p = subprocess.run([PY, HARNESS / "regress.py", "--update", "--compare", "x.json"],
+    p = subprocess.run([PY, HARNESS / "gate" / "regress.py", "--update", "--compare", "x.json"],
                        capture_output=True, text=True, timeout=30)
     check(p.returncode == 2 and p.stderr.count("\n") == 1, "--update with --compare: one line")
 
@@ -246,7 +246,7 @@ def case_baseline_checked_before_measuring(a):
     base = Path(a.work) / "baselines"
     base.mkdir(parents=True, exist_ok=True)
     (base / "counts.json").write_text('{"counts": ')
-    p = subprocess.run([PY, HARNESS / "regress.py", "--bin", Path(a.work) / "no-bin",
+    p = subprocess.run([PY, HARNESS / "gate" / "regress.py", "--bin", Path(a.work) / "no-bin",
                         "--baseline-dir", base], capture_output=True, text=True, timeout=60)
     print(p.stdout + p.stderr, end="")
     check(one_line_refusal(p, str(base / "counts.json")), "the baseline is named, exit 2",

@@ -1,9 +1,9 @@
 #!/usr/bin/python3
-"""Cases for the paired half of the regression gate (harness/regress_paired.py and
+"""Cases for the paired half of the regression gate (harness/gate/regress_paired.py and
 regress_gate.check_paired): its decision on seeded synthetic samples (error rates, the floor
 and the U test each needed), the choice of the base commit, and one small real pairing of
 switch-bench against itself. The error rates of real builds on a quiet machine are
-harness/regress_rates.py's to measure (results/baseline/NOTES.md).
+harness/gate/regress_rates.py's to measure (results/baseline/NOTES.md).
 
 usage: regress_paired_cases.py CASE --work DIR [--bin DIR]
 """
@@ -17,10 +17,10 @@ from pathlib import Path
 
 HARNESS = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(HARNESS))
-import regress  # noqa: E402
-import regress_gate as G  # noqa: E402
-import regress_paired as P  # noqa: E402
-import stats  # noqa: E402
+from gate import regress  # noqa: E402
+from gate import regress_gate as G  # noqa: E402
+from gate import regress_paired as P  # noqa: E402
+from lib import stats  # noqa: E402
 from cases import check, run  # noqa: E402  (harness/tests/cases.py)
 
 PY = "/usr/bin/python3"
@@ -136,7 +136,7 @@ def case_base_choice(a):
         check("did not build" in str(e) and "\n" not in str(e), "one line", str(e))
     check((work / "two-base" / "src" / ".git").exists(), "the base was checked out in a "
           "worktree under build-base")
-    p = subprocess.run([PY, HARNESS / "regress.py", "--bin", work / "no-bin", "--base",
+    p = subprocess.run([PY, HARNESS / "gate" / "regress.py", "--bin", work / "no-bin", "--base",
                         "no-such-ref-x"], capture_output=True, text=True, timeout=60)
     check(p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and
           "not a commit" in p.stderr, "--base naming no commit: one line, exit 2", p.stderr)
@@ -155,7 +155,7 @@ def measurement(base_t, head_t, **extra):
 def gate(work, doc, *flags):
     path = Path(work) / "current.json"
     path.write_text(json.dumps(doc))
-    p = subprocess.run([PY, HARNESS / "regress.py", "--compare", path, *flags],
+    p = subprocess.run([PY, HARNESS / "gate" / "regress.py", "--compare", path, *flags],
                        capture_output=True, text=True, timeout=60)
     print(p.stdout + p.stderr, end="")
     return p
@@ -201,9 +201,9 @@ def case_real_pairing(a):
 
 
 def case_rates_tool(a):
-    """harness/regress_rates.py, the real-build measurement, without building: it finds where
+    """harness/gate/regress_rates.py, the real-build measurement, without building: it finds where
     it patches sw_asm_jump, and its verdict holds issue 36's rates and no laxer."""
-    import regress_rates as R
+    from gate import regress_rates as R
     text = (HARNESS.parent / R.ASM).read_text()
     check(text.count(R.ENTRY) == 1, "sw_asm_jump's entry is where the slowdowns go")
     caught = ["paired %s / floor" % R.TARGET]
@@ -215,8 +215,8 @@ def case_rates_tool(a):
     check(R.verdict(results(1, 20, 18), 20)["meets_issue_36"], "1, 20, 18 of 20 meet them")
     for bad in ((2, 20, 20), (0, 19, 20), (0, 20, 17)):
         check(not R.verdict(results(*bad), 20)["meets_issue_36"], "%s of 20 do not" % (bad,))
-    p = subprocess.run([PY, HARNESS / "regress_rates.py", "--runs", "0"], capture_output=True,
-                       text=True, timeout=30)
+    p = subprocess.run([PY, HARNESS / "gate" / "regress_rates.py", "--runs", "0"],
+                       capture_output=True, text=True, timeout=30)
     check(p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, "--runs 0: one line")
 
 

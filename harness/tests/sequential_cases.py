@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Cases for the sequential design (harness/sequential.py): simulated streams of paired rounds
+"""Cases for the sequential design (harness/lib/sequential.py): simulated streams of paired rounds
 decided by the design, at the per-round noise this project measures, and the design's exact
 constants.
 
@@ -33,7 +33,7 @@ from pathlib import Path
 
 HARNESS = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(HARNESS))
-import sequential as S  # noqa: E402
+from lib import sequential as S  # noqa: E402
 from cases import check, run  # noqa: E402  (harness/tests/cases.py)
 
 RUNS = 40000
@@ -283,7 +283,7 @@ def fiberio_rounds(theta, budget_s, spent_s, seed):
     CPU per request theta x the epoll server's, 3% log-normal noise per run, 5 preset
     rounds measured, spent_s seconds of the run gone, each further run 1.5 s."""
     import argparse
-    import fiberio_bench as FB
+    from lib import fiberio_sequential as FB
     rng, clock = random.Random(seed), FakeTime()
     fiber, epoll = "fiber/adaptive/merged", "epoll"
 

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""Cases for harness/sweep.py that need no echo-server: the limit checks of --dry-run, argument
-errors, and a tiny real sweep against the harness test server standing in for echo-server.
+"""Cases for harness/experiments/sweep.py that need no echo-server: the limit checks of --dry-run,
+argument errors, and a tiny real sweep against the harness test server standing in for
+echo-server.
 
 usage: sweep_cases.py CASE --load PATH/echo-load --server PATH/harness-test-server --out DIR
 
@@ -14,7 +15,7 @@ import time
 from pathlib import Path
 from cases import check, run  # noqa: E402  (harness/tests/cases.py)
 
-SWEEP = Path(__file__).resolve().parent.parent / "sweep.py"
+SWEEP = Path(__file__).resolve().parent.parent / "experiments" / "sweep.py"
 PY = "/usr/bin/python3"
 
 
@@ -183,9 +184,9 @@ STATUSES = ("ok", "client-bound", "contended", "limit", "failed", "not run")
 
 
 def case_status_rules(a):
-    """drive/status.py: every rule on made-up echo-load figures, and the A/A pair."""
+    """lib/status.py: every rule on made-up echo-load figures, and the A/A pair."""
     sys.path.insert(0, str(SWEEP.parent))
-    from drive import rounds, status
+    from lib import rounds, status
     good = {"requests": 1000, "errors": {}, "cpu": {"cores_used": 0.5, "saturated": False}}
     cases = [
         ((good, 0, True), "ok"),
@@ -219,7 +220,7 @@ def case_status_rules(a):
 
 
 def case_ceiling_stand_in(a):
-    ceiling = SWEEP.with_name("ceiling.py")
+    ceiling = SWEEP.parent.parent / "tools" / "ceiling.py"
     Path(a.out).mkdir(parents=True, exist_ok=True)
     p = subprocess.run([PY, str(ceiling), "--server", a.server, "--load", a.load,
                         "--build-dir", str(Path(a.load).parent.parent), "--duration", "0.3",

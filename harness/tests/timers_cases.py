@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Cases for harness/timers_bench.py and timer-lateness: bad arguments exit 2; cyclictest's
+"""Cases for harness/experiments/timers.py and timer-lateness: bad arguments exit 2; cyclictest's
 histogram and perf's idle counts are read right; a small lateness run never reports a sleep
 woken early and names cyclictest's figure or why it is missing.
 
@@ -13,9 +13,9 @@ from cases import check, refuses, run  # noqa: E402  (harness/tests/cases.py)
 
 HARNESS = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(HARNESS))
-import timers_bench as TB  # noqa: E402
+from experiments import timers as TB  # noqa: E402
 
-DRIVER = HARNESS / "timers_bench.py"
+DRIVER = HARNESS / "experiments" / "timers.py"
 PY = "/usr/bin/python3"
 
 

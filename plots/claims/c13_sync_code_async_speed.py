@@ -2,7 +2,7 @@
 performs like a callback server."""
 import data as D
 import figures as F
-import sequential  # harness/sequential.py (on the path data.py sets): the design's words
+from lib import sequential  # harness/lib/sequential.py: the design's words
 import verdict as V
 
 ID = "C13"
@@ -51,7 +51,7 @@ RULE = ("the fiber server (its default read policy, merged engine) against the r
         "A/A noise floor (when the run has one) is inconclusive when a threshold it is "
         "compared with lies within that noise")
 
-# Sampling until decided (harness/sequential.py; fiberio.json's `sequential` block): a pair the
+# Sampling until decided (harness/lib/sequential.py; fiberio.json's `sequential` block): a pair the
 # driver sampled past the design's first look was looked at again with the data in hand, so a
 # bootstrap interval over all its rounds would decide wrongly more often than its level says
 # (the simulation: 7-9% instead of 5%). Such a pair is read as the design decided it. The

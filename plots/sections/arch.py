@@ -22,7 +22,7 @@ def arch_section(run):
             table.setdefault(r["backend"], {})[(r["arch"], r["variant"])] = r["instructions"]
         ic = D.icounts(run.get("icount"))
         out += ["Instructions on one switch, counted in the disassembly of the assembled "
-                "source (`harness/asm_count.py`): exact and needing no hardware of that "
+                "source (`harness/experiments/asm_count.py`): exact and needing no hardware of that "
                 "architecture. fcontext counts Boost's prebuilt `jump_fcontext` alone (the same "
                 "object in both aarch64 columns: it has no PAC or BTI instructions); on x86_64 "
                 "its inline call site adds four. The callgrind column (x86_64, this run) is "

@@ -22,7 +22,7 @@ def hooks_section(run):
            "(a mutex within one scheduler, an event lock across schedulers built from an "
            "atomic and an eventfd, a condition variable, a semaphore). They quote no number "
            "for either, so there is no verdict here: this section states what this run "
-           "measured and how (harness/hooks_bench.py).", ""]
+           "measured and how (harness/experiments/hooks.py).", ""]
     h = run.get("hooks")
     if not h:
         return out + [f"not run: {run.why('hooks')}", ""]

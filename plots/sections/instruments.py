@@ -1,5 +1,5 @@
 """Independent instruments beside ours: perf bench's pipe ping-pong and getppid loop, and a
-minimal switch loop with no benchmark library (harness/instruments.py, instruments.json), each
+minimal switch loop with no benchmark library (harness/experiments/instruments.py, instruments.json), each
 set beside the figure of ours that measures the same thing, with both 95% intervals. Where two
 intervals are apart the section says they disagree and why the two differ by construction."""
 import statistics
@@ -151,7 +151,7 @@ def clock_note(run, what, theirs):
 def instruments_section(run):
     out = ["## Independent instruments beside ours", "",
            "Three instruments that share none of our timing code measure what three of our "
-           "figures measure, in the same run (harness/instruments.py): `perf bench sched pipe "
+           "figures measure, in the same run (harness/experiments/instruments.py): `perf bench sched pipe "
            "-T` pinned to one CPU (its round trip halved: ns per one-way hand-off), `perf "
            "bench syscall basic` (ns per getppid) and `minimal-switch-loop` (ns per switch "
            "of each backend, a plain loop on the thread's CPU clock, no benchmark library). "

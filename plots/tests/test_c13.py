@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""C13 on a run that sampled until decided (issue 35, item 2): a pair fiberio_bench.py
+"""C13 on a run that sampled until decided (issue 35, item 2): a pair experiments/fiberio.py
 extended past the design's first look is read as its group-sequential sign test decided it
 (fiberio.json's `sequential` block), not by a bootstrap interval over every round, which
 would be looking again without correction. A threshold the design decided is decided, at

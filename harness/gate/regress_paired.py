@@ -1,0 +1,121 @@
+"""regress_paired.py - the paired half of the timing gate: the same switch rows timed in
+processes of a base build and of the head build, alternated on this machine, so that no
+stored baseline (and no CPU model's) is needed.
+
+A base is a commit: `default_base` picks the merge base with main on a branch, else the
+commit before HEAD, else none (a shallow clone); `build_base` checks it out in a git worktree
+under build-base/src and builds switch-bench alone into build-base/build, with the build type
+of the head's build. `run_paired` then runs ROUNDS processes of each, base and head
+alternating and the order flipped every round (base-head, head-base, ...), so that a drift of
+the machine over the minute falls on both alike. Both run unpinned, as the timing half of the
+gate always has: the same placement rules for both.
+
+regress_gate.check_paired decides on what this measures.
+"""
+import json
+import os
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BASE_DIR = ROOT / "build-base"
+
+
+class BaseUnavailable(Exception):
+    """The paired timing cannot run, for a reason that is not the head's fault (one line)."""
+
+
+def git(root, *args):
+    p = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True)
+    return p.stdout.strip() if p.returncode == 0 else None
+
+
+def resolve(root, ref):
+    """The full sha of a commit, or None when ref names none."""
+    return git(root, "rev-parse", "--verify", "-q", ref + "^{commit}")
+
+
+def default_base(root=ROOT):
+    """(sha, how it was chosen), or (None, why there is none)."""
+    head = resolve(root, "HEAD")
+    if head is None:
+        return None, "no base commit (not a git checkout)"
+    branch = git(root, "symbolic-ref", "--short", "-q", "HEAD")
+    if branch and branch != "main":
+        for main in ("main", "origin/main"):
+            if resolve(root, main):
+                mb = git(root, "merge-base", "HEAD", main)
+                if mb and mb != head:
+                    return mb, "merge base of %s with %s" % (branch, main)
+                break
+    parent = resolve(root, "HEAD~1")
+    if parent is None:
+        return None, "no base commit (HEAD has no parent here: a shallow or one-commit clone)"
+    return parent, "HEAD~1"
+
+
+def build_base(sha, build_type="Release", base_dir=BASE_DIR, root=ROOT, log=None):
+    """switch-bench of commit sha, built under base_dir; its bin folder. BaseUnavailable when
+    the commit cannot be checked out or built (build-base/build.log says why)."""
+    src, build = Path(base_dir) / "src", Path(base_dir) / "build"
+    Path(base_dir).mkdir(parents=True, exist_ok=True)
+    logfile = Path(base_dir) / "build.log"
+    if (src / ".git").exists():
+        steps = [["git", "-C", str(src), "checkout", "-q", "-f", "--detach", sha]]
+    else:
+        # -f: a worktree registered there once and deleted since is taken over.
+        steps = [["git", "-C", str(root), "worktree", "add", "-q", "-f", "--detach", str(src),
+                  sha]]
+    steps += [["cmake", "-S", str(src), "-B", str(build), "-DCMAKE_BUILD_TYPE=" + build_type],
+              ["cmake", "--build", str(build), "-j%d" % (os.cpu_count() or 2),
+               "--target", "switch-bench"]]
+    env = {k: v for k, v in os.environ.items() if k != "SWITCHYARD_GIT_SHA"}
+    with open(logfile, "w") as out:
+        for cmd in steps:
+            if log:
+                print("regress: base %s: %s" % (sha[:12], " ".join(cmd)), file=log)
+            if subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, env=env).returncode:
+                raise BaseUnavailable("the base %s did not build (%s failed; see %s)"
+                                      % (sha[:12], cmd[1] if cmd[0] == "git" else cmd[0],
+                                         logfile))
+    return build / "bin"
+
+
+def one_process(exe, cfg):
+    """{row: [CPU time of each repetition]} from one switch-bench process."""
+    cmd = [str(exe), "--benchmark_filter=" + cfg["filter"], "--benchmark_format=json",
+           "--benchmark_repetitions=%d" % cfg["repetitions"],
+           "--benchmark_enable_random_interleaving=true",
+           "--benchmark_min_time=%g" % cfg["min_time"]]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError("%s failed (exit %d): %s" % (exe, proc.returncode,
+                                                       proc.stderr.strip()[-300:]))
+    rows = {}
+    for r in json.loads(proc.stdout)["benchmarks"]:
+        if r.get("run_type") == "iteration" and not r.get("error_occurred"):
+            rows.setdefault(r["run_name"], []).append(r["cpu_time"])
+    return rows
+
+
+def check_bin(bin_dir):
+    exe = Path(bin_dir) / "switch-bench"
+    if not os.access(exe, os.X_OK):
+        raise RuntimeError("%s not found: build first (./run.sh build)" % exe)
+    return exe
+
+
+def run_paired(base_bin, head_bin, cfg, rounds, log):
+    """({"samples": ...} of the base, of the head): `rounds` processes each, alternating."""
+    exes = {"base": check_bin(base_bin), "head": check_bin(head_bin)}
+    samples = {"base": {}, "head": {}}
+    for i in range(rounds):
+        for side in (("base", "head") if i % 2 == 0 else ("head", "base")):
+            print("regress: paired timing, round %d of %d: %s" % (i + 1, rounds, side),
+                  file=log)
+            for row, times in one_process(exes[side], cfg).items():
+                samples[side].setdefault(row, []).append(times)
+    unit = "ns of CPU time per switch (switch rows) or per hop (sched rows)"
+    config = dict(cfg, processes=rounds, order="alternating, flipped every round")
+    return ({"unit": unit, "config": config, "samples": samples["base"]},
+            {"unit": unit, "config": config, "samples": samples["head"]})

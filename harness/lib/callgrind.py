@@ -1,0 +1,153 @@
+"""Instructions per switch, per create and per hop, counted by callgrind.
+
+Runs build/bin/switch-icount under `valgrind --tool=callgrind` twice per row, with two loop
+lengths, and divides the difference of the two instruction totals by the difference of the
+work units (switches, creates, hops, calls) the two runs did. Start-up, set-up and teardown
+are the same in both runs and cancel out; what is left is the loop body: the switch itself
+plus the loop's counter and the peer's stop check (a few instructions, the same for every
+backend), or for sched rows the whole hop: yield, run queue and switch(es).
+
+With --exe timer-icount the rows are timers/<workload>/<op>/<structure>/pending:N (switch-bench's
+timers/ rows) and the unit is one arm, cancel or expire: timer-icount switches callgrind's
+collection on only around that phase of each batch, so set-up and the other phases are not
+counted, and the same differencing applies. With --exe peer-icount the rows are switch-bench's
+peer/<runtime>/<loop> rows (our runtime, Boost.Fiber, GNU Pth: `peer-icount --list`), and the
+unit is one hop, lock/unlock pair, signal or hand-off.
+
+Counts are user-space instructions only (callgrind does not see the kernel), so ucontext's
+rt_sigprocmask shows up as a handful of instructions, not as its real cost.
+
+The JSON has Google Benchmark's shape so that compare.py can diff two of them, but there
+real_time and cpu_time hold INSTRUCTIONS per unit, not nanoseconds ("time_unit" says "ns"
+only because compare.py insists on a time unit).
+
+usage: python3 -m experiments.icount [--bin DIR] [--exe switch-icount|timer-icount|peer-icount]
+           [--rows ROW,...] [--loops A,B] [--jobs N] [--out-file FILE]
+           [--expect ROW=LO..HI]   (exit 1 unless ROW's count lies in [LO, HI])
+"""
+
+import concurrent.futures
+import datetime
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DEFAULT_BIN = os.path.join(ROOT, "build", "bin")
+SCHED_FIBERS = 16
+SINGULAR = {"switches": "switch", "hops": "hop", "calls": "call", "creates": "create",
+            "pairs": "lock/unlock pair", "arms": "arm", "cancels": "cancel", "expires": "expire",
+            "signals": "signal", "handoffs": "hand-off", "resumes": "resume"}
+
+
+def backends(icount_exe):
+    out = subprocess.run([icount_exe, "--list"], check=True, capture_output=True, text=True)
+    return out.stdout.split()
+
+
+def default_rows(icount_exe):
+    if os.path.basename(icount_exe) in ("timer-icount", "peer-icount"):
+        return backends(icount_exe)  # their --list prints whole rows: timers/..., peer/...
+    names = backends(icount_exe)
+    rows = ["call/noinline"]
+    rows += ["switch/" + b for b in names]
+    rows += ["create/" + b for b in names]
+    rows += ["sched/%s/%s/fibers:%d" % (p, b, SCHED_FIBERS) for p in ("star", "ring") for b in names]
+    return rows
+
+
+def run_once(icount_exe, row, loops, workdir):
+    """One callgrind run: returns (total instructions, {unit name: count})."""
+    out_file = os.path.join(workdir, "cg.%s.%d" % (re.sub(r"[^A-Za-z0-9]+", "_", row), loops))
+    cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out_file,
+           "--dump-line=no", "--compress-strings=no", "--compress-pos=no",
+           icount_exe, row, str(loops)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    if proc.returncode != 0:
+        raise RuntimeError("%s failed (exit %d):\n%s" % (" ".join(cmd), proc.returncode,
+                                                          proc.stderr[-2000:]))
+    total = None
+    with open(out_file) as f:
+        for line in f:
+            if line.startswith("totals:") or line.startswith("summary:"):
+                total = int(line.split()[1])
+    os.unlink(out_file)
+    if total is None:
+        raise RuntimeError("no instruction total in callgrind output of " + row)
+    # stdout: "<row> <unit> <count> [<unit> <count> ...]"
+    words = proc.stdout.split()
+    units = {words[i]: int(words[i + 1]) for i in range(1, len(words) - 1, 2)}
+    return total, units
+
+
+def measure(icount_exe, row, loops, workdir):
+    (short_ir, short_units), (long_ir, long_units) = [
+        run_once(icount_exe, row, n, workdir) for n in loops]
+    unit = next(iter(short_units))
+    done = long_units[unit] - short_units[unit]
+    result = {"row": row, "unit": unit, "per_unit": (long_ir - short_ir) / done,
+              "units": done, "instructions": long_ir - short_ir}
+    if "switches" in short_units and unit == "hops":
+        result["switches_per_hop"] = (long_units["switches"] - short_units["switches"]) / done
+    return result
+
+
+def context(icount_exe, loops):
+    ctx = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+           "host_name": platform.node(), "executable": icount_exe,
+           "measurement": "callgrind instruction counts: real_time and cpu_time are "
+                          "INSTRUCTIONS per unit (switch, hop, create, call), not time",
+           "loops": "%d and %d (differenced)" % tuple(loops),
+           "kernel": "%s %s %s" % (platform.system(), platform.release(), platform.machine())}
+    try:
+        ctx["valgrind"] = subprocess.run(["valgrind", "--version"], capture_output=True,
+                                         text=True).stdout.strip()
+        out = subprocess.run([icount_exe, "--context"], capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            key, _, value = line.partition(": ")
+            ctx[key] = value
+    except OSError:
+        pass
+    return ctx
+
+
+def to_benchmarks(results):
+    """Google Benchmark's JSON rows, one per measured row, named icount/<row>."""
+    rows = []
+    for i, r in enumerate(results):
+        name = "icount/" + r["row"]
+        row = {"name": name, "family_index": i, "per_family_instance_index": 0,
+               "run_name": name, "run_type": "iteration", "repetitions": 1,
+               "repetition_index": 0, "threads": 1, "iterations": 1,
+               "real_time": r["per_unit"], "cpu_time": r["per_unit"], "time_unit": "ns",
+               "instructions_per_unit": r["per_unit"], "unit": SINGULAR[r["unit"]]}
+        if "switches_per_hop" in r:
+            row["switches_per_hop"] = r["switches_per_hop"]
+        rows.append(row)
+    return rows
+
+
+def run(bin_dir, rows=None, loops=(1000, 11000), jobs=2, log=sys.stderr,
+        exe_name="switch-icount"):
+    """Measure the rows; returns a Google-Benchmark-shaped dict. exe_name: switch-icount, or
+    hook-icount for the hook/ and sync/ rows (harness/experiments/hooks.py)."""
+    exe = os.path.join(bin_dir, exe_name)
+    if not os.access(exe, os.X_OK):
+        raise RuntimeError("%s not found: build first (./run.sh build)" % exe)
+    if not shutil.which("valgrind"):
+        raise RuntimeError("not run: valgrind is not installed")
+    rows = rows or default_rows(exe)
+    with tempfile.TemporaryDirectory(prefix="icount.") as workdir:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+            futures = [pool.submit(measure, exe, row, loops, workdir) for row in rows]
+            results = []
+            for f in futures:
+                r = f.result()
+                print("icount: %-34s %8.2f instructions per %s" %
+                      (r["row"], r["per_unit"], SINGULAR[r["unit"]]), file=log)
+                results.append(r)
+    return {"context": context(exe, loops), "benchmarks": to_benchmarks(results)}
