@@ -30,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from lib import cli, cpu, load, meta, perf, rounds, runnable, server, status
+from lib import cli, cpu, load, load_site, meta, perf, rounds, runnable, server, status
 from lib import budget as B
 from experiments._step import Experiment, driver
 
@@ -60,9 +60,9 @@ def parse_args(argv):
                     help="the engine measured twice a round, the A/A pair ('' for none)")
     ap.add_argument("--profile", default="naive,merged",
                     help="engines to profile with perf record ('' for none)")
-    load.add_host_flags(ap)
+    load_site.add_host_flags(ap)
     a = ap.parse_args(argv)
-    load.check_host_flags(ap, a)
+    load_site.check_host_flags(ap, a)
     if a.rounds < 1 or a.conns < 1 or a.size < 1 or a.duration <= 0:
         ap.error("--rounds, --conns, --size and --duration must be positive")
     return a
@@ -280,7 +280,7 @@ def main(argv=None):
         say(f"{PROG}: perf counts not run: {why}")
     info = meta.collect(meta.REPO_ROOT, build, pinning={"server": a.server_cpu,
                                                         "load": a.load_cpu})
-    a.loader = load.runner(a, info, PROG)
+    a.loader = load_site.runner(a, info, PROG)
     say(f"{PROG}: {', '.join(engines)}; {a.rounds} rounds; server on CPU "
         f"{a.server_cpu}, load on CPU {a.load_cpu}; {info['cpu_model']}, {info['kernel']}")
 

@@ -49,7 +49,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from lib import cli, load, meta, rounds, runnable, sequential
+from lib import cli, load_site, meta, rounds, runnable, sequential
 from lib.fiberio_runs import (
     PROG, SYS_EVENT, YARDSTICK_FLAGS, count_run, fiber_model, tput_run, yardstick_args)
 from lib.fiberio_sequential import (
@@ -118,9 +118,9 @@ def parse_args(argv):
                          "are predicted to end within it (default: no limit)")
     ap.add_argument("--sched", default="ring", choices=["star", "ring"])
     ap.add_argument("--switch", default="asm")
-    load.add_host_flags(ap)
+    load_site.add_host_flags(ap)
     a = ap.parse_args(argv)
-    load.check_host_flags(ap, a)
+    load_site.check_host_flags(ap, a)
     if min(a.rounds, a.conns, a.size, a.stream_conns, a.stream_size, a.pipeline,
            a.count_requests) < 1 or a.duration <= 0 or a.conns_large < 0:
         ap.error("rounds, connections, sizes, --pipeline, --count-requests and --duration "
@@ -253,7 +253,7 @@ def main(argv=None):
         plan.append(("pingpong-1k", list(dict.fromkeys([default] + big))))
     info = meta.collect(meta.REPO_ROOT, build, pinning={"server": a.server_cpu,
                                                         "load": a.load_cpu})
-    a.loader = load.runner(a, info, PROG)
+    a.loader = load_site.runner(a, info, PROG)
     say(f"{PROG}: default {default}; engines {', '.join(wanted)}; {a.rounds} rounds; "
         f"server on CPU {a.server_cpu}, load on CPU {a.load_cpu}; load average "
         f"{meta.loadavg()}")

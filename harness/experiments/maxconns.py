@@ -29,7 +29,7 @@ import sys
 import time
 from pathlib import Path
 
-from lib import cli, cpu, load, meta, server, status
+from lib import cli, cpu, load, load_site, meta, server, status
 from experiments._step import Experiment, driver
 
 FD_MARGIN = 64  # fds the server keeps besides its connections (listener, epoll, reserve, stdio)
@@ -49,7 +49,7 @@ def parse_args(argv):
                     help="fiber stack modes to run each level with (comma list)")
     ap.add_argument("--procs", type=int, default=0,
                     help="server worker processes (0: as many as the fd limit needs)")
-    load.add_host_flags(ap)
+    load_site.add_host_flags(ap)
     a = ap.parse_args(argv)
     try:
         a.levels = sorted({int(x) for x in a.levels.split(",") if x.strip()})
@@ -62,7 +62,7 @@ def parse_args(argv):
         ap.error(f"--stacks wants guarded and/or copy[:K], got {','.join(a.stacks)!r}")
     if a.procs < 0:
         ap.error("--procs must be 0 (automatic) or more")
-    load.check_host_flags(ap, a)
+    load_site.check_host_flags(ap, a)
     return a
 
 
@@ -198,7 +198,7 @@ def main(argv=None):
     limits = meta.limits()
     info = meta.collect(meta.REPO_ROOT, build,
                         pinning={"server": a.server_cpu, "load": a.load_cpu, "tool": "taskset"})
-    a.loader = load.runner(a, info, "maxconns")
+    a.loader = load_site.runner(a, info, "maxconns")
     levels = sorted(set(a.levels) | {a.target})
     runs = [(conns, stack) for conns in levels for stack in a.stacks]
     points = []

@@ -26,7 +26,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from lib import cli, load, meta, rounds, runnable, stats
+from lib import cli, load_site, meta, rounds, runnable, stats
 from lib import fiberio_runs as F
 from experiments._step import Experiment, driver, full_only
 
@@ -51,9 +51,9 @@ def parse_args(argv):
                          "per request is exact, not noisy)")
     ap.add_argument("--servers", default=None,
                     help="comma list, a subset of " + ",".join(s for s, _ in SERVERS))
-    load.add_host_flags(ap)
+    load_site.add_host_flags(ap)
     a = ap.parse_args(argv)
-    load.check_host_flags(ap, a)
+    load_site.check_host_flags(ap, a)
     if min(a.rounds, a.size, a.count_requests) < 1 or a.duration <= 0 or a.count_rounds < 0:
         ap.error("--rounds, --size and --count-requests must be at least 1, --duration "
                  "positive, --count-rounds at least 0")
@@ -145,7 +145,7 @@ def main(argv=None):
         say(f"{PROG}: not run: {s} is not built here (its library is missing)")
     info = meta.collect(meta.REPO_ROOT, build, pinning={"server": a.server_cpu,
                                                         "load": a.load_cpu})
-    a.loader = load.runner(a, info, PROG)
+    a.loader = load_site.runner(a, info, PROG)
     say(f"{PROG}: {', '.join(s for s, _ in built)}; levels {a.conns}; {a.rounds} rounds; "
         f"load average {meta.loadavg()}")
     # fiberio_bench's runs read these: one ping-pong level at a time.

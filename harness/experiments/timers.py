@@ -40,7 +40,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from lib import cli, cpu, limits, load, meta, perf, rounds, server, stats, status
+from lib import cli, cpu, limits, load_site, meta, perf, rounds, server, stats, status
 from experiments._step import Experiment, driver
 
 PROG = "timers_bench"
@@ -82,9 +82,9 @@ def parse_args(argv):
     ap.add_argument("--pending", type=int, default=1000,
                     help="other timers armed far away while the lateness is measured")
     ap.add_argument("--lateness-rounds", type=int, default=3)
-    load.add_host_flags(ap)
+    load_site.add_host_flags(ap)
     a = ap.parse_args(argv)
-    load.check_host_flags(ap, a)
+    load_site.check_host_flags(ap, a)
     a.parts = [p for p in a.parts.split(",") if p]
     bad = [p for p in a.parts if p not in PARTS]
     if bad:
@@ -437,7 +437,7 @@ def main(argv=None):
     info = meta.collect(meta.REPO_ROOT, build, pinning={"server": a.server_cpu,
                                                         "load": a.load_cpu})
     # Only the cpu part runs echo-load: the idle servers are reached from here, on loopback.
-    a.loader = load.runner(a, info, PROG) if "cpu" in a.parts else load.Here(a.load)
+    a.loader = load_site.runner(a, info, PROG) if "cpu" in a.parts else load_site.Here(a.load)
     say(f"{PROG}: structures {', '.join(structures)}; parts {', '.join(a.parts)}; load "
         f"average {meta.loadavg()}")
     la_start = meta.loadavg()

@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from lib import agents, cli, load, meta, runnable, status
+from lib import agents, cli, load_site, meta, runnable, status
 from lib import budget as B
 from lib.memory import kernel_resolution
 from lib.limits import RSS_GUESS_KB, limit_verdict
@@ -168,9 +168,9 @@ def parse_args(argv):
                     help=f"preset: levels {','.join(map(str, QUICK_LEVELS))}, 1 s per point")
     ap.add_argument("--dry-run", action="store_true",
                     help="print the plan and the limit verdict of every point; start nothing")
-    load.add_host_flags(ap)
+    load_site.add_host_flags(ap)
     a = ap.parse_args(argv)
-    load.check_host_flags(ap, a)
+    load_site.check_host_flags(ap, a)
     if a.repeat < 1:
         ap.error("--repeat must be at least 1")
     if a.optional_plan and not a.plan:
@@ -372,7 +372,7 @@ def main(argv=None):
                          "perf": a.perf_ok},
               "points": []}
     try:
-        with load.fleet(a) as a.fleet:
+        with load_site.fleet(a) as a.fleet:
             if a.fleet:
                 result["meta"]["load_hosts"] = a.fleet.described
                 say("sweep: load from " + ", ".join(

@@ -4,7 +4,7 @@ each, and the point's record with its status, figures per repetition and per req
 import subprocess
 import time
 
-from lib import cpu, load, memory, meta, perf, server, status
+from lib import cpu, load, load_site, memory, meta, perf, server, status
 from lib.limits import FD_MARGIN
 
 PERF_EVENTS = "syscalls:sys_enter_epoll_ctl,context-switches,cpu-migrations,task-clock"
@@ -46,7 +46,7 @@ def load_args(a, mode, conns):
 
 def run_load(a, port, mode, conns):
     if getattr(a, "fleet", None):
-        return load.RemoteRun(a.fleet, a.bind, port, load_args(a, mode, conns), a.warmup,
+        return load_site.RemoteRun(a.fleet, a.bind, port, load_args(a, mode, conns), a.warmup,
                               a.duration, a.ramp_timeout)
     return load.start(a.load, port, load_args(a, mode, conns), where(a, "load"))
 
