@@ -5,6 +5,7 @@ ROOT=$(cd "$(dirname "$0")" && pwd)
 cd "$ROOT"
 
 PY=/usr/bin/python3 # Debian's interpreter: the one with matplotlib and numpy
+export PYTHONPATH="$ROOT/plots:$ROOT/harness${PYTHONPATH:+:$PYTHONPATH}" # plots reach harness/
 JOBS=$(nproc 2>/dev/null || echo 2)
 PACKAGES=(cmake gcc g++ make pkg-config libboost-context-dev libevent-dev libbenchmark-dev
     libbenchmark-tools liburing-dev valgrind linux-perf python3 python3-matplotlib python3-numpy

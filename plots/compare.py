@@ -33,14 +33,13 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import claims  # noqa: E402
-import data as D  # noqa: E402
-import export as X  # noqa: E402
-import figures as F  # noqa: E402
-import meta as M  # noqa: E402  (harness/: the CPU model as history.py groups runs)
-from sections import peers  # noqa: E402
-from sections.machine import machine_section  # noqa: E402
+import claims
+import data as D
+import export as X
+import figures as F
+from harness_api import meta  # the CPU model's words, as history.py groups runs
+from sections import peers
+from sections.machine import machine_section
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNS_ROOT = ROOT / "results" / "runs"
@@ -100,7 +99,7 @@ def claim_rows(fa, fb, section="", learned=None):
 
 
 def machine(run):
-    return M.model_words(run.meta().get("cpu_model"))
+    return meta.model_words(run.meta().get("cpu_model"))
 
 
 def run_figures(run):

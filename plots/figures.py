@@ -27,14 +27,8 @@ side of a threshold a figure's interval lies (plots/verdict.py builds verdicts o
 (plots/compare.py).
 """
 import math
-import sys
-from pathlib import Path
 
-# harness/stats.py is the project's one statistics module; plots reach it from here only.
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "harness"))
-import stats  # noqa: E402
-from drive.memory import (  # noqa: E402,F401  (the resolution's one copy; readers use F.)
-    KERNEL_RESOLUTION_KIB, MEMINFO_DRIFT_KIB, kernel_resolution)
+from harness_api import kernel_resolution, regress_gate, stats
 
 TIMING, EXACT, ONCE = "timing", "exact", "once"
 LEVEL = 0.95  # of every interval
@@ -277,7 +271,6 @@ RUN_TO_RUN = "within run-to-run noise"
 # regression gate's floor (harness/regress_gate.py, MIN_TIMING_TOLERANCE: single figures moved
 # by up to 6.5% between VMs of one CPU model, results/baseline/NOTES.md), so `compare`,
 # `history` and the gate draw the line between sittings at the same place.
-import regress_gate  # noqa: E402  (harness/, on the path above)
 FLOOR = regress_gate.MIN_TIMING_TOLERANCE
 # A band learned from a machine's runs: the figure's value in each of at least BAND_MIN_RUNS
 # other runs, its spread the largest of BAND_SIGMAS robust sigmas (1.4826 MAD over the median,

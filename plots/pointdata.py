@@ -3,19 +3,16 @@ what each point's status lets a figure use it for, and the sweep's readers. data
 these names, so the claims and sections read them as `D.point_status`, `D.ok_points`, ...
 """
 import statistics
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "harness"))
-from drive import status as S  # noqa: E402  (the drivers' statuses: what each one means)
+from harness_api import driver_status
 
 # Every measured point's status: what it can be used for. Throughput verdicts use "ok" points
 # only; CPU per request stays valid on a client-bound point (the server's CPU is still its own).
-POINT_STATUSES = S.STATUSES
+POINT_STATUSES = driver_status.STATUSES
 # The statuses of a point that measured something (a figure the load generator's speed does
 # not set may still use it).
-MEASURED = S.MEASURED
-SERVER_CPU = S.SERVER_CPU
+MEASURED = driver_status.MEASURED
+SERVER_CPU = driver_status.SERVER_CPU
 
 
 # ---- sweep points ---------------------------------------------------------------------
@@ -113,7 +110,7 @@ def point_status(p):
         return status, list(p["reasons"] or [])
     if status and status != "ok":
         reason = p.get("reason") or status
-        limit = status.startswith("not run") or S.is_limit(reason)
+        limit = status.startswith("not run") or driver_status.is_limit(reason)
         return ("limit" if limit else "failed"), [reason]
     if status == "ok" and "load" not in p:
         # A record no load generator fed (fibermem's parked fibers): its driver's ok stands.

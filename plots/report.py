@@ -26,14 +26,13 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import claims_table  # noqa: E402
-import data as D  # noqa: E402
-import document  # noqa: E402
-import export  # noqa: E402
-import meta as M  # noqa: E402  (harness/: the one JSON writer)
-import page  # noqa: E402
-from reference import REFERENCE, reference_for  # noqa: E402
+import claims_table
+import data as D
+import document
+import export
+import page
+from harness_api import meta
+from reference import REFERENCE, reference_for
 
 USAGE = "usage: report.py RUN_FOLDER [--no-charts] [--reference-dir DIR | --no-reference]"
 
@@ -42,7 +41,7 @@ def bad_file(folder):
     """One line saying why an experiment's JSON file of the folder cannot be read, or None.
     The loader (data.Run) takes a file whose top level is an object; anything else stops here,
     as compare.py stops, instead of tracing back in the report's layers."""
-    for name in D.EXPERIMENTS:
+    for name in D.steps(folder):
         path = folder / f"{name}.json"
         if not path.exists():
             continue
@@ -122,7 +121,7 @@ def write(folder, opts, ref_dir):
         if part.claim is not None:
             (folder / page.claim_page_name(part.claim.ID)).write_text(
                 page.claim_page(report, part))
-    (folder / "verdicts.json").write_text(M.json_text(
+    (folder / "verdicts.json").write_text(meta.json_text(
         claims_table.verdicts_doc(report.run, results)))
     for cid, r in results.items():
         print(f"report: {cid}: {r['verdict']}")

@@ -11,25 +11,21 @@ verdicts.json (written by report.py), the committed reference's first. Exit 0; b
 folder that is no run folder: one line on stderr, exit 2.
 """
 import html
-import os
 import re
 import sys
-import tempfile
 import textwrap
 from pathlib import Path
 
-PLOTS = Path(__file__).resolve().parent
-sys.path.insert(0, str(PLOTS))
-os.environ.setdefault("MPLCONFIGDIR", tempfile.mkdtemp(prefix="mpl-"))
+import charts  # before pyplot: charts.style chooses the Agg backend
+import charts.marks as marks
+import charts.style as S
+import claims
+import data as D
+import matplotlib.pyplot as plt
+from charts import captions
+from matplotlib.text import Text
 
-import charts  # noqa: E402
-import charts.marks as marks  # noqa: E402
-import charts.style as S  # noqa: E402  (chooses the Agg backend before pyplot)
-import claims  # noqa: E402
-import data as D  # noqa: E402
-import matplotlib.pyplot as plt  # noqa: E402
-from charts import captions  # noqa: E402
-from matplotlib.text import Text  # noqa: E402
+PLOTS = Path(__file__).resolve().parent
 
 USAGE = "usage: slides.py RUN_FOLDER [--runs DIR]"
 REPO = PLOTS.parent

@@ -4,6 +4,7 @@ import figures as F
 from claims import c08_thread_memory as C8
 import charts.style as S
 from charts.style import grid, not_run, register
+from harness_api import kernel_resolution
 
 CHARTS = []
 
@@ -97,17 +98,17 @@ def memory_stack(run, ax):
         bottom = [b + v for b, v in zip(bottom, vals)]
     below = [i for i, m in enumerate(names) if per[m][3] is not None and not counted[i]]
     for i in below:
-        ax.bar(i, F.kernel_resolution(per[names[i]][0]), 0.6, bottom=bottom[i], fill=False,
+        ax.bar(i, kernel_resolution(per[names[i]][0]), 0.6, bottom=bottom[i], fill=False,
                hatch="///", edgecolor="0.4", lw=0.6,
                label="kernel below resolution (outline: at most)" if i == below[0] else None)
     for i, m in enumerate(names):
         if i in summed:
             continue
-        ax.text(i, bottom[i] + (F.kernel_resolution(per[m][0]) if i in below else 0),
+        ax.text(i, bottom[i] + (kernel_resolution(per[m][0]) if i in below else 0),
                 f"{bottom[i]:.0f}" + (f" + kernel {F.kernel_kib(per[m][3], per[m][0])}"
                                       .replace(" (below resolution)", "") if i in below else "")
                 + f"\n@{per[m][0]}", ha="center", va="bottom", fontsize=6)
-    tops = [b + (F.kernel_resolution(per[names[i]][0]) if i in below else 0)
+    tops = [b + (kernel_resolution(per[names[i]][0]) if i in below else 0)
             for i, b in enumerate(bottom)]
     top = max(tops) * 1.3  # the totals written above the bars stay inside (summed: kernel only)
     ax.set_ylim(0, top)

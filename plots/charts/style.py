@@ -4,13 +4,13 @@ import textwrap
 
 import matplotlib
 
+import data as D
+import verdict as V
+
 matplotlib.use("Agg")  # no display; must be chosen before pyplot is imported anywhere
 # SVG text stays text (each glyph drawn as a path made every chart several times larger, and
 # REPORT.html inlines them all).
 matplotlib.rcParams["svg.fonttype"] = "none"
-
-import data as D  # noqa: E402
-import verdict as V  # noqa: E402
 
 # 7-point footnote text: about 17 characters fit in an inch, and a line takes 0.12 inch.
 FOOT_CHARS_PER_INCH = 17

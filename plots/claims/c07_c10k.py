@@ -2,6 +2,7 @@
 import data as D
 import figures as F
 import verdict as V
+from harness_api import stats
 
 ID = "C7"
 SOURCE = "seed 003 (PyCon 2014 talk)"
@@ -65,7 +66,7 @@ def fails_at(model, p, peak, t):
     share = F.ratio(f"{at}: req/s over its peak", rps, D.rps_rounds(peak) if peak else [],
                     "x", "sweep")
     if peak and t(F.bounded(share, F.AT_MOST, bound), "<", HALF_PEAK):
-        return f"throughput {F.stats.median(rps):.0f} < half its peak {D.rps(peak):.0f}"
+        return f"throughput {stats.median(rps):.0f} < half its peak {D.rps(peak):.0f}"
     if p99 and t(F.repeated(f"{at}: p99 latency", p99, "us", "sweep"), ">", P99_LIMIT_US):
         return f"p99 latency over {P99_LIMIT_US / 1e6:g} s"
     return None

@@ -2,8 +2,8 @@
 performs like a callback server."""
 import data as D
 import figures as F
-import sequential  # harness/sequential.py (on the path data.py sets): the design's words
 import verdict as V
+from harness_api import sequential
 
 ID = "C13"
 SOURCE = "seeds 001 (NtyCo, its title), 004 (libco)"

@@ -4,6 +4,7 @@ import math
 import data as D
 import figures as F
 import verdict as V
+from harness_api import stats
 
 ID = "C14"
 SOURCE = "seed 003 (PyCon 2014 talk)"
@@ -80,15 +81,15 @@ def trend(run, pts):
         return [x for x, _ in xy], [y for _, y in xy]
     xs, ys = samples(passes) if len(passes) >= 2 else \
         ([math.log2(n) for n, _ in pts], [v for _, v in pts])
-    _, p = F.stats.kendall_trend(xs, ys)
+    _, p = stats.kendall_trend(xs, ys)
     p_fig = F.exact("epoll_ctl pair: Kendall trend p against log2(registered fds)", p, "",
                     "switch")
     name = "epoll_ctl pair: Theil-Sen slope over log2(registered fds)"
     if len(passes) < 2:
-        return F.once(name, F.stats.theil_sen(xs, ys), "ns", "switch"), p_fig
-    low, high = F.stats.bootstrap_ci(passes, lambda s: F.stats.theil_sen(*samples(s)),
+        return F.once(name, stats.theil_sen(xs, ys), "ns", "switch"), p_fig
+    low, high = stats.bootstrap_ci(passes, lambda s: stats.theil_sen(*samples(s)),
                                      F.LEVEL)
-    return F.estimate(name, F.stats.theil_sen(xs, ys), low, high, len(passes), "ns",
+    return F.estimate(name, stats.theil_sen(xs, ys), low, high, len(passes), "ns",
                       "switch"), p_fig
 
 

@@ -4,6 +4,7 @@ import math
 import data as D
 import figures as F
 import verdict as V
+from harness_api import stats
 
 ID = "C15"
 SOURCE = "seed 003 (PyCon 2014 talk)"
@@ -133,10 +134,10 @@ def fit_figures(runs, th, ratio):
         return (growth, *(F.once(n, v, u, "handoff") for n, v, u in zip(names, point, units)))
 
     def of(sample, i):
-        return values([(m, F.stats.median([rd[m] for rd in sample])) for m in levels])[i]
+        return values([(m, stats.median([rd[m] for rd in sample])) for m in levels])[i]
     out = []
     for i, (n, v, u) in enumerate(zip(names, point, units)):
-        lo, hi = F.stats.bootstrap_ci(whole, lambda smp, i=i: of(smp, i), F.LEVEL)
+        lo, hi = stats.bootstrap_ci(whole, lambda smp, i=i: of(smp, i), F.LEVEL)
         out.append(F.estimate(n, v, lo, hi, len(whole), u, "handoff"))
     return (growth, *out)
 

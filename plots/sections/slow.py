@@ -2,6 +2,7 @@
 import data as D
 import figures as F
 from verdict import fmt
+from harness_api import KERNEL_RESOLUTION_KIB, MEMINFO_DRIFT_KIB
 
 
 def slow_section(run):
@@ -40,8 +41,8 @@ def slow_section(run):
     out += ["", "Server CPU per request and memory per connection are read on client-bound and "
             "contended points too: the load generator's speed does not set them (the server's "
             "CPU and memory are its own). Kernel memory per connection below the resolution of "
-            f"/proc/meminfo's machine-wide difference (the larger of {F.KERNEL_RESOLUTION_KIB:g} "
-            f"KiB and {F.MEMINFO_DRIFT_KIB / 1024:g} MiB over the connections) reads "
+            f"/proc/meminfo's machine-wide difference (the larger of {KERNEL_RESOLUTION_KIB:g} "
+            f"KiB and {MEMINFO_DRIFT_KIB / 1024:g} MiB over the connections) reads "
             "\"< R (below resolution)\": a negative difference is noise, never memory given "
             "back."]
     out.append("")

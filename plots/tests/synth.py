@@ -332,7 +332,7 @@ def fiberio_sampled(cpu, tput, cpu_1k, tput_1k, first=5, max_rounds=20, stopped=
     own (fiberio_bench.sequential_record over these runs, design(max_rounds, first)); a pair
     stops as the driver says (decided, max looks) unless `stopped` ({load: why}, with
     over_budget {load: ...}) says otherwise. The stream is shown, not judged."""
-    import fiberio_bench as FB  # harness/, on the path figures.py sets
+    import fiberio_bench as FB  # harness/, on the PYTHONPATH
     import sequential
     doc = fiberio(touch8_1k=1.0, stream_sysc=5.0)
     default = doc["default"]

@@ -15,8 +15,7 @@ import data as D  # noqa: E402
 import document  # noqa: E402
 import synth as S  # noqa: E402
 import verdict as V  # noqa: E402
-from charts import memory  # noqa: E402
-import charts.style  # noqa: E402,F401  (selects the Agg backend first)
+from charts import memory  # noqa: E402  (charts selects the Agg backend before pyplot)
 import matplotlib.pyplot as plt  # noqa: E402
 from sections import ramp, slow  # noqa: E402
 
