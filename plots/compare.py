@@ -40,6 +40,7 @@ import figures as F
 from harness_api import meta  # the CPU model's words, as history.py groups runs
 from sections import peers
 from sections.machine import machine_section
+from formatting import figure_with_interval
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNS_ROOT = ROOT / "results" / "runs"
@@ -213,7 +214,7 @@ def build(ra, rb, learned=({}, "none: no runs to learn from were looked for")):
             counts["learned"] += band["learned"] is not None and band_text(cls, band) != "exact"
             decides = (fa or {}).get("decides") or (fb or {}).get("decides")
             body.append(f"| {'**' + name + '**' if decides else name} | "
-                        f"{F.fmt_with_interval(fa)} | {F.fmt_with_interval(fb)} | "
+                        f"{figure_with_interval(fa)} | {figure_with_interval(fb)} | "
                         f"{ratio_text(ratio)} | {note} | {band_text(cls, band)} |")
         body.append("")
     # No claim reads the peers (peers.json): their figures, A beside B, after the claims'.
@@ -221,7 +222,7 @@ def build(ra, rb, learned=({}, "none: no runs to learn from were looked for")):
     if prows:
         body += ["## Peers", "", "The fiber server beside the runtimes a reader would pick "
                  "instead (peers.json; no verdict).", ""] + TABLE
-        body += [f"| {name} | {F.fmt_with_interval(fa)} | {F.fmt_with_interval(fb)} | "
+        body += [f"| {name} | {figure_with_interval(fa)} | {figure_with_interval(fb)} | "
                  f"{ratio_text(ratio)} | {note} | {band_text(cls, band)} |"
                  for name, fa, fb, ratio, cls, note, band in prows]
         body.append("")

@@ -201,14 +201,6 @@ def compare(fig, op, threshold):
             "margin": (v / threshold - 1) if threshold else v}
 
 
-def num(v, exact=False):
-    """A figure's number: whole numbers from 100 up (or 1000 for exact counts, which keep four
-    digits), three significant digits below."""
-    if abs(v) >= (1000 if exact else 100):
-        return f"{v:.0f}"
-    return f"{v:.4g}" if exact else f"{v:.3g}"
-
-
 # Kernel memory per connection below its resolution (harness/drive/memory.py says why) is
 # printed as such, never as a figure.
 
@@ -228,30 +220,6 @@ def kernel_counted(kib, conns=None):
     """The kernel KiB a total adds: the figure, or 0 when it is below the resolution (a
     negative difference would otherwise lower the total)."""
     return kib if kib is not None and kib >= kernel_resolution(conns) else 0.0
-
-
-def fmt(fig):
-    v = fig["value"] if fig else None
-    if v is None:
-        return "n/a"
-    return num(v, fig["kind"] == EXACT) + (f" {fig['unit']}" if fig.get("unit") else "")
-
-
-def fmt_interval(fig):
-    """The uncertainty after a figure's value: " [low, high] (n=5)", " (exact)" or
-    " (n=1, no interval)"; "" for a figure without a value."""
-    if not fig or fig.get("value") is None:
-        return ""
-    if fig["exact"]:
-        return " (exact)"
-    if fig.get("low") is None:
-        return f" (n={fig['n']}, no interval)"
-    side = f"; {fig['bound']} this" if fig.get("bound") else ""
-    return f" [{num(fig['low'])}, {num(fig['high'])}] (n={fig['n']}{side})"
-
-
-def fmt_with_interval(fig):
-    return fmt(fig) + fmt_interval(fig)
 
 
 # ---- comparing two runs' figures --------------------------------------------------------------

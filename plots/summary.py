@@ -10,6 +10,7 @@ import data as D
 import figures as F
 import verdict as V
 from reference import fig_text
+from formatting import threshold_text
 
 GLANCE = "**At a glance:**"  # every verdict in one line, before the table
 # Words of a not-run reason that name this machine, not the run's size, as what stopped it.
@@ -58,7 +59,7 @@ def why(r):
     t = deciding_test(r)
     if t is None:
         return "-"
-    rule = f"{t['op']} {V.num(t['threshold'])}"
+    rule = f"{t['op']} {threshold_text(t['threshold'])}"
     if t["outcome"] == "straddles":
         return V.straddle_reason(t, rule)
     side = "is" if t["outcome"] == "yes" else "is not"

@@ -4,6 +4,7 @@ import math
 import data as D
 import figures as F
 import verdict as V
+from formatting import threshold_text, value_text
 
 ID = "C1"
 SOURCE = "seed 000 (libfiber)"
@@ -23,7 +24,7 @@ CLAIMED_FIBERS = 100000  # the claim's 10^5
 MAP_COUNT = 65530  # vm.max_map_count on the reference machine
 
 RULE = ("each comparison is ring/star time per hop of one backend at one fiber count "
-        f"(paired repetitions), won by ring when < {V.num(FASTER_BELOW)}; the share of "
+        f"(paired repetitions), won by ring when < {threshold_text(FASTER_BELOW)}; the share of "
         "comparisons ring wins runs from those its interval wins outright to those it may win; "
         "holds when ring < star in time per hop for every backend at every fiber count, "
         f"with switches_per_hop within {SWITCHES_TOLERANCE} of {SWITCHES_PER_HOP['ring']} "
@@ -62,8 +63,8 @@ def measure(run):
         lines.append(f"- {b}: ring/star ns per hop by fibers: " + ", ".join(cells))
     sph = {p: V.median([s for (pp, _), pts in series.items() if pp == p for _, _, s in pts])
            for p in ("star", "ring")}
-    lines.append(f"- switches per hop (median): ring {V.fmt(sph['ring'])}, "
-                 f"star {V.fmt(sph['star'])}")
+    lines.append(f"- switches per hop (median): ring {value_text(sph['ring'])}, "
+                 f"star {value_text(sph['star'])}")
     ic = D.icounts(run.get("icount"))
     icl = [f"{b} {ic[f'sched/ring/{b}/fibers:16']:.0f} vs {ic[f'sched/star/{b}/fibers:16']:.0f}"
            for b in backends if f"sched/ring/{b}/fibers:16" in ic
@@ -72,7 +73,7 @@ def measure(run):
         lines.append("- instructions per hop at 16 fibers, ring vs star: " + ", ".join(icl))
     lines.append(f"- ring faster in {wins} of {total} comparisons ({sure} beyond the noise of "
                  f"the repetitions, {maybe - sure} within it, marked ?); median ring/star "
-                 f"{V.fmt(V.median(ratios))}")
+                 f"{value_text(V.median(ratios))}")
     lines.append(_largest_queue(run, series))
     # The median ratio pools different backends and fiber counts, not repeated samples of one
     # quantity, so it carries no noise band; the per-backend hop times below do.

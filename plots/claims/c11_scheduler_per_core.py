@@ -2,6 +2,7 @@
 import data as D
 import figures as F
 import verdict as V
+from formatting import figure_with_interval, value_text
 
 ID = "C11"
 SOURCE = "seed 000 (libfiber)"
@@ -44,9 +45,9 @@ def measure(run):
     if not th or th.get("ratio_t2_over_t1_shared") is None:
         return {"lines": [f"no 1-vs-2 thread run: {run.why('threads')}"]}
     s = th["summary"]
-    lines = [f"- {name}: {V.fmt(v['requests_per_sec'], '.0f')} req/s, server "
-             f"{V.fmt(v['server_cores_used'], '.2f')} cores, "
-             f"{V.fmt(v['server_cpu_us_per_request'], '.2f')} us CPU per request "
+    lines = [f"- {name}: {value_text(v['requests_per_sec'], '.0f')} req/s, server "
+             f"{value_text(v['server_cores_used'], '.2f')} cores, "
+             f"{value_text(v['server_cpu_us_per_request'], '.2f')} us CPU per request "
              f"({v['runs']} runs)" for name, v in s.items()]
     r = th["ratio_t2_over_t1_shared"]
     lines.append(f"- 2 threads / 1 thread (shared CPUs): **{r:.2f}**; machine has "
@@ -75,9 +76,10 @@ def measure(run):
     full, _ = V.settle(lambda t: t(busy_fig, ">=", cores - FULL_SLACK))
     lost, _ = V.settle(lambda t: t(placed, "<", PLACED_SHARE))
     lines.append(f"- with 2 threads the server and the load together used "
-                 f"{F.fmt_with_interval(busy_fig)} of {cores} cores; the one-thread server on "
-                 f"shared CPUs {F.fmt_with_interval(placed)}"
-                 + (f" (pinned: {V.fmt(s.get('t1-pinned', {}).get('server_cores_used'), '.2f')})"
+                 f"{figure_with_interval(busy_fig)} of {cores} cores; the one-thread server on "
+                 f"shared CPUs {figure_with_interval(placed)}"
+                 + (" (pinned: "
+                    f"{value_text(s.get('t1-pinned', {}).get('server_cores_used'), '.2f')})"
                     if "t1-pinned" in s else ""))
     if full or lost:
         lines.append("- not measurable here: " + "; ".join(

@@ -3,6 +3,7 @@ memory."""
 import data as D
 import figures as F
 import verdict as V
+from formatting import value_text
 
 ID = "C12"
 SOURCE = "seed 004 (libco)"
@@ -38,8 +39,8 @@ def time_trade(run, cp, lines):
     ratios = []
     for f, pts in sorted(cp.items()):
         lines.append(f"- copy-stack resume + yield at {f} fibers, ns by live bytes: " + ", ".join(
-            f"{n} B {V.fmt(t, '.3g')}" for n, t, _ in pts)
-            + (f" (live part incl. the runtime's frames: {V.fmt(pts[0][2], '.0f')} B at "
+            f"{n} B {value_text(t, '.3g')}" for n, t, _ in pts)
+            + (f" (live part incl. the runtime's frames: {value_text(pts[0][2], '.0f')} B at "
                f"{pts[0][0]} B)" if pts and pts[0][2] else ""))
         by = {n: t for n, t, _ in pts}
         if FEW_BYTES in by and MANY_BYTES in by and by[FEW_BYTES] and by[MANY_BYTES]:

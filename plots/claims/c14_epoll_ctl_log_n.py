@@ -5,6 +5,7 @@ import data as D
 import figures as F
 import verdict as V
 from harness_api import stats
+from formatting import figure_with_interval, threshold_text, value_text
 
 ID = "C14"
 SOURCE = "seed 003 (PyCon 2014 talk)"
@@ -28,7 +29,8 @@ RULE = ("the pair part: one epoll_ctl ADD+DEL pair's cost rises with log2 of the
         "fds when the Theil-Sen slope of its ns against log2(fds), over every level and "
         "repetition (at least "
         f"{MIN_LEVELS} levels; interval: the repetitions resampled as whole passes), is > "
-        f"{V.num(RISING)} ns per doubling and Kendall's trend test over the same samples gives "
+        f"{threshold_text(RISING)} ns per doubling and Kendall's trend test over the same samples "
+        "gives "
         f"p < {TREND_P}, and it grows no faster than logarithmically: the most "
         f"fds ({MOST_FDS:,}) over the fewest ({FEW_FDS}) at most {LOG_BOUND:.1f}x (log2 "
         f"{MOST_FDS} / log2 {FEW_FDS}; a linear structure would be {MOST_FDS // FEW_FDS}x); "
@@ -49,7 +51,7 @@ def churn_lines(churn, lines):
     for cfg, series in tput.items():
         c = dict(cpu.get(cfg, []))
         lines.append(f"  - {cfg}: " + ", ".join(
-            f"{n}: {v:.0f}/s, {V.fmt(c.get(n), '.3g')} us" for n, v in series))
+            f"{n}: {v:.0f}/s, {value_text(c.get(n), '.3g')} us" for n, v in series))
     m = dict(cpu.get("merged", []))
     if not (m.get(0) and len(m) > 1):
         return None
@@ -105,7 +107,7 @@ def measure(run):
     if pts:
         lines.append("- one ADD+DEL pair (switch-bench, CPU time), median and 95% interval by "
                      "registered fds: " + ", ".join(
-                         f"{n}: {F.fmt_with_interval(f)}" for (n, _), f in zip(pts, levels)))
+                         f"{n}: {figure_with_interval(f)}" for (n, _), f in zip(pts, levels)))
     cg = churn_lines(churn, lines) if churn else None
     if len(pts) < MIN_LEVELS:
         return {"lines": lines + [f"- fewer than {MIN_LEVELS} epoll_ctl levels: "
@@ -116,9 +118,9 @@ def measure(run):
     rises = V.settled_text(*V.settle(lambda t: rising(slope, p_fig, t)), "rises",
                            "shows no trend")
     lines.append(f"- trend over all {len(pts)} levels: Theil-Sen slope "
-                 f"{F.fmt_with_interval(slope)} per doubling of the registered fds, Kendall "
+                 f"{figure_with_interval(slope)} per doubling of the registered fds, Kendall "
                  f"p = {p_fig['value']:.2g}: the pair's cost {rises}; end points {pts[-1][0]} "
-                 f"over {pts[0][0]}: {F.fmt_with_interval(g)} (read only against the "
+                 f"over {pts[0][0]}: {figure_with_interval(g)} (read only against the "
                  "logarithmic bound)")
     if cg is not None and pts[-1][1]:
         lines.append(f"- one ADD+DEL pair is {pts[-1][1] / 10:.3g}% of 1 us; a churned "

@@ -10,6 +10,7 @@ import sys
 import tempfile
 import unittest
 from pathlib import Path
+from formatting import figure_text, interval_text
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -49,19 +50,19 @@ class Compare(unittest.TestCase):
     def test_never_rounds_first(self):
         # C14's case: 1.0487 prints as 1.05 but is below 1.05; an exact count shows it.
         self.assertEqual(self.outcome(F.exact("g", 1.0487, "", "t"), ">=", 1.05), F.NO)
-        self.assertEqual(F.fmt(F.timing("g", 1.0487, "", "t")), "1.05")
+        self.assertEqual(figure_text(F.timing("g", 1.0487, "", "t")), "1.05")
 
     def test_exact_interval_is_the_value(self):
         e = F.exact("c", 2.0, "", "t")
         self.assertEqual((e["low"], e["high"], e["exact"]), (2.0, 2.0, True))
         self.assertEqual(self.outcome(e, ">=", 2.0), F.YES)
         self.assertEqual(self.outcome(e, ">", 2.0), F.NO)
-        self.assertEqual(F.fmt_interval(e), " (exact)")
+        self.assertEqual(interval_text(e), " (exact)")
 
     def test_single_sample(self):
         once = F.once("o", 100.0, "", "t")
         self.assertEqual((once["low"], once["high"], once["n"]), (None, None, 1))
-        self.assertEqual(F.fmt_interval(once), " (n=1, no interval)")
+        self.assertEqual(interval_text(once), " (n=1, no interval)")
         test = F.compare(once, ">=", 90.0)
         self.assertEqual((test["outcome"], test["basis"]), (F.YES, "one sample"))
         # Within SINGLE_MARGIN of the threshold a single sample cannot decide.
@@ -85,7 +86,7 @@ class Compare(unittest.TestCase):
         self.assertEqual(self.outcome(at_least, ">=", 0.3), F.YES)
         self.assertEqual(self.outcome(at_least, ">=", 0.5), F.STRADDLES)
         self.assertEqual(F.compare(at_least, ">=", 0.5)["bound"], F.AT_LEAST)
-        self.assertIn("at least this", F.fmt_interval(at_least))
+        self.assertIn("at least this", interval_text(at_least))
 
     def test_interval_is_deterministic(self):
         self.assertEqual(F.interval([1.0, 2.0, 3.0, 4.0]), F.interval([1.0, 2.0, 3.0, 4.0]))
