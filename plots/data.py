@@ -3,6 +3,7 @@ report share. It reads only files inside the run folder (results/...), never the
 """
 import json
 import re
+import statistics
 from pathlib import Path
 
 import validate
@@ -395,6 +396,12 @@ def handoff_series(run, kind):
 
 # ---- paired rounds ---------------------------------------------------------------------------
 
+def median(xs):
+    """The median of the values present in xs, None when there is none."""
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
 def paired(runs, key, num, den, **match):
     """{"per_round": [num/den], "median": ...} over the rounds in which both ran: `runs` are
     a driver's per-round records, `num` and `den` match them by field (e.g.
@@ -420,7 +427,7 @@ __all__ = [
     "paired_reps", "bench_spread", "runs_of", "backends", "sched_series", "icounts",
     "epoll_family", "scale_configs", "scale_series", "scale_at", "scale_status",
     "epoll_ctl_rows", "FIBERIO_LOADS", "fiberio_summary", "fiberio_variants",
-    "copystack_points", "fibermem_points", "handoff_series", "paired",
+    "copystack_points", "fibermem_points", "handoff_series", "median", "paired",
     "FAILED_SHARE", "MEASURED", "MIN_OK_ROUNDS", "POINT_STATUSES", "kernel_per_conn",
     "memory_points", "memory_rounds", "memory_top", "ok_points", "ok_rounds", "over_budget",
     "peak", "point_errors", "point_status", "ramp", "rps", "rps_rounds", "SERVER_CPU",

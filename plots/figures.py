@@ -156,6 +156,25 @@ def ratio(name, num, den, unit, source):
                 low=low, high=high, n=min(len(num), len(den)))
 
 
+def present(*items):
+    """The figures among items that exist (a reader returns None for a figure its run lacks)."""
+    return [f for f in items if f is not None]
+
+
+def noise_floor(doc, source, prefer=None):
+    """The A/A figure of an experiment: the per-round ratios of one configuration measured
+    twice in the same rounds (`doc["aa"]`, {label: {"per_round": [...]}} as the drivers'
+    rounds.aa writes it), whose interval is what two identical things differ by here.
+    `prefer` picks the first label containing it. None when the run has no A/A pairs (older
+    runs)."""
+    aa = (doc or {}).get("aa") or {}
+    for label in sorted(aa, key=lambda k: (prefer is None or prefer not in k, k)):
+        rounds = [r for r in aa[label].get("per_round") or [] if isinstance(r, (int, float))]
+        if len(rounds) >= 2:
+            return paired(f"A/A noise floor ({label})", rounds, "x", source)
+    return None
+
+
 def from_numbers(numbers):
     """The figures of a verdict that gives only its `numbers` ({name: (ours, quoted)})."""
     return [once(name, ours, "", None) for name, (ours, _) in numbers.items()]

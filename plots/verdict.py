@@ -13,10 +13,8 @@ at its threshold, needs repetitions, or is a bound only a faster load generator 
 plots/claims_table.py says what stopped a `not run` verdict and what would lift it.
 """
 import math
-import statistics
 import sys
 
-import data as D
 import figures as F
 from formatting import figure_number, figure_with_interval, threshold_text
 
@@ -44,40 +42,6 @@ def result(verdict, rule, measured, notes=None, numbers=None, figures=None):
             "figures": figures if figures is not None else F.from_numbers(numbers),
             "tests": [], "straddled": [], "possible": [verdict], "single_sample": [],
             "margin": None, "thresholds": {}, "noise_floor": [], "open": []}
-
-
-def switch_fig(run, row, name=None):
-    """A timing figure for one switch-bench row, with its repetitions as samples."""
-    doc = run.get("switch")
-    entry = D.bench_rows(doc).get(row)
-    if entry is None:
-        return None
-    return F.timing(name or row, D.ns(entry), "ns", "switch",
-                    samples=D.bench_samples(doc).get(row),
-                    spread=D.bench_spread(doc).get(row))
-
-
-def rows_ratio(run, num_row, den_row, name):
-    """A ratio of two switch-bench rows, paired by repetition (the repetitions are
-    interleaved, so each pair ran back to back); None when a row is missing."""
-    doc = run.get("switch")
-    rows = D.bench_rows(doc)
-    if num_row not in rows or den_row not in rows:
-        return None
-    per_rep = D.paired_reps(doc, num_row, den_row)
-    if per_rep:
-        return F.paired(name, per_rep, "x", "switch")
-    a, b = D.ns(rows[num_row]), D.ns(rows[den_row])
-    return F.timing(name, a / b if a and b else None, "x", "switch")
-
-
-def figs(*items):
-    return [f for f in items if f is not None]
-
-
-def median(xs):
-    xs = [x for x in xs if x is not None]
-    return statistics.median(xs) if xs else None
 
 
 # ---- deciding on intervals ---------------------------------------------------------------------
@@ -170,20 +134,6 @@ def settled_text(answer, straddled, yes, no):
 
 
 # ---- the A/A noise floor -----------------------------------------------------------------------
-
-def noise_floor(doc, source, prefer=None):
-    """The A/A figure of an experiment: the per-round ratios of one configuration measured
-    twice in the same rounds (`doc["aa"]`, {label: {"per_round": [...]}} as the drivers'
-    rounds.aa writes it), whose interval is what two identical things differ by here.
-    `prefer` picks the first label containing it. None when the run has no A/A pairs (older
-    runs)."""
-    aa = (doc or {}).get("aa") or {}
-    for label in sorted(aa, key=lambda k: (prefer is None or prefer not in k, k)):
-        rounds = [r for r in aa[label].get("per_round") or [] if isinstance(r, (int, float))]
-        if len(rounds) >= 2:
-            return F.paired(f"A/A noise floor ({label})", rounds, "x", source)
-    return None
-
 
 def apart_from_noise(fig, aa):
     """True when fig's interval and the A/A figure's do not overlap, False when they do, None

@@ -5,7 +5,7 @@ import textwrap
 import matplotlib
 
 import data as D
-import verdict as V
+from switch_figures import switch_fig
 
 matplotlib.use("Agg")  # no display; must be chosen before pyplot is imported anywhere
 # SVG text stays text (each glyph drawn as a path made every chart several times larger, and
@@ -162,7 +162,7 @@ def flagged_legend(ax):
 
 def bench_interval(run, row):
     """(low, high): the 95% interval of a switch-bench row over its repetitions, or Nones."""
-    f = V.switch_fig(run, row)
+    f = switch_fig(run, row)
     return (f.get("low"), f.get("high")) if f else (None, None)
 
 

@@ -67,12 +67,12 @@ def measure(run):
                               (prof.get(e) or {}).get("epoll_ctl_share"), "", "engines"))
     # Where the driver measured one engine against itself in the same rounds (A/A), the
     # throughput ratio must stand apart from that interval to say anything.
-    aa = V.noise_floor(eng, "engines", prefer="tput")
+    aa = F.noise_floor(eng, "engines", prefer="tput")
     noise = [V.noise_entry(tput, aa)] if aa else []
     if aa:
         figures.append(aa)
         lines.append(V.noise_line(noise[0]))
-    return {"lines": lines, "figures": V.figs(*figures), "tput": tput, "cpu": cpu_fig,
+    return {"lines": lines, "figures": F.present(*figures), "tput": tput, "cpu": cpu_fig,
             "noise_floor": noise,
             "numbers": {"merged/naive throughput": (r["median"], QUOTED_GAIN)}}
 

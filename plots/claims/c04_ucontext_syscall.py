@@ -3,6 +3,7 @@ import data as D
 import figures as F
 import verdict as V
 from formatting import threshold_text, value_text
+from switch_figures import rows_ratio, switch_fig
 
 ID = "C4"
 SOURCE = "seed 003 (PyCon 2014 talk)"
@@ -35,7 +36,7 @@ def measure(run):
     lines = ["- syscalls per switch (perf, raw_syscalls:sys_enter): " + ", ".join(
         f"{b} {value_text(p.get('syscalls_per_switch'), '.3f')}" for b, p in props.items())]
     tu, ts = D.ns(rows.get("switch/ucontext")), D.ns(rows.get("switch/setjmp"))
-    ratio = V.rows_ratio(run, "switch/ucontext", "switch/setjmp",
+    ratio = rows_ratio(run, "switch/ucontext", "switch/setjmp",
                          "ucontext/setjmp time per switch")
     lines.append(f"- time per switch: ucontext {value_text(tu, '.3g', ' ns')}, setjmp "
                  f"{value_text(ts, '.3g', ' ns')} (ratio, median of paired repetitions, "
@@ -47,7 +48,7 @@ def measure(run):
     others = [p.get("syscalls_per_switch") or 0 for b, p in props.items() if b != "ucontext"]
     figures = [F.exact(f"syscalls per switch, {b}", p.get("syscalls_per_switch"), "", "props")
                for b, p in props.items()]
-    figures += V.figs(V.switch_fig(run, "switch/ucontext"), V.switch_fig(run, "switch/setjmp"),
+    figures += F.present(switch_fig(run, "switch/ucontext"), switch_fig(run, "switch/setjmp"),
                       ratio)
     return {"lines": lines, "figures": figures,
             "ucontext": F.exact("syscalls per switch, ucontext", uc, "", "props"),

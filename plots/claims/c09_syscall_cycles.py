@@ -5,6 +5,7 @@ import data as D
 import figures as F
 import verdict as V
 from formatting import figure_with_interval, value_text
+from switch_figures import switch_fig
 
 ID = "C9"
 SOURCE = "seed 003 (PyCon 2014 talk)"
@@ -62,7 +63,7 @@ def measure(run):
             f"not consistent: more than the {PARTLY_CYCLES_VM} cycles a dearer VM explains")
         lines.append(f"- part 2, a virtual machine makes it dearer: {two}; how much the virtual "
                      "machine adds cannot be separated on one machine")
-    figures = V.figs(V.switch_fig(run, "syscall/getppid"), cyc,
+    figures = F.present(switch_fig(run, "syscall/getppid"), cyc,
                      F.once("CPU clock (reported)", mhz, "MHz", "switch"))
     return {"lines": lines, "figures": figures, "cycles": cyc, "virtual": virt,
             "numbers": {"syscall (cycles)": (cycles, QUOTED_CYCLES)}}

@@ -76,7 +76,7 @@ def measure(run):
                            pc.get("pss_per_conn_kb"), "KiB", "maxconns")]
     tgt = [p for p in pts if p["conns"] == target]
     mem = [r for r in proj if r["resource"].startswith("memory (")]
-    return {"lines": lines, "figures": V.figs(*figures),
+    return {"lines": lines, "figures": F.present(*figures),
             "numbers": {"connections held on one core": (held, float(target))} if held else {},
             "target": target, "held": held_fig,
             "all_held": all(p.get("all_held") for p in ran),

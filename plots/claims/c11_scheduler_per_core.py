@@ -54,7 +54,7 @@ def measure(run):
                  f"{th['config'].get('cores')} cores")
     t1, t2 = s.get("t1-shared", {}), s.get("t2-shared", {})
     cores = th["config"].get("cores") or 2
-    load = V.median([x.get("load_cores_used") for x in th.get("runs", [])
+    load = D.median([x.get("load_cores_used") for x in th.get("runs", [])
                      if x.get("variant") == "t2-shared" and x.get("status") == "ok"])
     busy = (t2.get("server_cores_used") or 0) + (load or 0)
     cpu1, cpu2 = t1.get("server_cpu_us_per_request"), t2.get("server_cpu_us_per_request")
@@ -99,7 +99,7 @@ def measure(run):
                              x.get("server_cpu_us_per_request"), "us", "threads",
                              samples=D.runs_of(th, lambda y: y.get("server_cpu_us_per_request"),
                                                variant=name))]
-    aa = V.noise_floor(th, "threads", prefer="requests_per_sec")
+    aa = F.noise_floor(th, "threads", prefer="requests_per_sec")
     noise = [V.noise_entry(ratio, aa)] if aa else []
     if aa:
         figures.append(aa)

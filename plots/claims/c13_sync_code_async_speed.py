@@ -354,7 +354,7 @@ def measure(run):
                              shown[k]["per_round"], "x", "fiberio")
                     for k, w in (("cpu", "CPU per request"), ("tput", "throughput"))
                     if shown[k]["per_round"]]
-    aa = V.noise_floor(doc, "fiberio", prefer="cpu")
+    aa = F.noise_floor(doc, "fiberio", prefer="cpu")
     # The A/A rule reopens what a bootstrap interval decides; the design's decisions stand
     # (their error is controlled over every look), and what it left open straddles anyway.
     noise = [V.noise_entry(f, aa) for f in ratios["cpu"] if f["name"] not in read] if aa else []

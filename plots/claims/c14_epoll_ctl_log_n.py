@@ -6,6 +6,7 @@ import figures as F
 import verdict as V
 from harness_api import stats
 from formatting import figure_with_interval, threshold_text, value_text
+from switch_figures import rows_ratio, switch_fig
 
 ID = "C14"
 SOURCE = "seed 003 (PyCon 2014 talk)"
@@ -103,7 +104,7 @@ def measure(run):
     pts = D.epoll_ctl_rows(D.bench_rows(run.get("switch")))
     churn = (run.get("scale") or {}).get("churn")
     lines = []
-    levels = [V.switch_fig(run, row_name(n), f"epoll_ctl pair at {n} registered") for n, _ in pts]
+    levels = [switch_fig(run, row_name(n), f"epoll_ctl pair at {n} registered") for n, _ in pts]
     if pts:
         lines.append("- one ADD+DEL pair (switch-bench, CPU time), median and 95% interval by "
                      "registered fds: " + ", ".join(
@@ -112,7 +113,7 @@ def measure(run):
     if len(pts) < MIN_LEVELS:
         return {"lines": lines + [f"- fewer than {MIN_LEVELS} epoll_ctl levels: "
                                   f"{run.why('switch')}"]}
-    g = V.rows_ratio(run, row_name(pts[-1][0]), row_name(pts[0][0]),
+    g = rows_ratio(run, row_name(pts[-1][0]), row_name(pts[0][0]),
                      f"epoll_ctl pair {pts[-1][0]} vs {pts[0][0]} registered")
     slope, p_fig = trend(run, pts)
     rises = V.settled_text(*V.settle(lambda t: rising(slope, p_fig, t)), "rises",
@@ -125,7 +126,7 @@ def measure(run):
     if cg is not None and pts[-1][1]:
         lines.append(f"- one ADD+DEL pair is {pts[-1][1] / 10:.3g}% of 1 us; a churned "
                      "connection costs the server the figures above")
-    figures = V.figs(*levels, slope, p_fig, g, cg)
+    figures = F.present(*levels, slope, p_fig, g, cg)
     return {"lines": lines, "figures": figures, "pair_growth": g, "slope": slope, "p": p_fig,
             "churn_growth": cg,
             "numbers": {f"epoll_ctl pair {MOST_FDS} vs {FEW_FDS} registered":

@@ -198,7 +198,7 @@ def measure(run):
         lines.append(f"- the server's cost is judged from {SERVER_AT:,} connections up: not "
                      "measured in this run" + (f" (levels {', '.join(map(str, levels))})"
                                                if levels else ""))
-    aa = V.noise_floor(doc.get("cpu"), "timers")
+    aa = F.noise_floor(doc.get("cpu"), "timers")
     if aa:
         figures.append(aa)
         lines.append(f"- {aa['name']}: {figure_with_interval(aa)}")

@@ -19,6 +19,7 @@ LAYERS = [
     {"validate", "pointdata", "peerdata"},
     {"data", "export"},
     {"figures"},
+    {"switch_figures"},
     {"verdict"},
     {"claims"},
     {"charts", "sections", "reference", "glossary"},
