@@ -59,22 +59,22 @@ def parse(argv):
     """(folder, options, reference dir), or None after printing the usage."""
     args, opts, ref_dir = [], set(), REFERENCE
     it = iter(argv)
-    for a in it:
-        if a in ("--help", "-h"):
+    for arg in it:
+        if arg in ("--help", "-h"):
             print(__doc__.strip())
             return "help"
-        if a == "--reference-dir":
+        if arg == "--reference-dir":
             ref_dir = next(it, None)
             if ref_dir is None:
                 print(USAGE, file=sys.stderr)
                 return None
-        elif a in ("--no-charts", "--no-reference"):
-            opts.add(a)
-        elif a.startswith("--"):
-            print(f"report.py: unknown option {a}; {USAGE}", file=sys.stderr)
+        elif arg in ("--no-charts", "--no-reference"):
+            opts.add(arg)
+        elif arg.startswith("--"):
+            print(f"report.py: unknown option {arg}; {USAGE}", file=sys.stderr)
             return None
         else:
-            args.append(a)
+            args.append(arg)
     if len(args) != 1:
         print(USAGE, file=sys.stderr)
         return None

@@ -2,7 +2,7 @@
 import data as D
 import figures as F
 from claims import c08_thread_memory as C8
-import charts.style as S
+import charts.style as style
 from charts.style import grid, not_run, register
 from harness_api import kernel_resolution
 
@@ -31,12 +31,12 @@ def rss_per_conn(run, fig):
     for m in run.order("models", series):
         pts = [p for p in series[m] if p[0] >= 10]  # one connection says little per connection
         if pts:
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=S.marker(m),
-                    color=S.color(m), label=f"{m} (VmRSS)", ms=4, gid=S.member_gid(m))
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=style.marker(m),
+                    color=style.color(m), label=f"{m} (VmRSS)", ms=4, gid=style.member_gid(m))
     fork_pss = [p for p in D.sweep_series(sweep, "pingpong", pss).get("fork", []) if p[0] >= 10]
     if fork_pss:
         ax.plot([p[0] for p in fork_pss], [p[1] for p in fork_pss], ls="--",
-                color=S.color("fork"), marker=S.marker("fork"), gid=S.member_gid("fork"), mfc="none",
+                color=style.color("fork"), marker=style.marker("fork"), gid=style.member_gid("fork"), mfc="none",
                 ms=4,
                 label="fork (PSS: shared pages counted once)")
     mc = run.get("maxconns")
@@ -45,7 +45,7 @@ def rss_per_conn(run, fig):
             and p.get("rss_per_conn_kb")]
     if held:
         ax.plot([p["conns"] for p in held], [p["rss_per_conn_kb"] for p in held], "*",
-                color=S.color("fiber"), ms=11, label="fiber, trickle traffic (C10 run)")
+                color=style.color("fiber"), ms=11, label="fiber, trickle traffic (C10 run)")
     ax.axhline(C8.QUOTED_PTHREAD_KIB, color="k", ls=":", lw=1,
                label=f"{C8.QUOTED_PTHREAD_KIB / 1024:g} MiB: default pthread stack (virtual)")
     ax.axhline(C8.QUOTED_COROUTINE_KIB, color="k", ls="--", lw=1,
@@ -83,7 +83,7 @@ def memory_stack(run, ax):
     summed = [i for i, m in enumerate(names) if per[m][2] is None]
     user = [0.0 if i in summed else max(0.0, D.user_kb(per[m][1], per[m][2]))
             for i, m in enumerate(names)]
-    S.tag_bars(ax.bar(x, user, 0.6, color=[S.color(m) for m in names],
+    style.tag_bars(ax.bar(x, user, 0.6, color=[style.color(m) for m in names],
                       label="user (PSS)"), names)
     bottom = list(user)
     # The kernel part is what C8 counts (F.kernel_counted): a difference below the resolution
@@ -115,7 +115,7 @@ def memory_stack(run, ax):
     for i in summed:
         m, rss = names[i], per[names[i]][1]
         ax.bar(i, min(rss, top - tops[i]) * 0.9, 0.6, bottom=tops[i], fill=False, hatch="xx",
-               edgecolor=S.color(m), lw=0.8,
+               edgecolor=style.color(m), lw=0.8,
                label="VmRSS summed over processes (no PSS; cut)" if i == summed[0] else None)
         ax.text(i, top * 0.97, f"VmRSS\nsum\n{rss:.0f}\n+ kernel\n{tops[i]:.0f}", ha="center",
                 va="top", fontsize=6, bbox={"facecolor": "white", "edgecolor": "none", "pad": 1})

@@ -13,16 +13,16 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 os.environ.setdefault("MPLCONFIGDIR", tempfile.mkdtemp(prefix="mpl-"))
-import charts as C  # noqa: E402
-import charts.marks as M  # noqa: E402
-import charts.style as ST  # noqa: E402
+import charts  # noqa: E402
+import charts.marks as marks  # noqa: E402
+import charts.style as style  # noqa: E402
 import claims  # noqa: E402
 import data as D  # noqa: E402
 import matplotlib.colors as mcolors  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
-import report as R  # noqa: E402
-import synth as S  # noqa: E402
+import report  # noqa: E402
+import synth  # noqa: E402
 
 REPO = HERE.parent.parent
 REFERENCE = REPO / "results" / "reference"
@@ -31,7 +31,7 @@ REFERENCE = REPO / "results" / "reference"
 def figures(folder):
     """{stem: open figure} of every chart of a run folder, drawn as draw_all draws them."""
     run = D.Run(folder)
-    return {stem: C.draw_one(run, stem, text, fn)[0] for stem, text, fn in C.CHARTS}
+    return {stem: charts.draw_one(run, stem, text, fn)[0] for stem, text, fn in charts.CHARTS}
 
 
 def artists(fig):
@@ -74,7 +74,7 @@ class ClaimCharts(unittest.TestCase):
         charted = [c for c in claims.CLAIMS if c.CHARTS]
         self.assertGreaterEqual(len(charted), 16)
         for c in charted:
-            stem = M.carrier(c)
+            stem = marks.carrier(c)
             self.assertIn(stem, c.CHARTS, c.ID)
             found = gids(self.figs[stem])
             self.assertIn(f"threshold:{c.ID}", found, f"{c.ID} on {stem}: no threshold drawn")
@@ -109,7 +109,7 @@ class ClaimCharts(unittest.TestCase):
         self.assertGreaterEqual(len(seen), 20, sorted(seen))  # models, engines, switch, timers
         for name, uses in seen.items():
             colours = {c for c, _ in uses}
-            self.assertEqual(colours, {mcolors.to_hex(ST.color(name))},
+            self.assertEqual(colours, {mcolors.to_hex(style.color(name))},
                              f"{name}: {sorted(uses)}")
 
     def test_no_bars_on_log_axes(self):
@@ -146,15 +146,15 @@ class ClaimCharts(unittest.TestCase):
         self.assertEqual([r.get_height() for r in fork], [0.0], "fork's summed VmRSS stacked")
 
     def test_every_registry_member_has_its_own_style(self):
-        missing = registry_members() - set(ST.MEMBER_STYLE)
+        missing = registry_members() - set(style.MEMBER_STYLE)
         self.assertEqual(missing, set())
-        colours = [mcolors.to_hex(c) for c, _ in ST.MEMBER_STYLE.values()]
+        colours = [mcolors.to_hex(c) for c, _ in style.MEMBER_STYLE.values()]
         self.assertEqual(len(colours), len(set(colours)), "two names share a colour")
-        self.assertNotIn(mcolors.to_hex(ST.UNKNOWN_STYLE[0]), colours)
+        self.assertNotIn(mcolors.to_hex(style.UNKNOWN_STYLE[0]), colours)
 
     def test_every_chart_has_a_caption_of_two_sentences(self):
         for stem, fig in self.figs.items():
-            text = C.captions.caption(stem)
+            text = charts.captions.caption(stem)
             self.assertEqual(len(re.findall(r"[.!?](\s|$)", text)), 2, stem)
             shown = [t.get_text() for t in fig.texts if t.get_gid() == "caption"]
             self.assertEqual(" ".join(shown[0].split()), " ".join(text.split()), stem)
@@ -172,24 +172,24 @@ class Charts(unittest.TestCase):
         return {p.name for p in folder.iterdir()}
 
     def test_full_synthetic_run(self):
-        run = S.full(self.dir / "full")
-        status = C.draw_all(run)
-        self.assertEqual(list(status), C.STEMS)
-        self.assertIn("copystack", C.STEMS)
-        self.assertEqual(status, {stem: "ok" for stem, _, _ in C.CHARTS})
-        for stem, _, _ in C.CHARTS:
+        run = synth.full(self.dir / "full")
+        status = charts.draw_all(run)
+        self.assertEqual(list(status), charts.STEMS)
+        self.assertIn("copystack", charts.STEMS)
+        self.assertEqual(status, {stem: "ok" for stem, _, _ in charts.CHARTS})
+        for stem, _, _ in charts.CHARTS:
             for ext in ("png", "svg"):
                 path = run / f"{stem}.{ext}"
                 self.assertTrue(path.exists() and path.stat().st_size > 1000, path)
 
     def test_synthetic_claim_charts_draw_their_verdicts(self):
-        run_dir = S.full(self.dir / "marks")
+        run_dir = synth.full(self.dir / "marks")
         run = D.Run(run_dir)
         for c in claims.CLAIMS:
             if not c.CHARTS or not c.verdict(run)["tests"]:
                 continue
-            fig, status = C.draw_one(run, M.carrier(c), *next(
-                (t, f) for s, t, f in C.CHARTS if s == M.carrier(c)))
+            fig, status = charts.draw_one(run, marks.carrier(c), *next(
+                (t, f) for s, t, f in charts.CHARTS if s == marks.carrier(c)))
             self.assertEqual(status, "ok", c.ID)
             self.assertTrue({f"threshold:{c.ID}", f"deciding:{c.ID}"} <= gids(fig), c.ID)
             plt.close(fig)
@@ -197,18 +197,18 @@ class Charts(unittest.TestCase):
     def test_missing_data_says_not_run(self):
         empty = self.dir / "empty"
         empty.mkdir()
-        status = C.draw_all(empty)
+        status = charts.draw_all(empty)
         self.assertEqual(set(status.values()), {"not run"})
         self.assertIn("switch_cost.png", self.files(empty))
 
     def test_report_main_writes_report_and_links_charts(self):
-        run = S.full(self.dir / "rep", sweep=None)
-        self.assertEqual(R.main([str(run)]), 0)
+        run = synth.full(self.dir / "rep", sweep=None)
+        self.assertEqual(report.main([str(run)]), 0)
         text = (run / "REPORT.md").read_text()
         self.assertIn("](star_ring.png)", text)
         self.assertIn("[copystack.png](copystack.png)", text)  # every drawn chart is linked
         self.assertRegex(text, r"\| \[C6\]\(#c6\) \|.* \| not run \|")
-        self.assertEqual(R.main([str(run), "--bogus"]), 2)
+        self.assertEqual(report.main([str(run), "--bogus"]), 2)
 
 
 if __name__ == "__main__":

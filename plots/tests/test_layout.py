@@ -24,11 +24,11 @@ LAYERS = [
     {"claims"},
     {"charts", "sections", "reference", "glossary"},
     {"claims_table"},
-    {"compare"},
-    {"summary"},
+    {"compare_diff"},
+    {"summary", "compare_charts"},
     {"document"},
     {"page"},
-    {"report", "slides"},
+    {"report", "slides", "compare"},
 ]
 
 

@@ -18,8 +18,8 @@ sys.path.insert(0, str(HERE.parent))
 import claims  # noqa: E402
 import data as D  # noqa: E402
 import figures as F  # noqa: E402
-import report as R  # noqa: E402
-import synth as S  # noqa: E402
+import report  # noqa: E402
+import synth  # noqa: E402
 import verdict as V  # noqa: E402
 
 C2_TPUT = "throughput merged/naive (median of paired rounds)"
@@ -92,9 +92,9 @@ class Compare(unittest.TestCase):
         self.assertEqual(F.interval([1.0, 2.0, 3.0, 4.0]), F.interval([1.0, 2.0, 3.0, 4.0]))
 
 
-class Decide(S.SyntheticRuns):
+class Decide(synth.SyntheticRuns):
     def c2(self, **engines):
-        run = D.Run(self.new_folder(engines=S.engines(**engines)))
+        run = D.Run(self.new_folder(engines=synth.engines(**engines)))
         return claims.by_id("C2").verdict(run)
 
     def test_straddling_run_is_inconclusive(self):
@@ -169,7 +169,7 @@ class Decide(S.SyntheticRuns):
     def test_rules_say_intervals_are_compared(self):
         for c in claims.CLAIMS:
             self.assertIn("compared with the figure's 95% interval", c.verdict(
-                D.Run(S.full(Path(self.tmp.name) / f"r{c.ID}")))["rule"], c.ID)
+                D.Run(synth.full(Path(self.tmp.name) / f"r{c.ID}")))["rule"], c.ID)
 
 
 class VerdictsJson(unittest.TestCase):
@@ -180,9 +180,9 @@ class VerdictsJson(unittest.TestCase):
 
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory(prefix="verdicts-json-")
-        self.dir = S.full(Path(self.tmp.name) / "run",
-                          engines=S.engines(ratio=1.15, rounds=5, jitter=0.03))
-        self.assertEqual(R.main([str(self.dir), "--no-charts", "--no-reference"]), 0)
+        self.dir = synth.full(Path(self.tmp.name) / "run",
+                          engines=synth.engines(ratio=1.15, rounds=5, jitter=0.03))
+        self.assertEqual(report.main([str(self.dir), "--no-charts", "--no-reference"]), 0)
         self.doc = json.loads((self.dir / "verdicts.json").read_text())
 
     def tearDown(self):
