@@ -11,7 +11,6 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
-sys.path.insert(0, str(HERE.parent.parent / "harness"))
 import data as D  # noqa: E402
 import document  # noqa: E402
 import report  # noqa: E402

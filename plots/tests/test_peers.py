@@ -9,7 +9,6 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
-sys.path.insert(0, str(HERE.parent.parent / "harness"))
 import charts  # noqa: E402
 import compare  # noqa: E402
 import data as D  # noqa: E402

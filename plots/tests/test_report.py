@@ -17,7 +17,6 @@ import synth  # noqa: E402
 import verdict as V  # noqa: E402
 from sections import completion, hooks  # noqa: E402
 
-sys.path.insert(0, str(HERE.parent.parent / "harness"))
 import suite as harness_suite  # noqa: E402
 
 

@@ -13,7 +13,6 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
-sys.path.insert(0, str(ROOT / "harness"))
 import data as D  # noqa: E402
 import export  # noqa: E402
 import report  # noqa: E402
