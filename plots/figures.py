@@ -24,7 +24,7 @@ a rule compares it as if it were known to within SINGLE_MARGIN (see `compare`).
 say which preset knob a fuller run would change. `compare(fig, op, threshold)` says on which
 side of a threshold a figure's interval lies (plots/verdict.py builds verdicts on it);
 `differ(a, b)` says whether two runs' figures of the same name differ beyond the noise
-(plots/compare.py).
+(plots/compare_diff.py).
 """
 import math
 
@@ -32,7 +32,7 @@ from harness_api import kernel_resolution, regress_gate, stats
 
 TIMING, EXACT, ONCE = "timing", "exact", "once"
 LEVEL = 0.95  # of every interval
-ALPHA = 0.05  # of the two-sided Mann-Whitney test plots/compare.py runs
+ALPHA = 0.05  # of the two-sided Mann-Whitney test plots/compare_diff.py runs
 # A figure measured once has no interval. A rule takes it as known to within this share of
 # its value: the round-to-round spread of the repeated figures of a run on the reference
 # machine is mostly below it, so a single sample closer than this to a threshold cannot
