@@ -8,9 +8,9 @@ needs (verdict.open_entry), or what stopped it and what would lift it (`not_run_
 import functools
 
 import claims
-import experiments
 import figures as F
 import verdict as V
+from harness_api import experiments
 from reference import figure_table
 
 

@@ -2,20 +2,24 @@
 report share. It reads only files inside the run folder (results/...), never the build tree.
 """
 import json
+import re
+import statistics
 from pathlib import Path
 
 import validate
-from experiments import ORDER  # harness/: the experiment registry, the one list of names
 # The measured points' statuses and the sweep's readers live in pointdata.py; every reader of a
 # run imports them from here.
-from pointdata import (  # noqa: F401
+from pointdata import (
     FAILED_SHARE, MEASURED, MIN_OK_ROUNDS, POINT_STATUSES, kernel_per_conn, memory_points,
     memory_rounds, memory_top, ok_points, ok_rounds, over_budget, peak, point_errors, point_status,
     ramp, rps, rps_rounds, SERVER_CPU, server_cpu_us_per_request, status_text, sweep_flagged,
     sweep_not_run, sweep_points, sweep_series, throughput_points, user_kb)
 
-# The files a run folder may hold: the suite's own record, then one per experiment.
-EXPERIMENTS = ["suite", *ORDER]
+# The files a run folder may hold: the suite's own record, then one per experiment, each
+# with the shape plots/validate.py declares for it. A run folder's suite.json says which steps
+# its suite ran, in their order (steps): those are read first, then any other file named here
+# (a folder without suite.json, or a run stopped before a step was recorded).
+EXPERIMENTS = list(validate.FILES)
 
 # A member's colour and marker follow from its place in its layer's declared order (below), so
 # a new backend, engine or model gets its own without touching the charts.
@@ -25,6 +29,24 @@ MARKER_CYCLE = ["o", "s", "^", "D", "v", "P", "X", "<", ">", "*"]
 # switch/<name> rows that are references, not backends (harness/bench/floor_*.S): the least
 # a switch can do, each beside the backend it bounds. Never counted as a backend.
 FLOOR_OF = {"asm-nofpu": "floor", "asm": "floor-fp"}
+
+
+# A step's name as a file name: a suite.json naming anything else names no file of the folder.
+STEP_NAME = re.compile(r"[a-z0-9_]+")
+
+
+def steps(folder):
+    """The experiment files to read from folder, "suite" first: the steps its suite.json
+    records (in the order the suite ran them; the report step writes no experiment file),
+    then the other files of EXPERIMENTS. A suite.json that cannot be read lists nothing here:
+    Run names why when it reads it as the first file."""
+    try:
+        listed = json.loads((Path(folder) / "suite.json").read_text()).get("steps")
+    except (OSError, ValueError, AttributeError):
+        listed = None
+    ran = [n for n in listed if STEP_NAME.fullmatch(n) and n != "report"] \
+        if isinstance(listed, dict) else []
+    return list(dict.fromkeys(["suite", *ran, *EXPERIMENTS]))
 
 
 class Run:
@@ -37,7 +59,7 @@ class Run:
     def __init__(self, folder):
         self.dir = Path(folder)
         self.data, self.missing, self.malformed = {}, {}, []
-        for name in EXPERIMENTS:
+        for name in steps(self.dir):
             path = self.dir / f"{name}.json"
             if not path.exists():
                 self.missing[name] = f"{name}.json not in the run folder"
@@ -258,7 +280,7 @@ def icounts(doc):
 
 def epoll_family(part):
     """The engines of a scale.json part that run on epoll (the method engine-info reported for
-    each, recorded by experiments/scale.py), in the part's order."""
+    each, recorded by engines_scale.py), in the part's order."""
     methods = (part or {}).get("methods") or {}
     return [c for c in (part or {}).get("configs", []) if methods.get(c, "").startswith("epoll")]
 
@@ -374,6 +396,12 @@ def handoff_series(run, kind):
 
 # ---- paired rounds ---------------------------------------------------------------------------
 
+def median(xs):
+    """The median of the values present in xs, None when there is none."""
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
 def paired(runs, key, num, den, **match):
     """{"per_round": [num/den], "median": ...} over the rounds in which both ran: `runs` are
     a driver's per-round records, `num` and `den` match them by field (e.g.
@@ -390,3 +418,18 @@ def paired(runs, key, num, den, **match):
     mid = len(xs) // 2
     med = None if not xs else xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2
     return {"per_round": rs, "median": med}
+
+
+# What a reader of a run uses as D.<name>: this module's own, and pointdata's re-exported.
+__all__ = [
+    "EXPERIMENTS", "PALETTE", "MARKER_CYCLE", "FLOOR_OF", "STEP_NAME", "steps", "Run", "shown",
+    "folder_problem", "machine_line", "bench_rows", "ns", "bench_samples", "bench_reps",
+    "paired_reps", "bench_spread", "runs_of", "backends", "sched_series", "icounts",
+    "epoll_family", "scale_configs", "scale_series", "scale_at", "scale_status",
+    "epoll_ctl_rows", "FIBERIO_LOADS", "fiberio_summary", "fiberio_variants",
+    "copystack_points", "fibermem_points", "handoff_series", "median", "paired",
+    "FAILED_SHARE", "MEASURED", "MIN_OK_ROUNDS", "POINT_STATUSES", "kernel_per_conn",
+    "memory_points", "memory_rounds", "memory_top", "ok_points", "ok_rounds", "over_budget",
+    "peak", "point_errors", "point_status", "ramp", "rps", "rps_rounds", "SERVER_CPU",
+    "server_cpu_us_per_request", "status_text", "sweep_flagged", "sweep_not_run",
+    "sweep_points", "sweep_series", "throughput_points", "user_kb"]

@@ -24,20 +24,15 @@ a rule compares it as if it were known to within SINGLE_MARGIN (see `compare`).
 say which preset knob a fuller run would change. `compare(fig, op, threshold)` says on which
 side of a threshold a figure's interval lies (plots/verdict.py builds verdicts on it);
 `differ(a, b)` says whether two runs' figures of the same name differ beyond the noise
-(plots/compare.py).
+(plots/compare_diff.py).
 """
 import math
 
-# harness/lib/stats.py is the project's one statistics module, and harness/gate/regress_gate.py
-# the gate's noise floor; plots reach them from here only.
-from gate import regress_gate
-from lib import stats
-from lib.memory import (  # noqa: F401  (the resolution's one copy; readers use F.)
-    KERNEL_RESOLUTION_KIB, MEMINFO_DRIFT_KIB, kernel_resolution)
+from harness_api import kernel_resolution, regress_gate, stats
 
 TIMING, EXACT, ONCE = "timing", "exact", "once"
 LEVEL = 0.95  # of every interval
-ALPHA = 0.05  # of the two-sided Mann-Whitney test plots/compare.py runs
+ALPHA = 0.05  # of the two-sided Mann-Whitney test plots/compare_diff.py runs
 # A figure measured once has no interval. A rule takes it as known to within this share of
 # its value: the round-to-round spread of the repeated figures of a run on the reference
 # machine is mostly below it, so a single sample closer than this to a threshold cannot
@@ -161,6 +156,25 @@ def ratio(name, num, den, unit, source):
                 low=low, high=high, n=min(len(num), len(den)))
 
 
+def present(*items):
+    """The figures among items that exist (a reader returns None for a figure its run lacks)."""
+    return [f for f in items if f is not None]
+
+
+def noise_floor(doc, source, prefer=None):
+    """The A/A figure of an experiment: the per-round ratios of one configuration measured
+    twice in the same rounds (`doc["aa"]`, {label: {"per_round": [...]}} as the drivers'
+    rounds.aa writes it), whose interval is what two identical things differ by here.
+    `prefer` picks the first label containing it. None when the run has no A/A pairs (older
+    runs)."""
+    aa = (doc or {}).get("aa") or {}
+    for label in sorted(aa, key=lambda k: (prefer is None or prefer not in k, k)):
+        rounds = [r for r in aa[label].get("per_round") or [] if isinstance(r, (int, float))]
+        if len(rounds) >= 2:
+            return paired(f"A/A noise floor ({label})", rounds, "x", source)
+    return None
+
+
 def from_numbers(numbers):
     """The figures of a verdict that gives only its `numbers` ({name: (ours, quoted)})."""
     return [once(name, ours, "", None) for name, (ours, _) in numbers.items()]
@@ -206,15 +220,7 @@ def compare(fig, op, threshold):
             "margin": (v / threshold - 1) if threshold else v}
 
 
-def num(v, exact=False):
-    """A figure's number: whole numbers from 100 up (or 1000 for exact counts, which keep four
-    digits), three significant digits below."""
-    if abs(v) >= (1000 if exact else 100):
-        return f"{v:.0f}"
-    return f"{v:.4g}" if exact else f"{v:.3g}"
-
-
-# Kernel memory per connection below its resolution (harness/lib/memory.py says why) is
+# Kernel memory per connection below its resolution (harness/drive/memory.py says why) is
 # printed as such, never as a figure.
 
 
@@ -233,30 +239,6 @@ def kernel_counted(kib, conns=None):
     """The kernel KiB a total adds: the figure, or 0 when it is below the resolution (a
     negative difference would otherwise lower the total)."""
     return kib if kib is not None and kib >= kernel_resolution(conns) else 0.0
-
-
-def fmt(fig):
-    v = fig["value"] if fig else None
-    if v is None:
-        return "n/a"
-    return num(v, fig["kind"] == EXACT) + (f" {fig['unit']}" if fig.get("unit") else "")
-
-
-def fmt_interval(fig):
-    """The uncertainty after a figure's value: " [low, high] (n=5)", " (exact)" or
-    " (n=1, no interval)"; "" for a figure without a value."""
-    if not fig or fig.get("value") is None:
-        return ""
-    if fig["exact"]:
-        return " (exact)"
-    if fig.get("low") is None:
-        return f" (n={fig['n']}, no interval)"
-    side = f"; {fig['bound']} this" if fig.get("bound") else ""
-    return f" [{num(fig['low'])}, {num(fig['high'])}] (n={fig['n']}{side})"
-
-
-def fmt_with_interval(fig):
-    return fmt(fig) + fmt_interval(fig)
 
 
 # ---- comparing two runs' figures --------------------------------------------------------------

@@ -4,15 +4,15 @@ these names, so the claims and sections read them as `D.point_status`, `D.ok_poi
 """
 import statistics
 
-from lib import status as S  # harness/: the drivers' statuses, what each one means
+from harness_api import driver_status
 
 # Every measured point's status: what it can be used for. Throughput verdicts use "ok" points
 # only; CPU per request stays valid on a client-bound point (the server's CPU is still its own).
-POINT_STATUSES = S.STATUSES
+POINT_STATUSES = driver_status.STATUSES
 # The statuses of a point that measured something (a figure the load generator's speed does
 # not set may still use it).
-MEASURED = S.MEASURED
-SERVER_CPU = S.SERVER_CPU
+MEASURED = driver_status.MEASURED
+SERVER_CPU = driver_status.SERVER_CPU
 
 
 # ---- sweep points ---------------------------------------------------------------------
@@ -85,7 +85,7 @@ def sweep_points(run, model, mode):
                   key=lambda p: p["conns"])
 
 
-# How a driver's time budget (harness/lib/budget.py) words a point it left out: not measured,
+# How a driver's time budget (harness/drive/budget.py) words a point it left out: not measured,
 # so no evidence that the server works or fails there.
 OVER_BUDGET = "over budget"
 
@@ -110,7 +110,7 @@ def point_status(p):
         return status, list(p["reasons"] or [])
     if status and status != "ok":
         reason = p.get("reason") or status
-        limit = status.startswith("not run") or S.is_limit(reason)
+        limit = status.startswith("not run") or driver_status.is_limit(reason)
         return ("limit" if limit else "failed"), [reason]
     if status == "ok" and "load" not in p:
         # A record no load generator fed (fibermem's parked fibers): its driver's ok stands.

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import data as D
 import figures as F
+from formatting import figure_number, figure_with_interval
 
 REFERENCE = Path(__file__).resolve().parent.parent / "results" / "reference"
 
@@ -30,8 +31,9 @@ def fig_text(fig):
     estimate that only bounds it, as a fall after a peak with no ok level after it) says
     so instead of looking like a measurement of 1 with an interval."""
     if fig and fig.get("n") == 0 and fig.get("low") is not None:
-        return f"not measured: anywhere in [{F.num(fig['low'])}, {F.num(fig['high'])}]"
-    return F.fmt_with_interval(fig)
+        return (f"not measured: anywhere in [{figure_number(fig['low'])}, "
+                f"{figure_number(fig['high'])}]")
+    return figure_with_interval(fig)
 
 
 def figure_table(figures, ref_figures=None):

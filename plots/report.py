@@ -30,8 +30,8 @@ import claims_table
 import data as D
 import document
 import export
-from lib import meta as M  # (harness/: the one JSON writer)
 import page
+from harness_api import meta
 from reference import REFERENCE, reference_for
 
 USAGE = "usage: report.py RUN_FOLDER [--no-charts] [--reference-dir DIR | --no-reference]"
@@ -41,7 +41,7 @@ def bad_file(folder):
     """One line saying why an experiment's JSON file of the folder cannot be read, or None.
     The loader (data.Run) takes a file whose top level is an object; anything else stops here,
     as compare.py stops, instead of tracing back in the report's layers."""
-    for name in D.EXPERIMENTS:
+    for name in D.steps(folder):
         path = folder / f"{name}.json"
         if not path.exists():
             continue
@@ -59,22 +59,22 @@ def parse(argv):
     """(folder, options, reference dir), or None after printing the usage."""
     args, opts, ref_dir = [], set(), REFERENCE
     it = iter(argv)
-    for a in it:
-        if a in ("--help", "-h"):
+    for arg in it:
+        if arg in ("--help", "-h"):
             print(__doc__.strip())
             return "help"
-        if a == "--reference-dir":
+        if arg == "--reference-dir":
             ref_dir = next(it, None)
             if ref_dir is None:
                 print(USAGE, file=sys.stderr)
                 return None
-        elif a in ("--no-charts", "--no-reference"):
-            opts.add(a)
-        elif a.startswith("--"):
-            print(f"report.py: unknown option {a}; {USAGE}", file=sys.stderr)
+        elif arg in ("--no-charts", "--no-reference"):
+            opts.add(arg)
+        elif arg.startswith("--"):
+            print(f"report.py: unknown option {arg}; {USAGE}", file=sys.stderr)
             return None
         else:
-            args.append(a)
+            args.append(arg)
     if len(args) != 1:
         print(USAGE, file=sys.stderr)
         return None
@@ -121,7 +121,7 @@ def write(folder, opts, ref_dir):
         if part.claim is not None:
             (folder / page.claim_page_name(part.claim.ID)).write_text(
                 page.claim_page(report, part))
-    (folder / "verdicts.json").write_text(M.json_text(
+    (folder / "verdicts.json").write_text(meta.json_text(
         claims_table.verdicts_doc(report.run, results)))
     for cid, r in results.items():
         print(f"report: {cid}: {r['verdict']}")

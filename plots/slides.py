@@ -16,9 +16,9 @@ import sys
 import textwrap
 from pathlib import Path
 
-import charts
+import charts  # before pyplot: charts.style chooses the Agg backend
 import charts.marks as marks
-import charts.style as S  # (chooses the Agg backend before pyplot)
+import charts.style as style
 import claims
 import data as D
 import matplotlib.pyplot as plt
@@ -26,6 +26,7 @@ from charts import captions
 from matplotlib.text import Text
 
 PLOTS = Path(__file__).resolve().parent
+
 USAGE = "usage: slides.py RUN_FOLDER [--runs DIR]"
 REPO = PLOTS.parent
 SIZE, DPI = (16, 9), 120  # 1920 x 1080
@@ -64,7 +65,7 @@ def draw_slide(run, stem, text, fn):
         note = fn(run, fig)
     except Exception as e:  # a chart bug costs its slide, not the others and the index
         fig.clf()
-        S.not_run(fig.add_subplot(111), f"chart failed: {type(e).__name__}: {e}")
+        style.not_run(fig.add_subplot(111), f"chart failed: {type(e).__name__}: {e}")
         note = ""
     fig.set_size_inches(*SIZE)
     for t in fig.findobj(Text):
@@ -161,18 +162,18 @@ def fail(msg):
 def main(argv):
     args, runs_dir = [], REPO / "results" / "runs"
     it = iter(argv)
-    for a in it:
-        if a in ("-h", "--help"):
+    for arg in it:
+        if arg in ("-h", "--help"):
             print(__doc__.strip())
             return 0
-        if a == "--runs":
+        if arg == "--runs":
             runs_dir = Path(next(it, ""))
             if not runs_dir.is_dir():
                 return fail(f"--runs {D.shown(runs_dir)}: no such folder; {USAGE}")
-        elif a.startswith("-"):
-            return fail(f"unknown option {D.shown(a)}; {USAGE}")
+        elif arg.startswith("-"):
+            return fail(f"unknown option {D.shown(arg)}; {USAGE}")
         else:
-            args.append(a)
+            args.append(arg)
     if len(args) != 1:
         return fail(f"give one run folder; {USAGE}")
     problem = D.folder_problem(args[0])

@@ -3,13 +3,14 @@ dozen words, what was quoted, what was measured with its interval, the verdict, 
 of why and, for an open verdict, what would decide it on this machine); with a reference run,
 its verdict and, where the two differ, why: within noise, beyond noise, a reduced scope (this
 run's preset did not measure what decided the reference) or a machine limit. The noise
-reading is plots/compare.py's own (claim_rows, claim_change), not restated here."""
+reading is compare's own (plots/compare_diff.py: claim_rows, claim_change), not restated here."""
 import claims
-import compare
+import compare_diff
 import data as D
 import figures as F
 import verdict as V
 from reference import fig_text
+from formatting import threshold_text
 
 GLANCE = "**At a glance:**"  # every verdict in one line, before the table
 # Words of a not-run reason that name this machine, not the run's size, as what stopped it.
@@ -58,7 +59,7 @@ def why(r):
     t = deciding_test(r)
     if t is None:
         return "-"
-    rule = f"{t['op']} {V.num(t['threshold'])}"
+    rule = f"{t['op']} {threshold_text(t['threshold'])}"
     if t["outcome"] == "straddles":
         return V.straddle_reason(t, rule)
     side = "is" if t["outcome"] == "yes" else "is not"
@@ -110,15 +111,16 @@ def against(r, ref_r, run):
         return f"{va}: " + (scope or f"not run {which}" + (f" ({stop})" if stop else ""))
     if scope:
         return f"{va}: {scope}"
-    rows = compare.claim_rows(ref_r["figures"], r["figures"])
-    reading, moved = compare.claim_change(va, vb, rows)
+    rows = compare_diff.claim_rows(ref_r["figures"], r["figures"])
+    reading, moved = compare_diff.claim_change(va, vb, rows)
     bound = [f["name"] for f in r["figures"] if f.get("decides") and f.get("bound")]
-    text = {compare.CHANGED_BEYOND: "beyond noise", compare.CHANGED_WITHIN: "within noise",
-            compare.CHANGED_UNKNOWN: "noise unknown",
-            compare.CHANGED_MISSING: "measured in one run only"}[reading]
+    text = {compare_diff.CHANGED_BEYOND: "beyond noise",
+            compare_diff.CHANGED_WITHIN: "within noise",
+            compare_diff.CHANGED_UNKNOWN: "noise unknown",
+            compare_diff.CHANGED_MISSING: "measured in one run only"}[reading]
     if moved:
         text += f" ({moved[0]}" + (f", +{len(moved) - 1} more" if len(moved) > 1 else "") + ")"
-    if bound and reading != compare.CHANGED_BEYOND:
+    if bound and reading != compare_diff.CHANGED_BEYOND:
         text += "; machine limit: read against a client-bound peak"
     return f"{va}: {text}"
 

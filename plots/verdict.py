@@ -1,6 +1,6 @@
 """The vocabulary every claim speaks: the five verdicts, how a rule decides one from figures
-with intervals, the result a claim returns, and the small formatting helpers its measured
-lines use.
+with intervals, and the result a claim returns (its measured lines write numbers with
+plots/formatting.py).
 
 A claim's judge(m, t) reads its figures through the tester t: `t(fig, op, threshold)` is
 True when the figure's whole interval satisfies `op threshold`, False when none of it does
@@ -13,11 +13,10 @@ at its threshold, needs repetitions, or is a bound only a faster load generator 
 plots/claims_table.py says what stopped a `not run` verdict and what would lift it.
 """
 import math
-import statistics
 import sys
 
-import data as D
 import figures as F
+from formatting import figure_number, figure_with_interval, threshold_text
 
 HOLDS, NOT, PARTLY, NOTRUN = "holds", "does not hold", "holds partly", "not run"
 INCONCLUSIVE = "inconclusive"
@@ -32,12 +31,6 @@ INTERVALS = (f"; every threshold is compared with the figure's {F.LEVEL:.0%} int
 MAX_PATHS = 256  # ways through one rule; a rule with more straddles is inconclusive anyway
 
 
-def fmt(v, spec=".3g", unit=""):
-    if v is None:
-        return "n/a"
-    return format(v, spec) + unit
-
-
 def result(verdict, rule, measured, notes=None, numbers=None, figures=None):
     """measured: markdown lines; numbers: {name: (ours, quoted)} for the surprises section;
     figures: the named figures the rule read (plots/figures.py), which the report sets beside
@@ -49,50 +42,6 @@ def result(verdict, rule, measured, notes=None, numbers=None, figures=None):
             "figures": figures if figures is not None else F.from_numbers(numbers),
             "tests": [], "straddled": [], "possible": [verdict], "single_sample": [],
             "margin": None, "thresholds": {}, "noise_floor": [], "open": []}
-
-
-def switch_fig(run, row, name=None):
-    """A timing figure for one switch-bench row, with its repetitions as samples."""
-    doc = run.get("switch")
-    entry = D.bench_rows(doc).get(row)
-    if entry is None:
-        return None
-    return F.timing(name or row, D.ns(entry), "ns", "switch",
-                    samples=D.bench_samples(doc).get(row),
-                    spread=D.bench_spread(doc).get(row))
-
-
-def rows_ratio(run, num_row, den_row, name):
-    """A ratio of two switch-bench rows, paired by repetition (the repetitions are
-    interleaved, so each pair ran back to back); None when a row is missing."""
-    doc = run.get("switch")
-    rows = D.bench_rows(doc)
-    if num_row not in rows or den_row not in rows:
-        return None
-    per_rep = D.paired_reps(doc, num_row, den_row)
-    if per_rep:
-        return F.paired(name, per_rep, "x", "switch")
-    a, b = D.ns(rows[num_row]), D.ns(rows[den_row])
-    return F.timing(name, a / b if a and b else None, "x", "switch")
-
-
-def figs(*items):
-    return [f for f in items if f is not None]
-
-
-def median(xs):
-    xs = [x for x in xs if x is not None]
-    return statistics.median(xs) if xs else None
-
-
-def share(x):
-    """A fraction as the rule text says it: half, or 0.3x."""
-    return "half" if x == 0.5 else f"{x:g}x"
-
-
-def num(x):
-    """A threshold as the rule text prints it: 1.15, 2.0 and 1000 stay as written."""
-    return repr(x) if isinstance(x, float) else str(x)
 
 
 # ---- deciding on intervals ---------------------------------------------------------------------
@@ -159,7 +108,9 @@ def thresholds_of(judge, tests):
     out = {}
     for test in tests.values():
         named = [k for k, v in consts.items() if v == test["threshold"]]
-        for k in ([test["name"]] if test.get("name") else named or [num(test["threshold"])]):
+        names = [test["name"]] if test.get("name") else \
+            named or [threshold_text(test["threshold"])]
+        for k in names:
             out[k] = test["threshold"]
     return out
 
@@ -183,20 +134,6 @@ def settled_text(answer, straddled, yes, no):
 
 
 # ---- the A/A noise floor -----------------------------------------------------------------------
-
-def noise_floor(doc, source, prefer=None):
-    """The A/A figure of an experiment: the per-round ratios of one configuration measured
-    twice in the same rounds (`doc["aa"]`, {label: {"per_round": [...]}} as the drivers'
-    rounds.aa writes it), whose interval is what two identical things differ by here.
-    `prefer` picks the first label containing it. None when the run has no A/A pairs (older
-    runs)."""
-    aa = (doc or {}).get("aa") or {}
-    for label in sorted(aa, key=lambda k: (prefer is None or prefer not in k, k)):
-        rounds = [r for r in aa[label].get("per_round") or [] if isinstance(r, (int, float))]
-        if len(rounds) >= 2:
-            return F.paired(f"A/A noise floor ({label})", rounds, "x", source)
-    return None
-
 
 def apart_from_noise(fig, aa):
     """True when fig's interval and the A/A figure's do not overlap, False when they do, None
@@ -243,7 +180,7 @@ def noise_line(entry):
     word = {True: "apart from it", False: "overlaps it: not distinguishable from noise",
             None: "no interval to compare"}[entry["apart"]]
     return (f"- A/A noise floor beside {entry['figure']}: {aa['name']} "
-            f"{F.fmt_with_interval(aa)}; the ratio's interval {word}")
+            f"{figure_with_interval(aa)}; the ratio's interval {word}")
 
 
 def one_side(test):
@@ -259,18 +196,19 @@ def straddle_reason(test, rule):
     """One sentence of why a comparison stayed open, for the summary."""
     side = one_side(test)
     if side:
-        return (f"Its interval lies {side} {num(test['threshold'])}, but it is a bound "
+        return (f"Its interval lies {side} {threshold_text(test['threshold'])}, but it is a bound "
                 f"({test['bound']} this, read on a client-bound peak): the server's own figure "
-                f"may lie on either side of {num(test['threshold'])}.")
+                f"may lie on either side of {threshold_text(test['threshold'])}.")
     return f"Its interval straddles {rule}."
 
 
 def straddle_text(test):
     side = one_side(test)
-    word = (f"lies {side} {num(test['threshold'])} but, {test['bound']} this, may lie on either "
-            "side of it" if side else f"straddles {num(test['threshold'])}")
-    return (f"{test['figure']} {F.num(test['value'])} [{F.num(test['low'])}, "
-            f"{F.num(test['high'])}] {word}"
+    word = (f"lies {side} {threshold_text(test['threshold'])} but, {test['bound']} this, may lie "
+            "on either "
+            "side of it" if side else f"straddles {threshold_text(test['threshold'])}")
+    return (f"{test['figure']} {figure_number(test['value'])} [{figure_number(test['low'])}, "
+            f"{figure_number(test['high'])}] {word}"
             + (" (one sample, +- margin)" if test["basis"] == "one sample" else "")
             + (f" ({test['bound']} this)" if test.get("bound") and not side else ""))
 
@@ -331,8 +269,9 @@ def why(r):
     single samples rests on."""
     if r.get("noisy"):
         return ("inconclusive: " + "; ".join(
-            f"{e['figure']} {F.num(e['value'])} [{F.num(e['low'])}, {F.num(e['high'])}] "
-            f"overlaps the A/A noise floor {F.fmt_with_interval(e['aa'])}" for e in r["noisy"])
+            f"{e['figure']} {figure_number(e['value'])} [{figure_number(e['low'])}, "
+            f"{figure_number(e['high'])}] "
+            f"overlaps the A/A noise floor {figure_with_interval(e['aa'])}" for e in r["noisy"])
             + f" (within that noise it could be {' or '.join(r['possible'])})")
     if r["verdict"] == INCONCLUSIVE:
         return ("inconclusive: " + "; ".join(straddle_text(t) for t in r["straddled"])
@@ -375,14 +314,15 @@ def rounds_to_clear(value, low, high, n, threshold):
 
 
 def _interval(v, lo, hi, n, bound=None):
-    return (f"{F.num(v)} [{F.num(lo)}, {F.num(hi)}] (n={n}"
+    return (f"{figure_number(v)} [{figure_number(lo)}, {figure_number(hi)}] (n={n}"
             + (f"; {bound} this" if bound else "") + ")")
 
 
 def _rounds_text(rounds, n, side, dist, t):
     return (f"about {rounds} rounds would decide it on this machine (this run has {n}; an "
             f"estimate from the interval's width, which shrinks about as 1/sqrt(n): {n} x "
-            f"({F.num(side)} / {F.num(dist)})^2, the half-width toward {num(t)} over the "
+            f"({figure_number(side)} / {figure_number(dist)})^2, the half-width toward "
+            f"{threshold_text(t)} over the "
             "distance to it)")
 
 
@@ -399,14 +339,15 @@ def open_entry(test):
     head = f"{test['figure']} "
     if test["basis"] == "one sample":
         e["needs"] = REPETITIONS
-        e["text"] = (f"{head}{F.num(v)} (n={n}, measured once) is within the +-"
-                     f"{F.SINGLE_MARGIN:.0%} a single sample is taken as of {num(t)}: it needs "
+        e["text"] = (f"{head}{figure_number(v)} (n={n}, measured once) is within the +-"
+                     f"{F.SINGLE_MARGIN:.0%} a single sample is taken as of {threshold_text(t)}: "
+                     "it needs "
                      "repetitions (an interval from repeated rounds) before anything can "
                      "decide it")
         return e
     rounds, side, dist = rounds_to_clear(v, lo, hi, n, t)
     e["half_width"] = side
-    where = f"{head}{_interval(v, lo, hi, n, bound)} straddles {num(t)}: "
+    where = f"{head}{_interval(v, lo, hi, n, bound)} straddles {threshold_text(t)}: "
     # A bound can be decided by rounds only when its value lies on the side it can confirm
     # (an upper bound below the threshold, a lower bound above it).
     confirmable = (bound == F.AT_MOST and v < t) or (bound == F.AT_LEAST and v > t)
@@ -437,7 +378,7 @@ def noise_open_entry(entry, threshold, n):
          "distance": abs(v - t)}
     where = (f"{entry['figure']} {_interval(v, entry['low'], entry['high'], n)} and its A/A "
              f"noise floor {_interval(aa['value'], aa['low'], aa['high'], aa['n'])} reach "
-             f"across {num(t)}: ")
+             f"across {threshold_text(t)}: ")
     if mine[0] is None or noise[0] is None:
         e["needs"] = AT
         e["text"] = where + ("the figure is at the threshold" if mine[0] is None else
@@ -449,7 +390,7 @@ def noise_open_entry(entry, threshold, n):
     e["text"] = where + (f"about {e['rounds']} rounds would take both intervals clear of it on "
                          f"this machine (this run has {n}; an estimate from the intervals' "
                          "widths, which shrink about as 1/sqrt(n): n x (half-width toward "
-                         f"{num(t)} / distance to it)^2 for each, the larger)")
+                         f"{threshold_text(t)} / distance to it)^2 for each, the larger)")
     return e
 
 

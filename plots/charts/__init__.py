@@ -12,9 +12,10 @@ import textwrap
 import warnings
 from pathlib import Path
 
-import charts.style as S
+import charts.style as style
 import matplotlib.pyplot as plt
 from charts import captions, marks
+from charts.files import write_png_svg
 
 import claims
 import data as D
@@ -63,7 +64,7 @@ def draw_one(run, stem, text, fn):
         strip = marks.rows(run, stem) if status == "ok" else []
     except Exception as e:  # a chart bug must not cost the other charts and the report
         fig.clf()
-        S.not_run(fig.add_subplot(111), f"chart failed: {type(e).__name__}: {e}")
+        style.not_run(fig.add_subplot(111), f"chart failed: {type(e).__name__}: {e}")
         note, status, strip = "", f"failed: {type(e).__name__}: {e}", []
     words = textwrap.wrap(captions.caption(stem),
                           int(fig.get_figwidth() * CAPTION_CHARS_PER_INCH))
@@ -71,7 +72,7 @@ def draw_one(run, stem, text, fn):
     w, h = fig.get_size_inches()
     fig.set_size_inches(w, h + marks.height(strip) + cap_in)
     fig.suptitle(title(stem, text), fontsize=12)
-    foot = S.finish(fig, run, note)
+    foot = style.finish(fig, run, note)
     foot_in = foot * fig.get_figheight()
     if words:
         fig.text(0.01, (foot_in + 0.04) / fig.get_figheight(), "\n".join(words), fontsize=9,
@@ -92,11 +93,5 @@ def draw_all(run_dir, only=None):
         if only and stem not in only:
             continue
         fig, status[stem] = draw_one(run, stem, text, fn)
-        fig.savefig(Path(run_dir) / f"{stem}.png", dpi=110)
-        # The gids name artists for the tests (member:<name>, threshold:<claim>); in an SVG
-        # each becomes an element id, repeated within a chart, and REPORT.html inlines them all.
-        for artist in fig.findobj(lambda a: a.get_gid() is not None):
-            artist.set_gid(None)
-        fig.savefig(Path(run_dir) / f"{stem}.svg")
-        plt.close(fig)
+        write_png_svg(fig, Path(run_dir) / stem)
     return status

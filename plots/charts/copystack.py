@@ -1,7 +1,7 @@
 """switch.json's copystack rows and fibermem.json: the copy-stack trade of time for memory."""
 import data as D
 from claims import c12_guard_copy_stack as C12
-import charts.style as S
+import charts.style as style
 from matplotlib.ticker import LogFormatter
 from charts.style import grid, not_run, register
 
@@ -19,11 +19,11 @@ def copystack(run, fig):
         not_run(left, run.why("switch") if not run.get("switch") else "no copystack rows")
     for i, (f, pts) in enumerate(sorted(cp.items())):
         pts = [p for p in pts if p[1]]
-        shade, mk = S.level_style(i)
+        shade, mk = style.level_style(i)
         left.plot([p[0] for p in pts], [p[1] for p in pts], marker=mk, color=shade,
                   label=f"{f} fiber{'s' if f > 1 else ''} on 1 shared stack")
-        iv = [S.bench_interval(run, f"copystack/resume/bytes:{p[0]}/fibers:{f}") for p in pts]
-        S.whiskers(left, [p[0] for p in pts], [a for a, _ in iv], [b for _, b in iv], shade)
+        iv = [style.bench_interval(run, f"copystack/resume/bytes:{p[0]}/fibers:{f}") for p in pts]
+        style.whiskers(left, [p[0] for p in pts], [a for a, _ in iv], [b for _, b in iv], shade)
     if cp:
         left.axhline(C12.RESUME_AIM_NS, color="k", ls=":", lw=1,
                      label=f"aim: {C12.RESUME_AIM_NS} ns at {C12.FEW_BYTES} B, "

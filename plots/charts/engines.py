@@ -1,5 +1,5 @@
 """engines.json: the event engines side by side, and where naive and merged spend their time."""
-import charts.style as S
+import charts.style as style
 from charts.style import not_run, register
 
 CHARTS = []
@@ -16,12 +16,12 @@ def engines(run, fig):
             not_run(ax, run.why("engines"))
         return ""
     names = run.order("engines", summ)
-    cols = [S.color(e) for e in names]
+    cols = [style.color(e) for e in names]
     x = list(range(len(names)))
 
     def panel(ax, key, ylabel, title, kind="tput"):
         vals = [summ[e].get(key) for e in names]
-        S.tag_bars(ax.bar(x, [v or 0 for v in vals], color=cols), names)
+        style.tag_bars(ax.bar(x, [v or 0 for v in vals], color=cols), names)
         ax.bar([0], [0], color="0.6", label="median (bar)")
         for i, e in enumerate(names):
             raw = [r.get(key) for r in eng.get("runs", [])

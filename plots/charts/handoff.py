@@ -1,6 +1,6 @@
 """handoff.json: kernel thread against fiber hand-offs as the contexts grow, with the two fits
 of the thread series that claim C15 compares."""
-import charts.style as S
+import charts.style as style
 import data as D
 from claims import c15_cfs_log_m as C15
 from charts.style import grid, not_run, register
@@ -18,9 +18,9 @@ def handoff_scale(run, fig):
         return ""
     for kind in ("thread", "fiber"):
         pts = [p for p in series.get(kind, []) if p.get("status") == "ok"]
-        col, gid = S.color(kind), S.member_gid(kind)
+        col, gid = style.color(kind), style.member_gid(kind)
         ax.plot([p["contexts"] for p in pts], [p["cpu_ns_per_handoff"] for p in pts],
-                marker=S.marker(kind), color=col, label=f"{kind} (median)", gid=gid)
+                marker=style.marker(kind), color=col, label=f"{kind} (median)", gid=gid)
         raw = [r for r in ho.get("runs", []) if r.get("kind") == kind and r.get("status") == "ok"]
         ax.plot([r["contexts"] for r in raw], [r["cpu_ns_per_handoff"] for r in raw], ".",
                 color=col, alpha=0.4, ms=4, label=f"{kind}, each round", gid=gid)

@@ -2,8 +2,9 @@
 import data as D
 import figures as F
 from claims import c08_thread_memory as C8
-import charts.style as S
+import charts.style as style
 from charts.style import grid, not_run, register
+from harness_api import kernel_resolution
 
 CHARTS = []
 
@@ -30,12 +31,12 @@ def rss_per_conn(run, fig):
     for m in run.order("models", series):
         pts = [p for p in series[m] if p[0] >= 10]  # one connection says little per connection
         if pts:
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=S.marker(m),
-                    color=S.color(m), label=f"{m} (VmRSS)", ms=4, gid=S.member_gid(m))
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=style.marker(m),
+                    color=style.color(m), label=f"{m} (VmRSS)", ms=4, gid=style.member_gid(m))
     fork_pss = [p for p in D.sweep_series(sweep, "pingpong", pss).get("fork", []) if p[0] >= 10]
     if fork_pss:
         ax.plot([p[0] for p in fork_pss], [p[1] for p in fork_pss], ls="--",
-                color=S.color("fork"), marker=S.marker("fork"), gid=S.member_gid("fork"), mfc="none",
+                color=style.color("fork"), marker=style.marker("fork"), gid=style.member_gid("fork"), mfc="none",
                 ms=4,
                 label="fork (PSS: shared pages counted once)")
     mc = run.get("maxconns")
@@ -44,7 +45,7 @@ def rss_per_conn(run, fig):
             and p.get("rss_per_conn_kb")]
     if held:
         ax.plot([p["conns"] for p in held], [p["rss_per_conn_kb"] for p in held], "*",
-                color=S.color("fiber"), ms=11, label="fiber, trickle traffic (C10 run)")
+                color=style.color("fiber"), ms=11, label="fiber, trickle traffic (C10 run)")
     ax.axhline(C8.QUOTED_PTHREAD_KIB, color="k", ls=":", lw=1,
                label=f"{C8.QUOTED_PTHREAD_KIB / 1024:g} MiB: default pthread stack (virtual)")
     ax.axhline(C8.QUOTED_COROUTINE_KIB, color="k", ls="--", lw=1,
@@ -82,7 +83,7 @@ def memory_stack(run, ax):
     summed = [i for i, m in enumerate(names) if per[m][2] is None]
     user = [0.0 if i in summed else max(0.0, D.user_kb(per[m][1], per[m][2]))
             for i, m in enumerate(names)]
-    S.tag_bars(ax.bar(x, user, 0.6, color=[S.color(m) for m in names],
+    style.tag_bars(ax.bar(x, user, 0.6, color=[style.color(m) for m in names],
                       label="user (PSS)"), names)
     bottom = list(user)
     # The kernel part is what C8 counts (F.kernel_counted): a difference below the resolution
@@ -97,24 +98,24 @@ def memory_stack(run, ax):
         bottom = [b + v for b, v in zip(bottom, vals)]
     below = [i for i, m in enumerate(names) if per[m][3] is not None and not counted[i]]
     for i in below:
-        ax.bar(i, F.kernel_resolution(per[names[i]][0]), 0.6, bottom=bottom[i], fill=False,
+        ax.bar(i, kernel_resolution(per[names[i]][0]), 0.6, bottom=bottom[i], fill=False,
                hatch="///", edgecolor="0.4", lw=0.6,
                label="kernel below resolution (outline: at most)" if i == below[0] else None)
     for i, m in enumerate(names):
         if i in summed:
             continue
-        ax.text(i, bottom[i] + (F.kernel_resolution(per[m][0]) if i in below else 0),
+        ax.text(i, bottom[i] + (kernel_resolution(per[m][0]) if i in below else 0),
                 f"{bottom[i]:.0f}" + (f" + kernel {F.kernel_kib(per[m][3], per[m][0])}"
                                       .replace(" (below resolution)", "") if i in below else "")
                 + f"\n@{per[m][0]}", ha="center", va="bottom", fontsize=6)
-    tops = [b + (F.kernel_resolution(per[names[i]][0]) if i in below else 0)
+    tops = [b + (kernel_resolution(per[names[i]][0]) if i in below else 0)
             for i, b in enumerate(bottom)]
     top = max(tops) * 1.3  # the totals written above the bars stay inside (summed: kernel only)
     ax.set_ylim(0, top)
     for i in summed:
         m, rss = names[i], per[names[i]][1]
         ax.bar(i, min(rss, top - tops[i]) * 0.9, 0.6, bottom=tops[i], fill=False, hatch="xx",
-               edgecolor=S.color(m), lw=0.8,
+               edgecolor=style.color(m), lw=0.8,
                label="VmRSS summed over processes (no PSS; cut)" if i == summed[0] else None)
         ax.text(i, top * 0.97, f"VmRSS\nsum\n{rss:.0f}\n+ kernel\n{tops[i]:.0f}", ha="center",
                 va="top", fontsize=6, bbox={"facecolor": "white", "edgecolor": "none", "pad": 1})

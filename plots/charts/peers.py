@@ -1,7 +1,7 @@
 """peers.json (or, in a quick run, fiberio's first round): our fiber server beside the peers."""
 from matplotlib.patches import Patch
 
-import charts.style as S
+import charts.style as style
 from charts.style import not_run, register
 from peerdata import rows
 
@@ -34,10 +34,10 @@ def peers(run, fig):
             for r in [q for q in table if q["conns"] == conns]:
                 v, ci = r.get(key), r.get(ci_key)
                 err = [[v - ci[0]], [ci[1] - v]] if ci and v is not None else None
-                bar = ax.barh(y, v or 0, 0.7, color=S.color(r["server"]), xerr=err,
+                bar = ax.barh(y, v or 0, 0.7, color=style.color(r["server"]), xerr=err,
                               hatch=KIND_HATCHES.get(r["kind"], ""), edgecolor="white",
                               ecolor="k", capsize=2)
-                S.tag_bars(bar, [r["server"]])
+                style.tag_bars(bar, [r["server"]])
                 labels.append(f"{r['server']} · {conns}")
                 pos.append(y)
                 y += 1

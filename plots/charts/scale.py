@@ -3,7 +3,7 @@ against completion."""
 import data as D
 import figures as F
 from claims import c14_epoll_ctl_log_n as C14
-import charts.style as S
+import charts.style as style
 from charts.style import grid, not_run, register
 
 CHARTS = []
@@ -20,9 +20,9 @@ def scale_lines(run, ax, series):
     for cfg, pts in series.items():
         model = is_model(cfg)
         # Idle level 0 is drawn at 1 so that it fits on the log axis (labelled below).
-        ax.plot([max(n, 1) for n, _ in pts], [v for _, v in pts], marker=S.marker(cfg),
-                color=S.color(cfg), ls="--" if model else "-", mfc="none" if model else None,
-                label=cfg, linewidth=1.4, markersize=5, gid=S.member_gid(cfg))
+        ax.plot([max(n, 1) for n, _ in pts], [v for _, v in pts], marker=style.marker(cfg),
+                color=style.color(cfg), ls="--" if model else "-", mfc="none" if model else None,
+                label=cfg, linewidth=1.4, markersize=5, gid=style.member_gid(cfg))
 
 
 @register(CHARTS, "idle_scaling", "Server CPU per request of a fixed load against idle connections")
@@ -50,10 +50,10 @@ def epoll_ctl_scaling(run, fig):
     left, right = fig.add_subplot(121), fig.add_subplot(122)
     pts = D.epoll_ctl_rows(D.bench_rows(run.get("switch")))
     if pts:
-        iv = [S.bench_interval(run, C14.row_name(n)) for n, _ in pts]
+        iv = [style.bench_interval(run, C14.row_name(n)) for n, _ in pts]
         left.plot([n for n, _ in pts], [t for _, t in pts], marker="o", color="0.2",
                   label="one ADD + one DEL (median)")
-        S.whiskers(left, [n for n, _ in pts], [a for a, _ in iv], [b for _, b in iv], "0.2")
+        style.whiskers(left, [n for n, _ in pts], [a for a, _ in iv], [b for _, b in iv], "0.2")
         left.set_xscale("log")
         # Zoomed to the data: C14 tests a rise of a few percent, which an axis from zero
         # flattens into a straight line (the axis does not start at zero: read the ticks).
@@ -70,14 +70,14 @@ def epoll_ctl_scaling(run, fig):
     rel = churn_ratios(churn)
     if rel:
         for k, (cfg, pts) in enumerate(rel.items()):
-            col = S.color(cfg)
+            col = style.color(cfg)
             # Side by side around each level (a log axis: a small factor), so the whiskers
             # of one level do not hide each other.
             xs = [max(n, 1) * 1.07 ** (k - (len(rel) - 1) / 2) for n, _ in pts]
             right.plot(xs, [f["value"] for _, f in pts],
-                       marker=S.marker(cfg), color=col, ls="--" if is_model(cfg) else "-",
-                       mfc="none" if is_model(cfg) else None, label=cfg, gid=S.member_gid(cfg))
-            S.whiskers(right, xs, [f["low"] for _, f in pts],
+                       marker=style.marker(cfg), color=col, ls="--" if is_model(cfg) else "-",
+                       mfc="none" if is_model(cfg) else None, label=cfg, gid=style.member_gid(cfg))
+            style.whiskers(right, xs, [f["low"] for _, f in pts],
                        [f["high"] for _, f in pts], col)
         right.axhline(C14.GROWS_AT, color="k", ls="--", lw=1,
                       label=f"C14: grows at >= {C14.GROWS_AT:g}x")
@@ -141,9 +141,9 @@ def completion(run, fig):
             vals = {c["conns"]: c["kernel_entries_per_request"] for c in counts
                     if c["config"] == cfg}
             bars = right.bar([j + i * width for j in range(len(conns))],
-                             [vals.get(n, 0) for n in conns], width, color=S.color(cfg),
+                             [vals.get(n, 0) for n in conns], width, color=style.color(cfg),
                              hatch="//" if is_model(cfg) else None, label=cfg)
-            S.tag_bars(bars, [cfg] * len(conns))
+            style.tag_bars(bars, [cfg] * len(conns))
         right.set_xticks([j + 0.4 - width / 2 for j in range(len(conns))])
         right.set_xticklabels([str(n) for n in conns])
         right.set_xlabel("ping-pong connections")

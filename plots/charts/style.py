@@ -6,6 +6,9 @@ import data as D
 import matplotlib
 import verdict as V
 
+import data as D
+from switch_figures import switch_fig
+
 matplotlib.use("Agg")  # no display; must be chosen before pyplot is imported anywhere
 # SVG text stays text (each glyph drawn as a path made every chart several times larger, and
 # REPORT.html inlines them all).
@@ -161,7 +164,7 @@ def flagged_legend(ax):
 
 def bench_interval(run, row):
     """(low, high): the 95% interval of a switch-bench row over its repetitions, or Nones."""
-    f = V.switch_fig(run, row)
+    f = switch_fig(run, row)
     return (f.get("low"), f.get("high")) if f else (None, None)
 
 

@@ -1,7 +1,7 @@
 """sweep.json: throughput, p99 and ramp-up time against concurrency, per server model."""
 import math
 
-import charts.style as S
+import charts.style as style
 import data as D
 import figures as F
 from claims import c06_thread_collapse as C6
@@ -85,8 +85,8 @@ def point_whiskers(ax, model, points, value, rounds):
         if not p.get("load") or value(p) is None:
             continue
         f = F.repeated(model, rounds(p), "", "sweep")
-        S.whiskers(ax, [p["conns"]], [f.get("low")], [f.get("high")], S.color(model),
-                   gid=S.member_gid(model))
+        style.whiskers(ax, [p["conns"]], [f.get("low")], [f.get("high")], style.color(model),
+                   gid=style.member_gid(model))
 
 
 def name_line_ends(ax, ends):
@@ -107,7 +107,7 @@ def name_line_ends(ax, ends):
             pos[k] = min(pos[k], pos[k + 1] - gap)
     placed = list(zip(names, pos))
     for m, pos in placed:
-        ax.text(1.01, pos, m, transform=ax.transAxes, fontsize=7, color=S.color(m),
+        ax.text(1.01, pos, m, transform=ax.transAxes, fontsize=7, color=style.color(m),
                 va="center", ha="left", fontweight="bold")
 
 
@@ -142,8 +142,8 @@ def ramp_time(run, fig):
         return ""
     for m in run.order("models", series):
         pts = series[m]
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=S.marker(m),
-                color=S.color(m), label=m, ms=4, gid=S.member_gid(m))
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=style.marker(m),
+                color=style.color(m), label=m, ms=4, gid=style.member_gid(m))
     bad = [p for p in sweep.get("points", []) if p.get("mode") == "pingpong"
            and D.point_status(p)[0] in D.MEASURED and D.ramp(p).get("errors_total")]
     for p in bad:

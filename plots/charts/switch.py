@@ -1,7 +1,7 @@
 """switch.json and icount.json: switch, call and syscall cost, instructions, star vs ring."""
 import data as D
 from claims import c05_switch_50ns as C5
-import charts.style as S
+import charts.style as style
 from charts.style import grid, not_run, register
 
 CHARTS = []
@@ -18,8 +18,8 @@ def switch_cost(run, fig):
     # The call C5 judges: call/chain (dependent calls, a latency) where the run has it.
     call = C5.LATENCY_ROW if D.ns(rows.get(C5.LATENCY_ROW)) else C5.THROUGHPUT_ROW
     items = [(f"call ({call.split('/')[1]}, judged by C5)", call, "0.45", "o", None)]
-    items += [(f"switch: {b}", f"switch/{b}", S.color(b), S.marker(b), b) for b in D.backends(run)]
-    items += [(f"reference: switch/{f} (not ABI-complete)", f"switch/{f}", S.color(f), S.marker(f), f)
+    items += [(f"switch: {b}", f"switch/{b}", style.color(b), style.marker(b), b) for b in D.backends(run)]
+    items += [(f"reference: switch/{f} (not ABI-complete)", f"switch/{f}", style.color(f), style.marker(f), f)
               for f in D.FLOOR_OF.values() if f"switch/{f}" in rows]
     items += [("syscall getppid (C9)", "syscall/getppid", "0.3", "s", None)]
     for kind in ("thread", "process"):
@@ -34,9 +34,9 @@ def switch_cost(run, fig):
             ax.text(0.01, i, "not run", va="center", fontsize=8, color="0.4",
                     transform=ax.get_yaxis_transform())
             continue
-        lo, hi = S.bench_interval(run, row)
-        S.whiskers(ax, [i], [lo], [hi], col, horizontal=True)
-        ax.plot([v], [i], mk, color=col, ms=8, gid=S.member_gid(member) if member else None)
+        lo, hi = style.bench_interval(run, row)
+        style.whiskers(ax, [i], [lo], [hi], col, horizontal=True)
+        ax.plot([v], [i], mk, color=col, ms=8, gid=style.member_gid(member) if member else None)
         ax.text(max(v, hi or v) * 1.25, i, f"{v:.3g} ns" if v < 1000 else f"{v / 1000:.3g} us",
                 va="center", fontsize=8)
     ax.set_yticks(range(len(items)))
@@ -67,7 +67,7 @@ def instructions(run, fig):
         return ""
     names = run.order("switch", {k.split("/")[1] for k in ic if k.startswith("switch/")})
     vals = [ic[f"switch/{b}"] for b in names]
-    S.tag_bars(ax1.bar(names, vals, color=[S.color(b) for b in names], label="one switch"),
+    style.tag_bars(ax1.bar(names, vals, color=[style.color(b) for b in names], label="one switch"),
                names)
     if "call/noinline" in ic:
         ax1.axhline(ic["call/noinline"], color="k", ls=":",
@@ -108,19 +108,19 @@ def star_ring(run, fig):
         return ""
     copied = set()
     for (policy, backend), pts in sorted(series.items(), key=lambda kv: (kv[0][1], kv[0][0])):
-        col, ls = S.color(backend), "-" if policy == "ring" else "--"
+        col, ls = style.color(backend), "-" if policy == "ring" else "--"
         mk = "o" if policy == "ring" else "s"
         for seg in segments([p[0] for p in pts]):
             ax.plot(seg, [dict((p[0], p[1]) for p in pts)[n] for n in seg], ls=ls, color=col,
-                    gid=S.member_gid(backend))
+                    gid=style.member_gid(backend))
         for n, v, _ in pts:
             row = f"sched/{policy}/{backend}/fibers:{n}"
             copy = str(rows[row].get("label", "")).startswith("copy")
             copied |= {n} if copy else set()
             ax.plot([n], [v], mk, color=col, ms=5, mfc="none" if copy else col,
-                    gid=S.member_gid(backend))
-            lo, hi = S.bench_interval(run, row)
-            S.whiskers(ax, [n], [lo], [hi], col)
+                    gid=style.member_gid(backend))
+            lo, hi = style.bench_interval(run, row)
+            style.whiskers(ax, [n], [lo], [hi], col)
         ax.plot([], [], mk, ls=ls, color=col, label=f"{policy} / {backend}", ms=5)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")

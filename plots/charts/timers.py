@@ -2,7 +2,7 @@
 idle wake-ups per server."""
 import data as D
 import figures as F
-import charts.style as S
+import charts.style as style
 from charts.style import grid, not_run, register
 
 CHARTS = []
@@ -33,9 +33,9 @@ def timers_cpu(run, fig):
                 missing.append(f"{s}@{n}")
                 continue
             x = i + (j - (len(levels) - 1) / 2) * width
-            bar = ax.bar(x, f["value"], width, color=S.color(s), alpha=0.85,
+            bar = ax.bar(x, f["value"], width, color=style.color(s), alpha=0.85,
                          hatch=HATCHES[j % len(HATCHES)], edgecolor="white")
-            S.tag_bars(bar, [s])
+            style.tag_bars(bar, [s])
             if f["low"] is not None:
                 ax.errorbar(x, f["value"], yerr=[[f["value"] - f["low"]], [f["high"] - f["value"]]],
                             fmt="none", ecolor="black", capsize=3)
@@ -83,10 +83,10 @@ def timers_lateness(run, fig):
             if v.get("median") is None:
                 continue
             y = i + (k - 1) * 0.22
-            ax.plot(v["median"], y, mk, color=S.color(e["variant"]), ms=7,
-                    gid=S.member_gid(e["variant"]))
+            ax.plot(v["median"], y, mk, color=style.color(e["variant"]), ms=7,
+                    gid=style.member_gid(e["variant"]))
             if v.get("low") is not None and v.get("high") is not None:
-                ax.plot([v["low"], v["high"]], [y, y], color=S.color(e["variant"]), lw=1.5)
+                ax.plot([v["low"], v["high"]], [y, y], color=style.color(e["variant"]), lw=1.5)
     for q, mk in QUANTILES:
         ax.plot([], [], mk, color="0.3", ls="none", label=q)
     ax.set_xscale("log")  # dots, not bars: p50 and max lie orders of magnitude apart
@@ -118,12 +118,12 @@ def timers_idle(run, fig):
         return ""
     ys = list(range(len(awake)))
     w = [e["wakeups_per_s"] for e in awake]
-    bars = ax.barh(ys, [x["median"] for x in w], color=[S.color(e["variant"]) for e in awake],
+    bars = ax.barh(ys, [x["median"] for x in w], color=[style.color(e["variant"]) for e in awake],
                    xerr=[[x["median"] - (x.get("low") if x.get("low") is not None else x["median"])
                           for x in w],
                          [(x.get("high") if x.get("high") is not None else x["median"]) - x["median"]
                           for x in w]], ecolor="k", capsize=3)
-    S.tag_bars(bars, [e["variant"] for e in awake])
+    style.tag_bars(bars, [e["variant"] for e in awake])
     for y, x in zip(ys, w):
         ax.text(x["median"], y, f"  {x['median']:.3g}/s", va="center", fontsize=8)
     ax.set_yticks(ys)

@@ -4,6 +4,8 @@ import math
 import data as D
 import figures as F
 import verdict as V
+from formatting import threshold_text, value_text
+from switch_figures import rows_ratio, switch_fig
 
 ID = "C1"
 SOURCE = "seed 000 (libfiber)"
@@ -23,7 +25,7 @@ CLAIMED_FIBERS = 100000  # the claim's 10^5
 MAP_COUNT = 65530  # vm.max_map_count on the reference machine
 
 RULE = ("each comparison is ring/star time per hop of one backend at one fiber count "
-        f"(paired repetitions), won by ring when < {V.num(FASTER_BELOW)}; the share of "
+        f"(paired repetitions), won by ring when < {threshold_text(FASTER_BELOW)}; the share of "
         "comparisons ring wins runs from those its interval wins outright to those it may win; "
         "holds when ring < star in time per hop for every backend at every fiber count, "
         f"with switches_per_hop within {SWITCHES_TOLERANCE} of {SWITCHES_PER_HOP['ring']} "
@@ -48,7 +50,7 @@ def measure(run):
             total += 1
             wins += ring[f][0] < star[f][0]
             ratios.append(ring[f][0] / star[f][0])
-            cmp = F.compare(V.rows_ratio(run, f"sched/ring/{b}/fibers:{f}",
+            cmp = F.compare(rows_ratio(run, f"sched/ring/{b}/fibers:{f}",
                                          f"sched/star/{b}/fibers:{f}", "ring/star"),
                             "<", FASTER_BELOW)
             sure += cmp["outcome"] == F.YES
@@ -60,10 +62,10 @@ def measure(run):
                 if s is None or abs(s - want) > SWITCHES_TOLERANCE:
                     sph_ok = False
         lines.append(f"- {b}: ring/star ns per hop by fibers: " + ", ".join(cells))
-    sph = {p: V.median([s for (pp, _), pts in series.items() if pp == p for _, _, s in pts])
+    sph = {p: D.median([s for (pp, _), pts in series.items() if pp == p for _, _, s in pts])
            for p in ("star", "ring")}
-    lines.append(f"- switches per hop (median): ring {V.fmt(sph['ring'])}, "
-                 f"star {V.fmt(sph['star'])}")
+    lines.append(f"- switches per hop (median): ring {value_text(sph['ring'])}, "
+                 f"star {value_text(sph['star'])}")
     ic = D.icounts(run.get("icount"))
     icl = [f"{b} {ic[f'sched/ring/{b}/fibers:16']:.0f} vs {ic[f'sched/star/{b}/fibers:16']:.0f}"
            for b in backends if f"sched/ring/{b}/fibers:16" in ic
@@ -72,12 +74,12 @@ def measure(run):
         lines.append("- instructions per hop at 16 fibers, ring vs star: " + ", ".join(icl))
     lines.append(f"- ring faster in {wins} of {total} comparisons ({sure} beyond the noise of "
                  f"the repetitions, {maybe - sure} within it, marked ?); median ring/star "
-                 f"{V.fmt(V.median(ratios))}")
+                 f"{value_text(D.median(ratios))}")
     lines.append(_largest_queue(run, series))
     # The median ratio pools different backends and fiber counts, not repeated samples of one
     # quantity, so it carries no noise band; the per-backend hop times below do.
     figures = [F.once("ring/star time per hop (median over backends x fibers)",
-                      V.median(ratios), "", "switch"),
+                      D.median(ratios), "", "switch"),
                F.estimate("ring faster (share of comparisons)",
                           wins / total if total else None, sure / total if total else None,
                           maybe / total if total else None, total, "", "switch")]
@@ -87,11 +89,11 @@ def measure(run):
             figures.append(F.exact(f"instructions per hop, {p}/{b}, 16 fibers",
                                    ic.get(f"sched/{p}/{b}/fibers:16"), "", "icount"))
         for p in ("ring", "star"):
-            figures.append(V.switch_fig(run, f"sched/{p}/{b}/fibers:16"))
-    m = {"lines": lines, "figures": V.figs(*figures), "share": figures[1], "total": total,
+            figures.append(switch_fig(run, f"sched/{p}/{b}/fibers:16"))
+    m = {"lines": lines, "figures": F.present(*figures), "share": figures[1], "total": total,
          "switches_ok": sph_ok}
     if total:
-        m["numbers"] = {"ring/star time per hop": (V.median(ratios), QUOTED_RING_OVER_STAR)}
+        m["numbers"] = {"ring/star time per hop": (D.median(ratios), QUOTED_RING_OVER_STAR)}
     return m
 
 

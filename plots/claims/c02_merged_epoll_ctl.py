@@ -2,6 +2,7 @@
 import data as D
 import figures as F
 import verdict as V
+from formatting import threshold_text, value_text
 
 ID = "C2"
 SOURCE = "seed 000 (libfiber)"
@@ -16,9 +17,11 @@ HOLDS_AT = 1.15  # merged/naive throughput
 PARTLY_AT = 1.0  # merged/naive throughput
 PARTLY_CPU_AT = 1.15  # naive/merged server CPU per request
 
-RULE = (f"holds when merged/naive throughput (median of paired rounds) >= {V.num(HOLDS_AT)}; "
-        f"holds partly when it is >= {V.num(PARTLY_AT)} or naive needs >= "
-        f"{V.num(PARTLY_CPU_AT)}x merged's server CPU per request; otherwise does not hold")
+RULE = ("holds when merged/naive throughput (median of paired rounds) >= "
+        f"{threshold_text(HOLDS_AT)}; "
+        f"holds partly when it is >= {threshold_text(PARTLY_AT)} or naive needs >= "
+        f"{threshold_text(PARTLY_CPU_AT)}x merged's server CPU per request; otherwise does not "
+        "hold")
 
 
 def paired_rounds(eng):
@@ -38,11 +41,12 @@ def measure(run):
         return {"lines": [f"no naive/merged comparison: {run.why('engines')}"]}
     cpu = cpu_r["median"]
     s = eng.get("summary", {})
-    lines = [f"- throughput: naive {V.fmt(s.get('naive', {}).get('requests_per_sec'), '.0f')} "
-             f"req/s, merged {V.fmt(s.get('merged', {}).get('requests_per_sec'), '.0f')} req/s; "
-             f"merged/naive median **{V.fmt(r['median'])}** (rounds: "
-             + ", ".join(V.fmt(x) for x in r.get("per_round", [])) + ")",
-             f"- server CPU per request naive/merged: {V.fmt(cpu)}"]
+    lines = [f"- throughput: naive {value_text(s.get('naive', {}).get('requests_per_sec'), '.0f')} "
+             f"req/s, merged {value_text(s.get('merged', {}).get('requests_per_sec'), '.0f')} "
+             "req/s; "
+             f"merged/naive median **{value_text(r['median'])}** (rounds: "
+             + ", ".join(value_text(x) for x in r.get("per_round", [])) + ")",
+             f"- server CPU per request naive/merged: {value_text(cpu)}"]
     prof = eng.get("profile") or {}
     prof = prof if isinstance(prof, dict) else {p.get("engine"): p for p in prof}
     for e in ("naive", "merged"):
@@ -63,12 +67,12 @@ def measure(run):
                               (prof.get(e) or {}).get("epoll_ctl_share"), "", "engines"))
     # Where the driver measured one engine against itself in the same rounds (A/A), the
     # throughput ratio must stand apart from that interval to say anything.
-    aa = V.noise_floor(eng, "engines", prefer="tput")
+    aa = F.noise_floor(eng, "engines", prefer="tput")
     noise = [V.noise_entry(tput, aa)] if aa else []
     if aa:
         figures.append(aa)
         lines.append(V.noise_line(noise[0]))
-    return {"lines": lines, "figures": V.figs(*figures), "tput": tput, "cpu": cpu_fig,
+    return {"lines": lines, "figures": F.present(*figures), "tput": tput, "cpu": cpu_fig,
             "noise_floor": noise,
             "numbers": {"merged/naive throughput": (r["median"], QUOTED_GAIN)}}
 

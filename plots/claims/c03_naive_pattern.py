@@ -1,6 +1,7 @@
 """C3: naive engines DEL the fd before the IO and ADD it after: two epoll_ctl per wait."""
 import figures as F
 import verdict as V
+from formatting import threshold_text, value_text
 
 ID = "C3"
 SOURCE = "seed 001 (NtyCo)"
@@ -16,10 +17,11 @@ TOLERANCE = 0.1  # around the quoted 2, and between the engine's and the kernel'
 HOLDS_LOW, HOLDS_HIGH = round(QUOTED_CTL - TOLERANCE, 9), round(QUOTED_CTL + TOLERANCE, 9)
 PARTLY_LOW, PARTLY_HIGH = 1.5, 2.1
 
-RULE = (f"holds when the naive engine makes {V.num(QUOTED_CTL)} +- {V.num(TOLERANCE)} "
+RULE = (f"holds when the naive engine makes {threshold_text(QUOTED_CTL)} +- "
+        f"{threshold_text(TOLERANCE)} "
         "epoll_ctl per request (ping-pong) and the kernel's count agrees within "
-        f"{V.num(TOLERANCE)}; holds partly when it makes {V.num(PARTLY_LOW)}-"
-        f"{V.num(PARTLY_HIGH)}; otherwise does not hold")
+        f"{threshold_text(TOLERANCE)}; holds partly when it makes {threshold_text(PARTLY_LOW)}-"
+        f"{threshold_text(PARTLY_HIGH)}; otherwise does not hold")
 
 
 def measure(run):
@@ -28,9 +30,10 @@ def measure(run):
         return {"lines": [f"no naive engine count: {run.why('engines')}"]}
     e, k = s["ctl_per_request_engine"], s.get("ctl_per_request_kernel")
     lines = [f"- naive: {e:.3f} epoll_ctl per request counted by the engine, "
-             f"{V.fmt(k, '.3f')} by the kernel (perf tracepoint)"]
+             f"{value_text(k, '.3f')} by the kernel (perf tracepoint)"]
     other = (run.get("engines") or {}).get("summary") or {}
-    lines.append("- others: " + ", ".join(f"{n} {V.fmt(v.get('ctl_per_request_engine'), '.3f')}"
+    lines.append("- others: " + ", ".join(f"{n} "
+                                          f"{value_text(v.get('ctl_per_request_engine'), '.3f')}"
                                           for n, v in other.items() if n != "naive"))
     engine = F.exact("epoll_ctl per request, naive (engine count)", e, "", "engines")
     kernel = F.exact("epoll_ctl per request, naive (kernel tracepoint)", k, "", "engines")

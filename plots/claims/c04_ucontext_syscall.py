@@ -2,6 +2,8 @@
 import data as D
 import figures as F
 import verdict as V
+from formatting import threshold_text, value_text
+from switch_figures import rows_ratio, switch_fig
 
 ID = "C4"
 SOURCE = "seed 003 (PyCon 2014 talk)"
@@ -18,8 +20,9 @@ SLOWER_AT = 3  # ucontext/setjmp time per switch
 SYSCALLS_LOW = round(QUOTED_SYSCALLS - TOLERANCE, 9)
 SYSCALLS_HIGH = round(QUOTED_SYSCALLS + TOLERANCE, 9)
 
-RULE = (f"holds when ucontext makes {QUOTED_SYSCALLS:g} +- {V.num(TOLERANCE)} syscalls per "
-        f"switch, the other backends < {V.num(TOLERANCE)}, and a ucontext switch takes >= "
+RULE = (f"holds when ucontext makes {QUOTED_SYSCALLS:g} +- {threshold_text(TOLERANCE)} syscalls "
+        "per "
+        f"switch, the other backends < {threshold_text(TOLERANCE)}, and a ucontext switch takes >= "
         f"{SLOWER_AT}x a setjmp switch; holds partly when the syscall part holds but the time "
         f"ratio is below {SLOWER_AT}; otherwise does not hold")
 
@@ -31,13 +34,13 @@ def measure(run):
     if uc is None:
         return {"lines": [f"no syscall count for ucontext: {run.why('props')}"]}
     lines = ["- syscalls per switch (perf, raw_syscalls:sys_enter): " + ", ".join(
-        f"{b} {V.fmt(p.get('syscalls_per_switch'), '.3f')}" for b, p in props.items())]
+        f"{b} {value_text(p.get('syscalls_per_switch'), '.3f')}" for b, p in props.items())]
     tu, ts = D.ns(rows.get("switch/ucontext")), D.ns(rows.get("switch/setjmp"))
-    ratio = V.rows_ratio(run, "switch/ucontext", "switch/setjmp",
+    ratio = rows_ratio(run, "switch/ucontext", "switch/setjmp",
                          "ucontext/setjmp time per switch")
-    lines.append(f"- time per switch: ucontext {V.fmt(tu, '.3g', ' ns')}, setjmp "
-                 f"{V.fmt(ts, '.3g', ' ns')} (ratio, median of paired repetitions, "
-                 f"{V.fmt(ratio and ratio['value'])})")
+    lines.append(f"- time per switch: ucontext {value_text(tu, '.3g', ' ns')}, setjmp "
+                 f"{value_text(ts, '.3g', ' ns')} (ratio, median of paired repetitions, "
+                 f"{value_text(ratio and ratio['value'])})")
     how = (run.get("props") or {}).get("setjmp_new_stack")
     if how:
         how = how.split(" - ", 1)[-1].rstrip(".")
@@ -45,7 +48,7 @@ def measure(run):
     others = [p.get("syscalls_per_switch") or 0 for b, p in props.items() if b != "ucontext"]
     figures = [F.exact(f"syscalls per switch, {b}", p.get("syscalls_per_switch"), "", "props")
                for b, p in props.items()]
-    figures += V.figs(V.switch_fig(run, "switch/ucontext"), V.switch_fig(run, "switch/setjmp"),
+    figures += F.present(switch_fig(run, "switch/ucontext"), switch_fig(run, "switch/setjmp"),
                       ratio)
     return {"lines": lines, "figures": figures,
             "ucontext": F.exact("syscalls per switch, ucontext", uc, "", "props"),

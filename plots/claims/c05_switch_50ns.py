@@ -2,6 +2,7 @@
 import data as D
 import figures as F
 import verdict as V
+from switch_figures import switch_fig
 
 ID = "C5"
 SOURCE = "seed 003 (PyCon 2014 talk)"
@@ -54,7 +55,7 @@ def measure(run):
         lines.append("- against the reference floor (the six callee-saved registers pushed, an "
                      "indirect jmp; floor-fp also MXCSR and x87 CW; not ABI-complete): "
                      + ", ".join(floors))
-    sw_fig, call_fig = V.switch_fig(run, f"switch/{fastest}"), V.switch_fig(run, row)
+    sw_fig, call_fig = switch_fig(run, f"switch/{fastest}"), switch_fig(run, row)
     # The words come from the comparisons the verdict makes, on intervals.
     ok = [V.settled_text(*V.settle(lambda t, f=f, lo=lo, hi=hi: matches(f, lo, hi, t)),
                          "matches", "does not match")
@@ -68,8 +69,8 @@ def measure(run):
                  f"({call:.3g} ns against {QUOTED_CALL_NS:g} ns, "
                  f"{'latency' if row == LATENCY_ROW else 'throughput'})")
     ic = D.icounts(run.get("icount"))
-    figures = V.figs(call_fig, V.switch_fig(run, THROUGHPUT_ROW) if row == LATENCY_ROW else None,
-                     *(V.switch_fig(run, f"switch/{b}") for b in sw),
+    figures = F.present(call_fig, switch_fig(run, THROUGHPUT_ROW) if row == LATENCY_ROW else None,
+                     *(switch_fig(run, f"switch/{b}") for b in sw),
                      F.exact("instructions per call", ic.get("call/noinline"), "", "icount"),
                      *(F.exact(f"instructions per switch, {b}", ic.get(f"switch/{b}"), "",
                                "icount") for b in sw))

@@ -3,6 +3,7 @@ far lower."""
 import data as D
 import figures as F
 import verdict as V
+from formatting import fraction_text, value_text
 
 ID = "C6"
 SOURCE = "seed 003 (PyCon 2014 talk)"
@@ -39,7 +40,7 @@ RULE = ("on the steady state (the measured window, after echo-load's ramp-up; ra
         "errors are listed beside), throughput on the points whose status is ok (the others "
         "are listed with why): thread-per-connection 'rises then collapses' when its "
         f"peak lies past level 1 at >= {RISE}x the level-1 figure and a later level falls to "
-        f"<= {V.share(COLLAPSE)} the peak or has errors (>= {ERRORS_AT:.0%} of its measured "
+        f"<= {fraction_text(COLLAPSE)} the peak or has errors (>= {ERRORS_AT:.0%} of its measured "
         "requests failed or unfinished, on a point whose load ran; a machine limit does not "
         "count; a point not ok in every repetition is read on its ok ones when it has at "
         f"least {D.MIN_OK_ROUNDS}; with no ok level after the peak, the fall is not measured: "
@@ -47,7 +48,7 @@ RULE = ("on the steady state (the measured window, after echo-load's ramp-up; ra
         "ok level is the peak as a lower bound, the server's peak being at least that, so the "
         "rise can then only be confirmed and the fall and fork's share only confirmed below "
         "their thresholds, never refuted); fork is 'far lower' when its peak is <= "
-        f"{V.share(FAR_LOWER)} "
+        f"{fraction_text(FAR_LOWER)} "
         "thread's. Holds when both hold in some mode, holds partly when one does, "
         "otherwise does not hold")
 
@@ -170,7 +171,7 @@ def measure(run):
                          "set the pace there, so the server's peak is at least that; the rise "
                          "reads as a lower bound, the fall and fork's share as upper bounds")
         lines.append(f"  - thread rises: {rises}, collapses: {collapses}; fork peak "
-                     f"{V.fmt(fk_peak, '.0f')} vs thread peak {th_peak:.0f} req/s")
+                     f"{value_text(fk_peak, '.0f')} vs thread peak {th_peak:.0f} req/s")
     if not lines:
         return {"lines": ["no thread-per-connection points measured"]}
     return {"lines": lines, "figures": figures, "modes": modes}

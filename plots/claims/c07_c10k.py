@@ -2,6 +2,8 @@
 import data as D
 import figures as F
 import verdict as V
+from harness_api import stats
+from formatting import fraction_text
 
 ID = "C7"
 SOURCE = "seed 003 (PyCon 2014 talk)"
@@ -23,11 +25,12 @@ RULE = ("three sub-claims on the persistent-connection sweep's steady state (the
         "after echo-load's ramp-up; ramp-up time and errors listed beside): thread fails at "
         f"its highest level >= {HIGH_LEVEL}, fork fails there ('fails': the server never held "
         f"{HELD_SHARE:.0%} of the connections at once, window errors, not runnable on this "
-        f"machine, throughput < {V.share(HALF_PEAK)} its own peak (read as C6 reads it: a "
+        f"machine, throughput < {fraction_text(HALF_PEAK)} its own peak (read as C6 reads it: a "
         "client-bound point above every ok level is the peak as a lower bound, against which "
         "a share can only be confirmed below half), or p99 > "
         f"{P99_LIMIT_US / 1e6:g} s), and thread's best figure past {DEGRADES_PAST} "
-        f"connections is < {V.share(HALF_PEAK)} its best up to {DEGRADES_PAST}. All three -> holds, some -> "
+        f"connections is < {fraction_text(HALF_PEAK)} its best up to {DEGRADES_PAST}. All three -> "
+        "holds, some -> "
         "holds partly, none -> does not hold; not run when no level >= "
         f"{HIGH_LEVEL} was tried")
 
@@ -65,7 +68,7 @@ def fails_at(model, p, peak, t):
     share = F.ratio(f"{at}: req/s over its peak", rps, D.rps_rounds(peak) if peak else [],
                     "x", "sweep")
     if peak and t(F.bounded(share, F.AT_MOST, bound), "<", HALF_PEAK):
-        return f"throughput {F.stats.median(rps):.0f} < half its peak {D.rps(peak):.0f}"
+        return f"throughput {stats.median(rps):.0f} < half its peak {D.rps(peak):.0f}"
     if p99 and t(F.repeated(f"{at}: p99 latency", p99, "us", "sweep"), ">", P99_LIMIT_US):
         return f"p99 latency over {P99_LIMIT_US / 1e6:g} s"
     return None

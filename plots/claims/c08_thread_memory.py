@@ -2,6 +2,7 @@
 import data as D
 import figures as F
 import verdict as V
+from harness_api import KERNEL_RESOLUTION_KIB, MEMINFO_DRIFT_KIB
 
 ID = "C8"
 SOURCE = "seeds 003, 004 (PyCon, libco)"
@@ -24,8 +25,8 @@ RULE = ("holds when a thread-per-connection server's memory per connection, user
         f"touched pages count); does not hold when it is >= {NOT_KIB // 1024} MiB; holds partly "
         "between. Without a kernel figure the user part alone is used, and the report says so; "
         "a kernel figure below the resolution of /proc/meminfo's per-connection difference "
-        f"(the larger of {F.KERNEL_RESOLUTION_KIB:g} KiB and "
-        f"{F.MEMINFO_DRIFT_KIB / 1024:g} MiB over the connections) counts as none")
+        f"(the larger of {KERNEL_RESOLUTION_KIB:g} KiB and "
+        f"{MEMINFO_DRIFT_KIB / 1024:g} MiB over the connections) counts as none")
 
 
 def measure(run):

@@ -4,6 +4,8 @@ import math
 import data as D
 import figures as F
 import verdict as V
+from formatting import figure_with_interval, value_text
+from switch_figures import switch_fig
 
 ID = "C9"
 SOURCE = "seed 003 (PyCon 2014 talk)"
@@ -38,7 +40,8 @@ def measure(run):
     virt = (run.get("props") or {}).get("virtualized")
     fastest = min((D.ns(rows.get(f"switch/{b}")) or math.inf) for b in D.backends(run)) \
         if D.backends(run) else None
-    lines = [f"- getppid: {t:.3g} ns = {V.fmt(cycles, '.0f')} cycles at {V.fmt(mhz, '.0f')} MHz "
+    lines = [f"- getppid: {t:.3g} ns = {value_text(cycles, '.0f')} cycles at "
+             f"{value_text(mhz, '.0f')} MHz "
              f"(virtual machine: {'yes' if virt else 'no' if virt is not None else 'unknown'}; "
              f"Spectre v2: {ctx.get('spectre_v2', 'unknown')})"]
     if fastest and fastest != math.inf:
@@ -53,14 +56,14 @@ def measure(run):
         one = V.settled_text(*V.settle(lambda t: t(cyc, "<=", HOLDS_CYCLES)), "holds",
                              "does not hold")
         lines.append(f"- part 1, the order of {QUOTED_CYCLES:g} cycles (<= {HOLDS_CYCLES}): "
-                     f"{one}, at {F.fmt_with_interval(cyc)}")
+                     f"{one}, at {figure_with_interval(cyc)}")
         two = "no virtual machine here, so not tested" if not virt else V.settled_text(
             *V.settle(lambda t: t(cyc, "<=", PARTLY_CYCLES_VM)),
             f"consistent: within the {PARTLY_CYCLES_VM} cycles a dearer VM explains",
             f"not consistent: more than the {PARTLY_CYCLES_VM} cycles a dearer VM explains")
         lines.append(f"- part 2, a virtual machine makes it dearer: {two}; how much the virtual "
                      "machine adds cannot be separated on one machine")
-    figures = V.figs(V.switch_fig(run, "syscall/getppid"), cyc,
+    figures = F.present(switch_fig(run, "syscall/getppid"), cyc,
                      F.once("CPU clock (reported)", mhz, "MHz", "switch"))
     return {"lines": lines, "figures": figures, "cycles": cyc, "virtual": virt,
             "numbers": {"syscall (cycles)": (cycles, QUOTED_CYCLES)}}

@@ -2,6 +2,7 @@
 import data as D
 import figures as F
 import verdict as V
+from formatting import value_text
 
 ID = "C10"
 SOURCE = "seed 000 (libfiber)"
@@ -30,10 +31,10 @@ def point_line(p, cpus):
     pss = p.get("pss_per_conn_kb")
     return (f"- {p['conns']} connections{where}: held {p.get('held')}, errors "
             f"{p.get('errors')}, "
-            + (f"{V.fmt(pss, '.2f')} KiB PSS, " if pss is not None else "")
-            + f"{V.fmt(p.get('rss_per_conn_kb'), '.2f')} KiB RSS and "
-            f"{V.fmt(p.get('maps_per_conn'), '.3f')} memory maps per connection"
-            + (f", server CPU {V.fmt(p.get('server_cpu_s'), '.2f')} s"
+            + (f"{value_text(pss, '.2f')} KiB PSS, " if pss is not None else "")
+            + f"{value_text(p.get('rss_per_conn_kb'), '.2f')} KiB RSS and "
+            f"{value_text(p.get('maps_per_conn'), '.3f')} memory maps per connection"
+            + (f", server CPU {value_text(p.get('server_cpu_s'), '.2f')} s"
                if p.get("server_cpu_s") is not None else "")
             + ("" if status == "ok" else f" ({D.status_text(p)})"))
 
@@ -75,7 +76,7 @@ def measure(run):
                            pc.get("pss_per_conn_kb"), "KiB", "maxconns")]
     tgt = [p for p in pts if p["conns"] == target]
     mem = [r for r in proj if r["resource"].startswith("memory (")]
-    return {"lines": lines, "figures": V.figs(*figures),
+    return {"lines": lines, "figures": F.present(*figures),
             "numbers": {"connections held on one core": (held, float(target))} if held else {},
             "target": target, "held": held_fig,
             "all_held": all(p.get("all_held") for p in ran),

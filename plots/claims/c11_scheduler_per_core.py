@@ -2,6 +2,7 @@
 import data as D
 import figures as F
 import verdict as V
+from formatting import figure_with_interval, value_text
 
 ID = "C11"
 SOURCE = "seed 000 (libfiber)"
@@ -44,16 +45,16 @@ def measure(run):
     if not th or th.get("ratio_t2_over_t1_shared") is None:
         return {"lines": [f"no 1-vs-2 thread run: {run.why('threads')}"]}
     s = th["summary"]
-    lines = [f"- {name}: {V.fmt(v['requests_per_sec'], '.0f')} req/s, server "
-             f"{V.fmt(v['server_cores_used'], '.2f')} cores, "
-             f"{V.fmt(v['server_cpu_us_per_request'], '.2f')} us CPU per request "
+    lines = [f"- {name}: {value_text(v['requests_per_sec'], '.0f')} req/s, server "
+             f"{value_text(v['server_cores_used'], '.2f')} cores, "
+             f"{value_text(v['server_cpu_us_per_request'], '.2f')} us CPU per request "
              f"({v['runs']} runs)" for name, v in s.items()]
     r = th["ratio_t2_over_t1_shared"]
     lines.append(f"- 2 threads / 1 thread (shared CPUs): **{r:.2f}**; machine has "
                  f"{th['config'].get('cores')} cores")
     t1, t2 = s.get("t1-shared", {}), s.get("t2-shared", {})
     cores = th["config"].get("cores") or 2
-    load = V.median([x.get("load_cores_used") for x in th.get("runs", [])
+    load = D.median([x.get("load_cores_used") for x in th.get("runs", [])
                      if x.get("variant") == "t2-shared" and x.get("status") == "ok"])
     busy = (t2.get("server_cores_used") or 0) + (load or 0)
     cpu1, cpu2 = t1.get("server_cpu_us_per_request"), t2.get("server_cpu_us_per_request")
@@ -75,9 +76,10 @@ def measure(run):
     full, _ = V.settle(lambda t: t(busy_fig, ">=", cores - FULL_SLACK))
     lost, _ = V.settle(lambda t: t(placed, "<", PLACED_SHARE))
     lines.append(f"- with 2 threads the server and the load together used "
-                 f"{F.fmt_with_interval(busy_fig)} of {cores} cores; the one-thread server on "
-                 f"shared CPUs {F.fmt_with_interval(placed)}"
-                 + (f" (pinned: {V.fmt(s.get('t1-pinned', {}).get('server_cores_used'), '.2f')})"
+                 f"{figure_with_interval(busy_fig)} of {cores} cores; the one-thread server on "
+                 f"shared CPUs {figure_with_interval(placed)}"
+                 + (" (pinned: "
+                    f"{value_text(s.get('t1-pinned', {}).get('server_cores_used'), '.2f')})"
                     if "t1-pinned" in s else ""))
     if full or lost:
         lines.append("- not measurable here: " + "; ".join(
@@ -97,7 +99,7 @@ def measure(run):
                              x.get("server_cpu_us_per_request"), "us", "threads",
                              samples=D.runs_of(th, lambda y: y.get("server_cpu_us_per_request"),
                                                variant=name))]
-    aa = V.noise_floor(th, "threads", prefer="requests_per_sec")
+    aa = F.noise_floor(th, "threads", prefer="requests_per_sec")
     noise = [V.noise_entry(ratio, aa)] if aa else []
     if aa:
         figures.append(aa)

@@ -3,6 +3,8 @@ memory."""
 import data as D
 import figures as F
 import verdict as V
+from formatting import value_text
+from switch_figures import rows_ratio, switch_fig
 
 ID = "C12"
 SOURCE = "seed 004 (libco)"
@@ -38,12 +40,12 @@ def time_trade(run, cp, lines):
     ratios = []
     for f, pts in sorted(cp.items()):
         lines.append(f"- copy-stack resume + yield at {f} fibers, ns by live bytes: " + ", ".join(
-            f"{n} B {V.fmt(t, '.3g')}" for n, t, _ in pts)
-            + (f" (live part incl. the runtime's frames: {V.fmt(pts[0][2], '.0f')} B at "
+            f"{n} B {value_text(t, '.3g')}" for n, t, _ in pts)
+            + (f" (live part incl. the runtime's frames: {value_text(pts[0][2], '.0f')} B at "
                f"{pts[0][0]} B)" if pts and pts[0][2] else ""))
         by = {n: t for n, t, _ in pts}
         if FEW_BYTES in by and MANY_BYTES in by and by[FEW_BYTES] and by[MANY_BYTES]:
-            ratios.append(V.rows_ratio(
+            ratios.append(rows_ratio(
                 run, f"copystack/resume/bytes:{MANY_BYTES}/fibers:{f}",
                 f"copystack/resume/bytes:{FEW_BYTES}/fibers:{f}",
                 f"resume at {MANY_BYTES} B over {FEW_BYTES} B, {f} fibers"))
@@ -114,7 +116,7 @@ def measure(run):
     t_ok, m_ok = trades(times, memory, V.point)
     for f, pts in sorted(cp.items()):
         for n, _, _ in pts:
-            figures.append(V.switch_fig(run, f"copystack/resume/bytes:{n}/fibers:{f}"))
+            figures.append(switch_fig(run, f"copystack/resume/bytes:{n}/fibers:{f}"))
     for mode, pts in sorted(fm.items()):
         for n, p in sorted(pts.items()):
             if D.point_status(p)[0] == "ok":
@@ -123,7 +125,7 @@ def measure(run):
     if all(passed) and not (t_ok is False or m_ok is False) and not (t_ok and m_ok) \
             and not cs.get("implemented"):
         lines.append("- the trade cannot be measured: no stack mode shares stacks")
-    return {"lines": lines, "figures": V.figs(*figures), "numbers": nums, "guards": passed,
+    return {"lines": lines, "figures": F.present(*figures), "numbers": nums, "guards": passed,
             "time_trade": times, "memory_trade": memory}
 
 

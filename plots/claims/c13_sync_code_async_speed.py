@@ -2,8 +2,9 @@
 performs like a callback server."""
 import data as D
 import figures as F
-from lib import sequential  # harness/lib/sequential.py: the design's words
 import verdict as V
+from harness_api import sequential
+from formatting import figure_number, threshold_text, value_text
 
 ID = "C13"
 SOURCE = "seeds 001 (NtyCo, its title), 004 (libco)"
@@ -178,7 +179,7 @@ def stopped_text(p):
 
 def decision_text(d):
     """One threshold's decision as the measured lines say it."""
-    c = V.num(d["threshold"])
+    c = threshold_text(d["threshold"])
     if d["decision"] != sequential.UNDECIDED:
         return f"{c} {d['decision']} at look {d['look']} ({d['rounds']} rounds)"
     need = d.get("rounds_needed_at_median", "n/a")
@@ -198,7 +199,8 @@ def sampling_lines(design, sampled_pairs, read):
     lines = [f"- sampling until decided (fiberio.json `sequential`: {design.get('method')}, "
              f"{design.get('spending')}-type error spending, looks at "
              f"{', '.join(map(str, design.get('looks') or []))} rounds, bounds {bounds}, exact "
-             f"A/A error {V.fmt(design.get('error'), '.4f')}); per pair sampled past its first "
+             f"A/A error {value_text(design.get('error'), '.4f')}); per pair sampled past its "
+             "first "
              "look:"]
     read_pairs = {id(info["pair"]) for info in read.values()}
     for (load, _num, den), p in sampled_pairs.items():
@@ -221,7 +223,8 @@ def design_rule(design):
     return ("; a pair the driver sampled until decided past the design's first look "
             f"(fiberio.json `sequential`: {design.get('method')}, {design.get('spending')}-type "
             f"error spending over looks at {', '.join(map(str, design.get('looks') or []))} "
-            f"rounds, exact A/A error {V.fmt(design.get('error'), '.4f')}) is read as the design "
+            f"rounds, exact A/A error {value_text(design.get('error'), '.4f')}) is read as the "
+            "design "
             "decided it, not by a bootstrap over every round (that would be looking again "
             "without correction): each threshold against the design's order-statistic "
             "interval of the median ratio at its last look, or at the look that decided it "
@@ -246,24 +249,26 @@ def design_open(e, m):
     p, rec, design = info["pair"], info["rec"], m.get("design") or {}
     need, rounds = d["rounds_needed_at_median"], p.get("rounds")
     med, spread, share = rec.get("median"), rec.get("spread"), rec.get("outliers")
-    head = (f"{e['figure']} {F.num(e['value'])} [{F.num(e['low'])}, {F.num(e['high'])}] "
-            f"(n={e['n']}) straddles {V.num(e['threshold'])}: the sequential design left it "
+    head = (f"{e['figure']} {figure_number(e['value'])} [{figure_number(e['low'])}, "
+            f"{figure_number(e['high'])}] "
+            f"(n={e['n']}) straddles {threshold_text(e['threshold'])}: the sequential design left "
+            "it "
             f"open at {e['n']} rounds (stopped: {stopped_text(p)}); ")
-    noise = (f"at the per-round spread measured ({V.fmt(spread, '.3g')} of the log ratio"
+    noise = (f"at the per-round spread measured ({value_text(spread, '.3g')} of the log ratio"
              + (f", {share:.0%} outlier rounds" if share else "") + ")")
     if need is None:
         return dict(e, needs=V.AT, rounds=None, text=head + (
             f"the design would need more than {sequential.EXACT_LIMIT} rounds {noise} were "
-            f"the truth the median, {V.fmt(med, '.3g')}: no practical number of rounds "
+            f"the truth the median, {value_text(med, '.3g')}: no practical number of rounds "
             "decides it here"))
     text = head + (
         f"about {need} rounds would decide it on this machine (the driver's figure: a design "
-        f"of that many rounds decides it with {V.fmt(design.get('power'), '.0%')} probability "
-        f"were the true ratio the median, {V.fmt(med, '.3g')}, {noise}; this pair has "
+        f"of that many rounds decides it with {value_text(design.get('power'), '.0%')} probability "
+        f"were the true ratio the median, {value_text(med, '.3g')}, {noise}; this pair has "
         f"{rounds} rounds)")
     if rounds is not None and need <= rounds:
         text += (f"; its {rounds} rounds did not decide it, so the truth likely lies nearer "
-                 f"{V.num(e['threshold'])} than the median")
+                 f"{threshold_text(e['threshold'])} than the median")
     return dict(e, needs=V.ROUNDS, rounds=need, text=text)
 
 
@@ -274,11 +279,12 @@ def table(doc, summ):
         for v in D.fiberio_variants(doc):
             s = summ.get(load, {}).get(v)
             if s:
-                lines.append(f"| {load} | {v} | {V.fmt(s.get('syscalls_per_request'), '.3f')} | "
-                             f"{V.fmt(s.get('epoll_ctl_per_request'), '.3f')} | "
-                             f"{V.fmt(s.get('eagain_per_request'), '.2f')} | "
-                             f"{V.fmt(s.get('server_cpu_us_per_request'), '.2f')} | "
-                             f"{V.fmt(s.get('requests_per_sec'), '.0f')} |")
+                lines.append(f"| {load} | {v} | {value_text(s.get('syscalls_per_request'), '.3f')} "
+                             "| "
+                             f"{value_text(s.get('epoll_ctl_per_request'), '.3f')} | "
+                             f"{value_text(s.get('eagain_per_request'), '.2f')} | "
+                             f"{value_text(s.get('server_cpu_us_per_request'), '.2f')} | "
+                             f"{value_text(s.get('requests_per_sec'), '.0f')} |")
     return lines + [""]
 
 
@@ -298,8 +304,8 @@ def measure(run):
              f"{doc.get('loadavg_end')} at end", ""] + table(doc, summ)
     # Every paired ratio the driver measured, for the reader; the verdict recomputes its own.
     for name, r in (doc.get("ratios") or {}).items():
-        lines.append(f"- {name}: median **{V.fmt(r.get('median'), '.3f')}** (rounds: "
-                     + ", ".join(V.fmt(x, ".3f") for x in r.get("per_round", [])) + ")")
+        lines.append(f"- {name}: median **{value_text(r.get('median'), '.3f')}** (rounds: "
+                     + ", ".join(value_text(x, ".3f") for x in r.get("per_round", [])) + ")")
     judged, stream_line = stream_counts(summ, default)
     loads = LOADS + ((STREAM,) if judged else ())
     yard = {load: yardstick_of(doc, load, default) for load in loads}
@@ -331,8 +337,9 @@ def measure(run):
     tput = [value[(ld, "tput")] for ld in levels]
     sysc = (summ.get("pingpong", {}).get(default) or {}).get("syscalls_per_request")
     lines.append(f"- worst over {', '.join(levels)}: CPU per request {default}/yardstick "
-                 f"{V.fmt(max(cpu), '.3f')}, throughput {V.fmt(min(tput), '.3f')}; syscalls per "
-                 f"request (ping-pong) {V.fmt(sysc, '.3f')}")
+                 f"{value_text(max(cpu), '.3f')}, throughput {value_text(min(tput), '.3f')}; "
+                 "syscalls per "
+                 f"request (ping-pong) {value_text(sysc, '.3f')}")
     lines += sampling_lines(design, sampled_pairs, read)
     sys_fig = F.exact("syscalls per request, ping-pong, default fiber", sysc, "", "fiberio")
     yard = (summ.get("pingpong", {}).get(YARDSTICK) or {}).get("syscalls_per_request")
@@ -347,7 +354,7 @@ def measure(run):
                              shown[k]["per_round"], "x", "fiberio")
                     for k, w in (("cpu", "CPU per request"), ("tput", "throughput"))
                     if shown[k]["per_round"]]
-    aa = V.noise_floor(doc, "fiberio", prefer="cpu")
+    aa = F.noise_floor(doc, "fiberio", prefer="cpu")
     # The A/A rule reopens what a bootstrap interval decides; the design's decisions stand
     # (their error is controlled over every look), and what it left open straddles anyway.
     noise = [V.noise_entry(f, aa) for f in ratios["cpu"] if f["name"] not in read] if aa else []

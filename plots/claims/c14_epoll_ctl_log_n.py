@@ -4,6 +4,9 @@ import math
 import data as D
 import figures as F
 import verdict as V
+from harness_api import stats
+from formatting import figure_with_interval, threshold_text, value_text
+from switch_figures import rows_ratio, switch_fig
 
 ID = "C14"
 SOURCE = "seed 003 (PyCon 2014 talk)"
@@ -27,7 +30,8 @@ RULE = ("the pair part: one epoll_ctl ADD+DEL pair's cost rises with log2 of the
         "fds when the Theil-Sen slope of its ns against log2(fds), over every level and "
         "repetition (at least "
         f"{MIN_LEVELS} levels; interval: the repetitions resampled as whole passes), is > "
-        f"{V.num(RISING)} ns per doubling and Kendall's trend test over the same samples gives "
+        f"{threshold_text(RISING)} ns per doubling and Kendall's trend test over the same samples "
+        "gives "
         f"p < {TREND_P}, and it grows no faster than logarithmically: the most "
         f"fds ({MOST_FDS:,}) over the fewest ({FEW_FDS}) at most {LOG_BOUND:.1f}x (log2 "
         f"{MOST_FDS} / log2 {FEW_FDS}; a linear structure would be {MOST_FDS // FEW_FDS}x); "
@@ -48,7 +52,7 @@ def churn_lines(churn, lines):
     for cfg, series in tput.items():
         c = dict(cpu.get(cfg, []))
         lines.append(f"  - {cfg}: " + ", ".join(
-            f"{n}: {v:.0f}/s, {V.fmt(c.get(n), '.3g')} us" for n, v in series))
+            f"{n}: {v:.0f}/s, {value_text(c.get(n), '.3g')} us" for n, v in series))
     m = dict(cpu.get("merged", []))
     if not (m.get(0) and len(m) > 1):
         return None
@@ -80,15 +84,15 @@ def trend(run, pts):
         return [x for x, _ in xy], [y for _, y in xy]
     xs, ys = samples(passes) if len(passes) >= 2 else \
         ([math.log2(n) for n, _ in pts], [v for _, v in pts])
-    _, p = F.stats.kendall_trend(xs, ys)
+    _, p = stats.kendall_trend(xs, ys)
     p_fig = F.exact("epoll_ctl pair: Kendall trend p against log2(registered fds)", p, "",
                     "switch")
     name = "epoll_ctl pair: Theil-Sen slope over log2(registered fds)"
     if len(passes) < 2:
-        return F.once(name, F.stats.theil_sen(xs, ys), "ns", "switch"), p_fig
-    low, high = F.stats.bootstrap_ci(passes, lambda s: F.stats.theil_sen(*samples(s)),
+        return F.once(name, stats.theil_sen(xs, ys), "ns", "switch"), p_fig
+    low, high = stats.bootstrap_ci(passes, lambda s: stats.theil_sen(*samples(s)),
                                      F.LEVEL)
-    return F.estimate(name, F.stats.theil_sen(xs, ys), low, high, len(passes), "ns",
+    return F.estimate(name, stats.theil_sen(xs, ys), low, high, len(passes), "ns",
                       "switch"), p_fig
 
 
@@ -100,29 +104,29 @@ def measure(run):
     pts = D.epoll_ctl_rows(D.bench_rows(run.get("switch")))
     churn = (run.get("scale") or {}).get("churn")
     lines = []
-    levels = [V.switch_fig(run, row_name(n), f"epoll_ctl pair at {n} registered") for n, _ in pts]
+    levels = [switch_fig(run, row_name(n), f"epoll_ctl pair at {n} registered") for n, _ in pts]
     if pts:
         lines.append("- one ADD+DEL pair (switch-bench, CPU time), median and 95% interval by "
                      "registered fds: " + ", ".join(
-                         f"{n}: {F.fmt_with_interval(f)}" for (n, _), f in zip(pts, levels)))
+                         f"{n}: {figure_with_interval(f)}" for (n, _), f in zip(pts, levels)))
     cg = churn_lines(churn, lines) if churn else None
     if len(pts) < MIN_LEVELS:
         return {"lines": lines + [f"- fewer than {MIN_LEVELS} epoll_ctl levels: "
                                   f"{run.why('switch')}"]}
-    g = V.rows_ratio(run, row_name(pts[-1][0]), row_name(pts[0][0]),
+    g = rows_ratio(run, row_name(pts[-1][0]), row_name(pts[0][0]),
                      f"epoll_ctl pair {pts[-1][0]} vs {pts[0][0]} registered")
     slope, p_fig = trend(run, pts)
     rises = V.settled_text(*V.settle(lambda t: rising(slope, p_fig, t)), "rises",
                            "shows no trend")
     lines.append(f"- trend over all {len(pts)} levels: Theil-Sen slope "
-                 f"{F.fmt_with_interval(slope)} per doubling of the registered fds, Kendall "
+                 f"{figure_with_interval(slope)} per doubling of the registered fds, Kendall "
                  f"p = {p_fig['value']:.2g}: the pair's cost {rises}; end points {pts[-1][0]} "
-                 f"over {pts[0][0]}: {F.fmt_with_interval(g)} (read only against the "
+                 f"over {pts[0][0]}: {figure_with_interval(g)} (read only against the "
                  "logarithmic bound)")
     if cg is not None and pts[-1][1]:
         lines.append(f"- one ADD+DEL pair is {pts[-1][1] / 10:.3g}% of 1 us; a churned "
                      "connection costs the server the figures above")
-    figures = V.figs(*levels, slope, p_fig, g, cg)
+    figures = F.present(*levels, slope, p_fig, g, cg)
     return {"lines": lines, "figures": figures, "pair_growth": g, "slope": slope, "p": p_fig,
             "churn_growth": cg,
             "numbers": {f"epoll_ctl pair {MOST_FDS} vs {FEW_FDS} registered":

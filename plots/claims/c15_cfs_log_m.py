@@ -4,6 +4,8 @@ import math
 import data as D
 import figures as F
 import verdict as V
+from harness_api import stats
+from formatting import figure_with_interval, threshold_text, value_text
 
 ID = "C15"
 SOURCE = "seed 003 (PyCon 2014 talk)"
@@ -26,9 +28,11 @@ BETTER_FIT = 0.0
 RULE = ("on CPU time per kernel thread hand-off (m threads in m/2 futex pairs on one CPU, "
         f"medians of interleaved rounds): holds when it rises >= {HOLDS_GROWTH}x from the "
         "fewest to the most contexts measured, the slope b of a fit a + b*log2(m) is > "
-        f"{V.num(RISING)} (its interval: the rounds resampled as wholes), and a linear fit "
+        f"{threshold_text(RISING)} (its interval: the rounds resampled as wholes), and a linear "
+        "fit "
         "a + b*m does not describe it better (R^2 linear minus R^2 logarithmic not > "
-        f"{V.num(BETTER_FIT)}, on the same resampled rounds); holds partly when it rises >= "
+        f"{threshold_text(BETTER_FIT)}, on the same resampled rounds); holds partly when it rises "
+        ">= "
         f"{HOLDS_GROWTH}x but not that way (a linear fit better, or no rising log slope), or "
         f"rises {PARTLY_GROWTH}-{HOLDS_GROWTH}x; does not hold when it rises < "
         f"{PARTLY_GROWTH}x; not run with fewer than {MIN_LEVELS} levels. "
@@ -67,7 +71,7 @@ def measure(run):
                           f"{run.why('handoff')}"]}
     fb = dict(D.handoff_series(run, "fiber"))
     lines = ["- CPU ns per hand-off by contexts m (thread / fiber): " + ", ".join(
-        f"{m}: {v:.0f} / {V.fmt(fb.get(m), '.1f')}" for m, v in th)]
+        f"{m}: {v:.0f} / {value_text(fb.get(m), '.1f')}" for m, v in th)]
     ratio = th[-1][1] / th[0][1]
     a, b, r2 = log_fit(th)
     la, lb, lr2 = lin_fit(th)
@@ -99,7 +103,7 @@ def measure(run):
     better = V.settled_text(*V.settle(lambda t: t(diff, ">", BETTER_FIT)),
                             "the linear fit describes it better",
                             "the linear fit does not describe it better")
-    lines.append(f"- R^2 linear minus logarithmic {F.fmt_with_interval(diff)}: {better}")
+    lines.append(f"- R^2 linear minus logarithmic {figure_with_interval(diff)}: {better}")
     return {"lines": lines, "figures": figures + [growth, slope, fit, lin, diff],
             "growth": growth, "slope": slope, "r2": fit, "better_linear": diff}
 
@@ -133,10 +137,10 @@ def fit_figures(runs, th, ratio):
         return (growth, *(F.once(n, v, u, "handoff") for n, v, u in zip(names, point, units)))
 
     def of(sample, i):
-        return values([(m, F.stats.median([rd[m] for rd in sample])) for m in levels])[i]
+        return values([(m, stats.median([rd[m] for rd in sample])) for m in levels])[i]
     out = []
     for i, (n, v, u) in enumerate(zip(names, point, units)):
-        lo, hi = F.stats.bootstrap_ci(whole, lambda smp, i=i: of(smp, i), F.LEVEL)
+        lo, hi = stats.bootstrap_ci(whole, lambda smp, i=i: of(smp, i), F.LEVEL)
         out.append(F.estimate(n, v, lo, hi, len(whole), u, "handoff"))
     return (growth, *out)
 

@@ -4,6 +4,7 @@ import math
 import data as D
 import figures as F
 import verdict as V
+from formatting import value_text
 
 ID = "C16"
 SOURCE = "seed 003 (PyCon 2014 talk); anchor: TLPI"
@@ -47,7 +48,7 @@ def scale_table(part, configs, field="median", spec=".3g"):
         for n in levels:
             v = D.scale_at(part, cfg, n, field)
             st = D.scale_status(part, cfg, n)
-            cells.append(V.fmt(v, spec) if v is not None else
+            cells.append(value_text(v, spec) if v is not None else
                          ("FD_SETSIZE" if "FD_SETSIZE" in st else "not run"))
         out.append(f"| {cfg} | " + " | ".join(cells) + " |")
     return out

@@ -7,6 +7,7 @@ import re
 import data as D
 import figures as F
 import verdict as V
+from formatting import figure_with_interval
 
 ID = "C17"
 SOURCE = "seeds 001 (NtyCo), 004 (libco)"
@@ -171,7 +172,7 @@ def measure(run):
         for s, f in list(late.items()) + [("cyclictest", floor)]:
             if f:
                 figures.append(f)
-                lines.append(f"  - {s}: p50 {F.fmt_with_interval(f)}")
+                lines.append(f"  - {s}: p50 {figure_with_interval(f)}")
         why = next((r["why"] for r in lt["runs"]
                     if r.get("variant") == "cyclictest" and r.get("why")), "no figure")
         if not floor:
@@ -183,7 +184,7 @@ def measure(run):
             f = cpu_ratio(doc, n, s, NONE)
             if f:
                 figures.append(f)
-                lines.append(f"- {f['name']}: {F.fmt_with_interval(f)}")
+                lines.append(f"- {f['name']}: {figure_with_interval(f)}")
     for n, why in ((doc.get("cpu") or {}).get("skipped") or {}).items():
         lines.append(f"- {n} connections: not run: {why}")
     pair = None
@@ -191,25 +192,25 @@ def measure(run):
         pair = cpu_ratio(doc, n, WHEEL, TREE)
         if pair:
             figures.append(pair)
-            lines.append(f"- {pair['name']}: {F.fmt_with_interval(pair)} (deciding)")
+            lines.append(f"- {pair['name']}: {figure_with_interval(pair)} (deciding)")
             break
     if not pair:
         lines.append(f"- the server's cost is judged from {SERVER_AT:,} connections up: not "
                      "measured in this run" + (f" (levels {', '.join(map(str, levels))})"
                                                if levels else ""))
-    aa = V.noise_floor(doc.get("cpu"), "timers")
+    aa = F.noise_floor(doc.get("cpu"), "timers")
     if aa:
         figures.append(aa)
-        lines.append(f"- {aa['name']}: {F.fmt_with_interval(aa)}")
+        lines.append(f"- {aa['name']}: {figure_with_interval(aa)}")
     # Cost in isolation.
     ops = op_growth(run)
     figures += list(ops.values())
-    lines += [f"- {f['name']}: {F.fmt_with_interval(f)}" for f in ops.values()]
+    lines += [f"- {f['name']}: {figure_with_interval(f)}" for f in ops.values()]
     if not ops:
         lines.append("- instructions per arm, cancel and expire in isolation: not in this run "
                      "(icount's `timers/` rows)")
     for f in op_times(run).values():
-        lines.append(f"- {f['name']}: {F.fmt_with_interval(f)} (shown: cache misses grow it "
+        lines.append(f"- {f['name']}: {figure_with_interval(f)} (shown: cache misses grow it "
                      "for every structure)")
     # Idle wake-ups: shown, not judged (a fixed tick is a loop's choice, not a structure's).
     for e in ((doc.get("idle") or {}).get("summary") or []):

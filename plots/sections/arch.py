@@ -1,7 +1,7 @@
 """Architectures: instructions per switch counted in the x86_64 and aarch64 assembly, and the
 aarch64 switch-bench under emulation, kept apart from every native figure."""
 import data as D
-from verdict import fmt
+from formatting import value_text
 
 
 def arch_section(run):
@@ -37,7 +37,8 @@ def arch_section(run):
                 if v is None and b == "fcontext":
                     v = table[b].get((arch, ""))
                 cells.append(str(v) if v is not None else "-")
-            out.append(f"| `{b}` | " + " | ".join(cells) + f" | {fmt(ic.get('switch/' + b))} |")
+            out.append(f"| `{b}` | " + " | ".join(cells) + " | "
+                                                           f"{value_text(ic.get('switch/' + b))} |")
         for note in counts.get("not_counted", []):
             out.append(f"- {note}")
         out.append("")
@@ -53,5 +54,5 @@ def arch_section(run):
             f"words: \"{(emu.get('context') or {}).get('emulated', '?')}\"", "",
             "| row (emulated, aarch64) | median ns (emulated) |", "|---|---|"]
     for name, e in rows.items():
-        out.append(f"| `{name}` | {fmt(D.ns(e), '.4g')} |")
+        out.append(f"| `{name}` | {value_text(D.ns(e), '.4g')} |")
     return out + [""]

@@ -1,6 +1,6 @@
 """Readiness against completion (scale.json's completion part): measured beside the claims,
 with no verdict."""
-from verdict import fmt
+from formatting import value_text
 
 
 def completion_section(run):
@@ -27,9 +27,9 @@ def completion_section(run):
                 out.append(f"| {cfg} | {n} | {s.get('status', 'not run')} | | | |")
                 continue
             out.append(f"| {cfg} | {n} | {s['median']:.0f} | "
-                       f"{fmt(s.get('server_cpu_us_per_request'), '.3g')} | "
-                       f"{fmt(c.get('kernel_entries_per_request'), '.3g')} | "
-                       f"{fmt(c.get('event_loop_calls_per_request'), '.3g')} |")
+                       f"{value_text(s.get('server_cpu_us_per_request'), '.3g')} | "
+                       f"{value_text(c.get('kernel_entries_per_request'), '.3g')} | "
+                       f"{value_text(c.get('event_loop_calls_per_request'), '.3g')} |")
     out.append("")
     for cfg, why in (comp.get("not_built") or {}).items():
         out.append(f"- {cfg}: {why}")

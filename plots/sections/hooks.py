@@ -1,6 +1,6 @@
 """Hooked calls and fiber locks (seeds 000, 004): what was measured, with no verdict, since the
 seeds quote no figure."""
-from verdict import fmt
+from formatting import value_text
 
 HOOK_HOWS = ["syscall", "fallthrough", "direct", "hooked"]
 LOCKS = ["fiber_mutex", "event_lock", "pthread_mutex"]
@@ -52,11 +52,11 @@ def hooks_section(run):
             cells, names = [], [f"hook/{call}/pipe/{w}" for w in HOOK_HOWS]
             for n in names:
                 t, i = ns(n), ic.get(n)
-                cells.append(fmt(t, ".0f", " ns") + (f" ({i:.0f} instr.)" if i else ""))
+                cells.append(value_text(t, ".0f", " ns") + (f" ({i:.0f} instr.)" if i else ""))
             d, hk = ns(names[2]), ns(names[3])
             di, hi = ic.get(names[2]), ic.get(names[3])
-            cells.append(fmt(hk / d if d and hk else None, ".3f"))
-            cells.append(fmt(hi / di if di and hi else None, ".3f"))
+            cells.append(value_text(hk / d if d and hk else None, ".3f"))
+            cells.append(value_text(hi / di if di and hi else None, ".3f"))
             out.append(f"| {call} | " + " | ".join(cells) + " |")
         out += ["", "A hooked call does what the direct fiber call does (try the call, wait "
                 "in the engine on EAGAIN) behind libc's name: the difference per call is a "
@@ -79,13 +79,13 @@ def hooks_section(run):
                 "hooked calls per request |", "|---|---|---|---|"]
         for m in ("direct", "hooked"):
             v = su.get(m) or {}
-            out.append(f"| {m} | {fmt(v.get('requests_per_sec'), '.0f')} | "
-                       f"{fmt(v.get('server_cpu_us_per_request'), '.2f', ' us')} | "
-                       f"{fmt(v.get('hook_calls_per_request'), '.2f')} |")
+            out.append(f"| {m} | {value_text(v.get('requests_per_sec'), '.0f')} | "
+                       f"{value_text(v.get('server_cpu_us_per_request'), '.2f', ' us')} | "
+                       f"{value_text(v.get('hook_calls_per_request'), '.2f')} |")
         out += ["", f"Server CPU per request hooked/direct: median of the paired rounds "
-                f"{fmt(cpu.get('median'), '.3f')} (rounds "
-                f"{', '.join(fmt(x, '.3f') for x in cpu.get('rounds', []))}); throughput "
-                f"hooked/direct {fmt(tput.get('median'), '.3f')}.", ""]
+                f"{value_text(cpu.get('median'), '.3f')} (rounds "
+                f"{', '.join(value_text(x, '.3f') for x in cpu.get('rounds', []))}); throughput "
+                f"hooked/direct {value_text(tput.get('median'), '.3f')}.", ""]
     if rows:
         out += ["**Locks** (ns per lock/unlock pair of the measuring fiber, median; "
                 "`fibers:2`: a second fiber of the same runtime wants the lock and each holder "
@@ -112,7 +112,7 @@ def hooks_section(run):
                         extra.append(f"other side {cnt['other_pairs_per_pair']:.2f} pairs/pair")
                     if mode != "uncontended" and cnt.get("wakeups_per_pair") is not None:
                         extra.append(f"{cnt['wakeups_per_pair']:.3g} eventfd wake-ups/pair")
-                    cells.append(fmt(ns(f"sync/{lock}/{mode}"), ".1f", " ns")
+                    cells.append(value_text(ns(f"sync/{lock}/{mode}"), ".1f", " ns")
                                  + (f" ({'; '.join(extra)})" if extra else ""))
             out.append(f"| {lock} | " + " | ".join(cells) + " |")
         out += [""] + notes + ([""] if notes else [])

@@ -6,6 +6,7 @@ import statistics
 
 import data as D
 import figures as F
+from formatting import figure_text, figure_with_interval
 
 SOURCE = "instruments"
 HANDOFF_M = 2  # one pair on one CPU: the shape of perf's two threads
@@ -142,9 +143,9 @@ def clock_note(run, what, theirs):
     if wall is None:
         return ""
     if apart(theirs, wall):
-        return (f" The same measurement of ours on the wall clock, {F.fmt_with_interval(wall)}, "
+        return (f" The same measurement of ours on the wall clock, {figure_with_interval(wall)}, "
                 "is still apart from perf's: the clock does not explain the whole gap.")
-    return (f" The same measurement of ours on the wall clock, {F.fmt_with_interval(wall)}, "
+    return (f" The same measurement of ours on the wall clock, {figure_with_interval(wall)}, "
             "overlaps perf's: the two clocks can account for the gap.")
 
 
@@ -174,14 +175,14 @@ def instruments_section(run):
             continue
         theirs = instrument_fig(entry, name)
         ours, why_not = handoff_fig(run) if what == "handoff" else row_fig(run, what)
-        ours_cell = F.fmt_with_interval(ours) if ours else f"not run: {why_not}"
+        ours_cell = figure_with_interval(ours) if ours else f"not run: {why_not}"
         ratio = f"{theirs['value'] / ours['value']:.3g}" if ours and ours["value"] else ""
         verdict, words = reading(theirs, ours)
-        out.append(f"| `{name}` | {F.fmt_with_interval(theirs)} | {label} | {ours_cell} | "
+        out.append(f"| `{name}` | {figure_with_interval(theirs)} | {label} | {ours_cell} | "
                    f"{ratio} | {verdict}{': ' + words if words else ''} |")
         if verdict == "disagree":
-            notes.append(f"- **`{name}` against {label}: disagree** ({F.fmt(theirs)} against "
-                         f"{F.fmt(ours)}, {ratio}x). {WHY[why_key]}"
+            notes.append(f"- **`{name}` against {label}: disagree** ({figure_text(theirs)} against "
+                         f"{figure_text(ours)}, {ratio}x). {WHY[why_key]}"
                          + clock_note(run, what, theirs))
     out.append("")
     if notes:

@@ -1,5 +1,5 @@
 """The machine section: host, kernel, compiler, limits, the run's preset, load and steps."""
-from verdict import fmt
+from formatting import value_text
 
 
 def machine_section(run):
@@ -24,9 +24,9 @@ def machine_section(run):
                                        if m.get("git_dirty") else ""),
         f"- limits: RLIMIT_NOFILE {lim.get('nofile_hard')} (hard), pid_max "
         f"{lim.get('pid_max')}, vm.max_map_count {lim.get('max_map_count')}, memory "
-        f"{fmt((lim.get('mem_total_kb') or 0) / 1048576, '.1f')} GiB",
+        f"{value_text((lim.get('mem_total_kb') or 0) / 1048576, '.1f')} GiB",
         f"- run: preset `{suite.get('preset', '?')}`, started {m.get('date')}, "
-        f"{fmt((suite.get('seconds') or 0) / 60, '.1f')} min; load average (1/5/15 min) "
+        f"{value_text((suite.get('seconds') or 0) / 60, '.1f')} min; load average (1/5/15 min) "
         f"at start {suite.get('loadavg_start')}, at end {suite.get('loadavg_end')} "
         + ("(the load average counts the suite's own servers and load generators: a "
            "thousand-thread server alone lifts it; what ran beside each step is below)"

@@ -3,12 +3,13 @@ libev, Boost.Asio's coroutines, GNU Pth, with the epoll yardstick and libevent),
 in a quick run, from fiberio's first round, where the same servers ran once each."""
 import figures as F
 from peerdata import rows
-from verdict import fmt
+from formatting import value_text
 
 def with_ci(v, ci, spec):
     if v is None:
         return "-"
-    return fmt(v, spec) + (f" [{fmt(ci[0], spec)}, {fmt(ci[1], spec)}]" if ci else "")
+    return value_text(v, spec) + (f" [{value_text(ci[0], spec)}, "
+                                  f"{value_text(ci[1], spec)}]" if ci else "")
 
 
 def peers_section(run):
@@ -36,7 +37,7 @@ def peers_section(run):
         out.append(f"| {r['conns']} | {r['server']} | {r['kind']} | "
                    f"{with_ci(r.get('cpu'), r.get('cpu_ci'), '.2f')} | "
                    f"{with_ci(r.get('rps'), r.get('rps_ci'), '.0f')} | "
-                   f"{fmt(r.get('sys'), '.2f')} | "
+                   f"{value_text(r.get('sys'), '.2f')} | "
                    f"{with_ci(r.get('ratio_cpu'), r.get('ratio_cpu_ci'), '.3f')} | "
                    f"{with_ci(r.get('ratio_rps'), r.get('ratio_rps_ci'), '.3f')} |")
     out.append("")

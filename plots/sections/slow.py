@@ -1,7 +1,8 @@
 """The slow-clients section: every model against clients that send in chunks and think."""
 import data as D
 import figures as F
-from verdict import fmt
+from formatting import value_text
+from harness_api import KERNEL_RESOLUTION_KIB, MEMINFO_DRIFT_KIB
 
 
 def slow_section(run):
@@ -35,13 +36,13 @@ def slow_section(run):
             out.append(f"| {m} | {p['conns']} | {tput} | "
                        + (f"{p99:.1f}" if status == "ok" else f"({p99:.1f})")
                        + f" | {D.point_errors(p)} | "
-                       f"{fmt(D.server_cpu_us_per_request(p, size), '.1f')} | "
+                       f"{value_text(D.server_cpu_us_per_request(p, size), '.1f')} | "
                        f"{p['rss']['per_conn_kb']:.1f} | {F.kernel_kib(kern, p['conns'])} |")
     out += ["", "Server CPU per request and memory per connection are read on client-bound and "
             "contended points too: the load generator's speed does not set them (the server's "
             "CPU and memory are its own). Kernel memory per connection below the resolution of "
-            f"/proc/meminfo's machine-wide difference (the larger of {F.KERNEL_RESOLUTION_KIB:g} "
-            f"KiB and {F.MEMINFO_DRIFT_KIB / 1024:g} MiB over the connections) reads "
+            f"/proc/meminfo's machine-wide difference (the larger of {KERNEL_RESOLUTION_KIB:g} "
+            f"KiB and {MEMINFO_DRIFT_KIB / 1024:g} MiB over the connections) reads "
             "\"< R (below resolution)\": a negative difference is noise, never memory given "
             "back."]
     out.append("")

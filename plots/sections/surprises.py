@@ -9,6 +9,7 @@ import math
 import data as D
 import figures as F
 from verdict import HOLDS, NOT, NOTRUN, PARTLY
+from formatting import figure_with_interval
 
 FIBER_AIM = 0.85  # the fiber server's best throughput over the epoll server's, the project's aim
 FAR = 1.0  # a quoted figure is far from ours beyond 10x either way (log10 distance)
@@ -51,7 +52,7 @@ def fork_over_thread(run):
         if got and apart(got[0], 1.0) > 0:
             fig, fk, th = got
             out.append(f"- With {label}, fork-per-connection peaked higher than "
-                       f"thread-per-connection: {F.fmt_with_interval(fig)} ({D.rps(fk):.0f} "
+                       f"thread-per-connection: {figure_with_interval(fig)} ({D.rps(fk):.0f} "
                        f"req/s at {fk['conns']} vs {D.rps(th):.0f} at {th['conns']}, both ok "
                        "points), where the PyCon figures put fork an order of magnitude below.")
     return out
@@ -64,7 +65,7 @@ def fiber_over_epoll(run):
         return []
     fig, fb, ep = got
     return [f"- The fiber server's best persistent-connection throughput is "
-            f"{F.fmt_with_interval(fig)} the hand-written epoll server's ({D.rps(fb):.0f} at "
+            f"{figure_with_interval(fig)} the hand-written epoll server's ({D.rps(fb):.0f} at "
             f"{fb['conns']} vs {D.rps(ep):.0f} req/s at {ep['conns']}, both ok points)"
             + (": blocking-style code at event-loop speed." if side > 0
                else f", below the {FIBER_AIM} the project aims for.")]
@@ -89,7 +90,7 @@ def fastest_engine(run):
         fig = F.ratio(f"{name} over merged", reps, rounds["merged"], "x", "engines")
         if name != "merged" and apart(fig, 1.0) > 0:
             out.append(f"- The {name} engine served more than merged, the one the sources "
-                       f"recommend: {F.fmt_with_interval(fig)} (ok rounds only).")
+                       f"recommend: {figure_with_interval(fig)} (ok rounds only).")
     return out
 
 

@@ -1,6 +1,6 @@
 """Timer structures where servers use them (timers.json): the tables behind claim C17's
 figures, every structure and server measured."""
-from verdict import fmt
+from formatting import value_text
 
 
 def _cell(e):
@@ -54,6 +54,7 @@ def timers_section(run):
         for e in idle["summary"]:
             wake = (e.get("wakeups_per_s") or {}).get("median")
             waits = (e.get("wait_calls_per_s") or {}).get("median")
-            out.append(f"| {e['variant']} | {fmt(wake, '.1f')} | {fmt(waits, '.1f')} |")
+            out.append(f"| {e['variant']} | {value_text(wake, '.1f')} | {value_text(waits, '.1f')} "
+                       "|")
         out.append("")
     return out

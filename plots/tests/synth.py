@@ -329,10 +329,10 @@ def fiberio_sampled(cpu, tput, cpu_1k, tput_1k, first=5, max_rounds=20, stopped=
     per-round ratios of the default fiber server over epoll on ping-pong (cpu, tput) and over
     epoll-touch8 at 1000 connections (cpu_1k, tput_1k), one list entry per round; rounds from
     `first` on are the added ones (`sequential` true). The `sequential` block is the driver's
-    own (fiberio_bench.sequential_record over these runs, design(max_rounds, first)); a pair
+    own (lib/fiberio_sequential.sequential_record over these runs, design(max_rounds, first)); a pair
     stops as the driver says (decided, max looks) unless `stopped` ({load: why}, with
     over_budget {load: ...}) says otherwise. The stream is shown, not judged."""
-    from lib import fiberio_sequential as FB
+    from lib import fiberio_sequential as FB  # harness/, on the PYTHONPATH
     from lib import sequential
     doc = fiberio(touch8_1k=1.0, stream_sysc=5.0)
     default = doc["default"]
@@ -364,7 +364,7 @@ def fiberio_sampled(cpu, tput, cpu_1k, tput_1k, first=5, max_rounds=20, stopped=
 
 
 def hooks(direct_ns=150.0, hooked_ns=152.0, cpu=(4.0, 4.2), deadlocked=True, echo_ok=True):
-    """hooks.json (harness/experiments/hooks.py): hook/ and sync/ rows, icount, echo, deadlock."""
+    """hooks.json (harness/hooks_bench.py): hook/ and sync/ rows, icount, echo, deadlock."""
     rows = {}
     for call in ("read", "write"):
         for how, t in (("syscall", 120.0), ("fallthrough", 122.0), ("direct", direct_ns),

@@ -27,8 +27,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 os.environ.setdefault("MPLCONFIGDIR", tempfile.mkdtemp(prefix="mpl-"))
-import report as R  # noqa: E402
-import synth as S  # noqa: E402
+import report  # noqa: E402
+import synth  # noqa: E402
 import test_page  # noqa: E402
 
 CHROMIUM = os.environ.get("SWITCHYARD_CHROMIUM", "/usr/bin/chromium")
@@ -104,8 +104,8 @@ class Browser(unittest.TestCase):
             cls.tmp = tempfile.TemporaryDirectory(prefix="browser-test-")
             cls.folder = Path(cls.tmp.name) / "run"
         shutil.rmtree(cls.folder, ignore_errors=True)
-        S.full(cls.folder)
-        assert R.main([str(cls.folder), "--no-reference"]) == 0
+        synth.full(cls.folder)
+        assert report.main([str(cls.folder), "--no-reference"]) == 0
         cls.html = cls.folder / "REPORT.html"
         cls.dom, cls.dom_log = chromium(cls.html, "--dump-dom")
         cls.shot = cls.folder / "REPORT.png"
@@ -142,8 +142,8 @@ class Browser(unittest.TestCase):
     def test_reference_page_fits_both_widths(self):
         ref = self.folder.parent / "reference"
         shutil.rmtree(ref, ignore_errors=True)
-        shutil.copytree(R.REFERENCE, ref)
-        assert R.main([str(ref), "--no-charts", "--no-reference"]) == 0
+        shutil.copytree(report.REFERENCE, ref)
+        assert report.main([str(ref), "--no-charts", "--no-reference"]) == 0
         self.check_fits(ref / "REPORT.html")
         # C13's page holds the widest measured table (76 rows of read policies).
         self.check_fits(ref / "claim-C13.html", summary=False)

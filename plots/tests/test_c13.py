@@ -6,7 +6,7 @@ would be looking again without correction. A threshold the design decided is dec
 the look that decided it; one it left open straddles, and what would decide it is the
 driver's recorded rounds-needed figure; the A/A noise floor does not reopen a decision of the
 design. A pair not extended keeps the bootstrap reading. The synthetic runs carry the
-driver's own record (synth.fiberio_sampled calls fiberio_bench.sequential_record)."""
+driver's own record (synth.fiberio_sampled calls lib/fiberio_sequential.sequential_record)."""
 import json
 import sys
 import tempfile
@@ -17,9 +17,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 import claims  # noqa: E402
-import claims_table as CT  # noqa: E402
+import claims_table  # noqa: E402
 import data as D  # noqa: E402
-import synth as S  # noqa: E402
+import synth  # noqa: E402
 import verdict as V  # noqa: E402
 
 C13 = claims.by_id("C13")
@@ -30,7 +30,7 @@ CPU_1K, TPUT_1K = [0.98, 0.99, 1.0, 0.97, 0.99, 0.98, 1.0, 0.99, 0.98, 0.99], [1
 
 def verdict(doc):
     with tempfile.TemporaryDirectory() as tmp:
-        return C13.verdict(D.Run(S.full(Path(tmp), fiberio=doc)))
+        return C13.verdict(D.Run(synth.full(Path(tmp), fiberio=doc)))
 
 
 def without_block(doc):
@@ -50,7 +50,7 @@ class Syscalls(unittest.TestCase):
     with (issue 38: 2.124 per request failed 2.1 while epoll made 2.138)."""
 
     def doc(self, fiber, epoll):
-        doc = S.fiberio(sysc=fiber)
+        doc = synth.fiberio(sysc=fiber)
         for row in doc["summary"]:
             if row["load"] == "pingpong" and row["variant"] == "epoll":
                 row["syscalls_per_request"] = epoll
@@ -74,7 +74,7 @@ class Decided(unittest.TestCase):
     TPUT_20 = [1.0, 0.93, 1.0, 1.0, 0.93, 1.0, 1.0, 0.93, 1.0, 1.0] + [1.0] * 10
 
     def doc(self):
-        return S.fiberio_sampled(self.CPU_20, self.TPUT_20, CPU_1K, TPUT_1K, max_rounds=20)
+        return synth.fiberio_sampled(self.CPU_20, self.TPUT_20, CPU_1K, TPUT_1K, max_rounds=20)
 
     def test_the_design_decides_where_the_bootstrap_straddles(self):
         doc = self.doc()
@@ -121,7 +121,7 @@ class Decided(unittest.TestCase):
                       "\n".join(r["measured"]))
         # The same floor beside a pair read by its bootstrap interval (not extended) still
         # reopens it: 1.11 [1.1, 1.13] is apart from 1.05, but the floor reaches across it.
-        quick = S.fiberio_sampled([1.10, 1.12, 1.11, 1.13, 1.12], [1.0] * 5, CPU_1K[:5],
+        quick = synth.fiberio_sampled([1.10, 1.12, 1.11, 1.13, 1.12], [1.0] * 5, CPU_1K[:5],
                                   TPUT_1K[:5], stopped={"pingpong": "budget",
                                                         "pingpong-1k": "budget"})
         self.assertEqual(verdict(quick)["verdict"], V.PARTLY)
@@ -135,7 +135,7 @@ class LeftOpen(unittest.TestCase):
               1.08, 1.04, 1.09, 1.03, 1.07, 1.02, 1.10, 1.06, 1.04, 1.08]
 
     def doc(self):
-        return S.fiberio_sampled(self.CPU_20, [1.0] * 20, CPU_1K, TPUT_1K, max_rounds=20)
+        return synth.fiberio_sampled(self.CPU_20, [1.0] * 20, CPU_1K, TPUT_1K, max_rounds=20)
 
     def test_inconclusive_naming_the_rounds_the_driver_recorded(self):
         doc = self.doc()
@@ -152,17 +152,17 @@ class LeftOpen(unittest.TestCase):
         # Not the estimate from the interval's width, which says another number.
         est = V.open_entry(next(t for t in r["straddled"] if t["threshold"] == 1.05))
         self.assertNotEqual(est["rounds"], need)
-        text = CT.would_decide(r)
+        text = claims_table.would_decide(r)
         self.assertIn("the sequential design left it open at 20 rounds (stopped: the design's "
                       "last look made)", text)
         self.assertIn(f"about {need} rounds would decide it on this machine (the driver's "
                       "figure", text)
-        self.assertIn(f"about {need} rounds would decide it (now 20)", CT.would_decide_short(r))
+        self.assertIn(f"about {need} rounds would decide it (now 20)", claims_table.would_decide_short(r))
         # verdicts.json keeps it as is.
-        self.assertEqual(CT.open_doc(e)["rounds"], need)
+        self.assertEqual(claims_table.open_doc(e)["rounds"], need)
 
     def test_over_budget_says_so(self):
-        doc = S.fiberio_sampled(self.CPU_20[:10], [1.0] * 10, CPU_1K, TPUT_1K, max_rounds=20,
+        doc = synth.fiberio_sampled(self.CPU_20[:10], [1.0] * 10, CPU_1K, TPUT_1K, max_rounds=20,
                                 stopped={"pingpong": "budget"},
                                 over_budget={"pingpong": {"next_look": 20, "rounds": 10,
                                                           "predicted_s": 12.0,
@@ -170,7 +170,7 @@ class LeftOpen(unittest.TestCase):
         r = verdict(doc)
         self.assertEqual(r["verdict"], V.INCONCLUSIVE)
         self.assertIn("stopped: budget: the look at 20 rounds was predicted to take 12.0 s, "
-                      "3.0 s were left", CT.would_decide(r))
+                      "3.0 s were left", claims_table.would_decide(r))
 
     def test_more_than_the_limit_is_no_practical_number(self):
         doc = self.doc()
@@ -192,7 +192,7 @@ class LeftOpen(unittest.TestCase):
 class NotExtended(unittest.TestCase):
     def test_a_pair_the_budget_stopped_at_the_first_look_reads_as_before(self):
         # The quick preset: 5 rounds, the look at 10 over budget.
-        doc = S.fiberio_sampled([1.02, 1.04, 1.03, 1.06, 1.05], [1.0] * 5, CPU_1K[:5],
+        doc = synth.fiberio_sampled([1.02, 1.04, 1.03, 1.06, 1.05], [1.0] * 5, CPU_1K[:5],
                                 TPUT_1K[:5], stopped={"pingpong": "budget",
                                                       "pingpong-1k": "budget"})
         self.assertEqual([p["rounds"] for p in doc["sequential"]["pairs"]], [5, 5])
@@ -203,7 +203,7 @@ class NotExtended(unittest.TestCase):
     def test_extended_before_any_look_could_decide_reads_its_rounds_once(self):
         # 7 rounds, stopped by the budget before the look at 10: the look at 5 decides
         # nothing, so no ratio chose to go on; the 7 rounds are one look.
-        doc = S.fiberio_sampled([1.02, 1.04, 1.03, 1.06, 1.05, 1.01, 1.04], [1.0] * 7,
+        doc = synth.fiberio_sampled([1.02, 1.04, 1.03, 1.06, 1.05, 1.01, 1.04], [1.0] * 7,
                                 CPU_1K[:5], TPUT_1K[:5],
                                 stopped={"pingpong": "budget", "pingpong-1k": "budget"})
         r, old = verdict(doc), verdict(without_block(doc))

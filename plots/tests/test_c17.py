@@ -13,7 +13,7 @@ sys.path.insert(0, str(HERE.parent))
 import charts  # noqa: E402
 import claims  # noqa: E402
 import data as D  # noqa: E402
-import synth as S  # noqa: E402
+import synth  # noqa: E402
 import verdict as V  # noqa: E402
 from sections import timers as section  # noqa: E402
 
@@ -22,7 +22,7 @@ def switch_with_timer_rows(tree_growth, wheel_growth=1.1):
     """switch-bench rows of the mostly-cancelled workload: the wheel's arm growing
     `wheel_growth` times and its cancel flat, the tree's arm growing `tree_growth` times; the
     tree's cancel and expire flat, which the rule does not read (they search nothing)."""
-    doc = S.switch()
+    doc = synth.switch()
     for s, op, growth in (("wheel", "arm", wheel_growth), ("wheel", "cancel", 1.0),
                           ("rbtree", "arm", tree_growth), ("rbtree", "cancel", 1.0),
                           ("rbtree", "expire", 1.0)):
@@ -35,12 +35,12 @@ def switch_with_timer_rows(tree_growth, wheel_growth=1.1):
     return doc
 
 
-class Verdicts(S.SyntheticRuns):
+class Verdicts(synth.SyntheticRuns):
     def verdict(self, **docs):
         return C17.verdict(D.Run(self.new_folder(**docs)))
 
     def test_holds(self):
-        r = self.verdict(timers=S.timers())
+        r = self.verdict(timers=synth.timers())
         self.assertEqual(r["verdict"], V.HOLDS, r["measured"])
         names = [f["name"] for f in r["figures"]]
         self.assertIn("10000 connections: CPU per request with a read timeout, wheel/rbtree",
@@ -48,30 +48,30 @@ class Verdicts(S.SyntheticRuns):
         self.assertIn("sleep lateness p50, cyclictest", names)
 
     def test_partly_when_the_cost_does_not_show_in_a_server(self):
-        self.assertEqual(self.verdict(timers=S.timers(wheel_over_tree=(1.0,) * 5))["verdict"],
+        self.assertEqual(self.verdict(timers=synth.timers(wheel_over_tree=(1.0,) * 5))["verdict"],
                          V.PARTLY)
 
     def test_partly_when_only_the_cost_shows(self):
-        self.assertEqual(self.verdict(timers=S.timers(wheel_late=80.0))["verdict"], V.PARTLY)
+        self.assertEqual(self.verdict(timers=synth.timers(wheel_late=80.0))["verdict"], V.PARTLY)
 
     def test_does_not_hold_when_the_wheel_is_exact_and_not_cheaper(self):
-        r = self.verdict(timers=S.timers(wheel_late=80.0, wheel_over_tree=(1.0,) * 5))
+        r = self.verdict(timers=synth.timers(wheel_late=80.0, wheel_over_tree=(1.0,) * 5))
         self.assertEqual(r["verdict"], V.NOT)
 
     def test_a_straddling_interval_is_inconclusive(self):
-        r = self.verdict(timers=S.timers(wheel_over_tree=(0.93, 0.99, 0.96, 1.0, 0.95)))
+        r = self.verdict(timers=synth.timers(wheel_over_tree=(0.93, 0.99, 0.96, 1.0, 0.95)))
         self.assertEqual(r["verdict"], V.INCONCLUSIVE)
         self.assertTrue(any(t["threshold"] == C17.CHEAPER for t in r["straddled"]))
 
     def test_not_run_without_data_or_floor(self):
         self.assertEqual(self.verdict(timers=None)["verdict"], V.NOTRUN)
-        r = self.verdict(timers=S.timers(cyclictest=False))
+        r = self.verdict(timers=synth.timers(cyclictest=False))
         self.assertEqual(r["verdict"], V.NOTRUN)
         self.assertTrue(any("cyclictest: not run: cyclictest not installed" in ln
                             for ln in r["measured"]), r["measured"])
 
     def test_threshold_decides(self):
-        doc = S.timers()
+        doc = synth.timers()
         saved = C17.ROUNDED_US
         C17.ROUNDED_US = 2000.0  # the wheel's 1 ms rounding no longer counts as rounded
         try:
@@ -80,7 +80,7 @@ class Verdicts(S.SyntheticRuns):
             C17.ROUNDED_US = saved
 
     def test_server_cost_below_a_thousand_connections_is_shown_not_judged(self):
-        few = S.timers(conns=100, wheel_over_tree=(1.2,) * 5)
+        few = synth.timers(conns=100, wheel_over_tree=(1.2,) * 5)
         r = self.verdict(timers=few)
         self.assertEqual(r["verdict"], V.NOTRUN)  # no cost figure the rule reads
         self.assertTrue(any("judged from 1,000 connections up" in ln for ln in r["measured"]))
@@ -89,9 +89,9 @@ class Verdicts(S.SyntheticRuns):
                          V.HOLDS)
 
     def test_instruction_counts_decide_the_isolated_cost(self):
-        self.assertEqual(self.verdict(timers=S.timers(),
+        self.assertEqual(self.verdict(timers=synth.timers(),
                                       icount=icount_with_timer_rows(8.0))["verdict"], V.HOLDS)
-        r = self.verdict(timers=S.timers(), icount=icount_with_timer_rows(0.5))
+        r = self.verdict(timers=synth.timers(), icount=icount_with_timer_rows(0.5))
         self.assertEqual(r["verdict"], V.PARTLY)
         fig = next(f for f in r["figures"] if f["name"].startswith("arm, rbtree"))
         self.assertTrue(fig["exact"])
@@ -104,7 +104,7 @@ class Verdicts(S.SyntheticRuns):
     def test_times_per_operation_are_shown_not_judged(self):
         # switch-bench's ns say the tree's arm grows 5x and the wheel's 3x (cache misses):
         # listed, while the counts decide.
-        r = self.verdict(timers=S.timers(), switch=switch_with_timer_rows(5.0, 3.0),
+        r = self.verdict(timers=synth.timers(), switch=switch_with_timer_rows(5.0, 3.0),
                          icount=icount_with_timer_rows(8.0))
         self.assertEqual(r["verdict"], V.HOLDS)
         self.assertTrue(any("arm, wheel: ns at 1,000,000 pending over 100" in ln
@@ -114,7 +114,7 @@ class Verdicts(S.SyntheticRuns):
 def icount_with_timer_rows(tree_per_doubling):
     """icount.json's timers/ rows: the wheel's arm and cancel flat, the tree's arm adding
     `tree_per_doubling` instructions per doubling from 100 to 10^6 pending."""
-    icount = S.icount()
+    icount = synth.icount()
     doublings = math.log2(1000000 / 100)
     for s, op, per in (("wheel", "arm", 0.1), ("wheel", "cancel", -0.5),
                        ("rbtree", "arm", tree_per_doubling), ("rbtree", "cancel", 0.0)):
@@ -124,11 +124,11 @@ def icount_with_timer_rows(tree_per_doubling):
     return icount
 
 
-class Drawn(S.SyntheticRuns):
+class Drawn(synth.SyntheticRuns):
     STEMS = ["timers_cpu", "timers_lateness", "timers_idle"]
 
     def test_charts_and_section(self):
-        folder = self.new_folder(timers=S.timers())
+        folder = self.new_folder(timers=synth.timers())
         status = charts.draw_all(folder, only=self.STEMS)
         self.assertEqual(status, {s: "ok" for s in self.STEMS})
         lines = section.timers_section(D.Run(folder))

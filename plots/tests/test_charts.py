@@ -1,28 +1,35 @@
 #!/usr/bin/python3
-"""The charts draw on a small synthetic run without failing, and say "not run" without data;
+"""The charts draw on a small synthetic run without failing, each written as an SVG that parses,
+carries its title and its verdict strip and is the PNG's figure, and say "not run" without data;
 every claim's chart draws the figures its verdict compared and their thresholds (the reference
 run's and a synthetic run's), and a member name has one colour in every chart."""
+import io
 import os
 import re
+import shutil
 import sys
 import tempfile
 import unittest
+import xml.etree.ElementTree as ET
+from contextlib import redirect_stdout
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 os.environ.setdefault("MPLCONFIGDIR", tempfile.mkdtemp(prefix="mpl-"))
-import charts as C  # noqa: E402
-import charts.marks as M  # noqa: E402
-import charts.style as ST  # noqa: E402
+import charts  # noqa: E402
+import charts.marks as marks  # noqa: E402
+import charts.style as style  # noqa: E402
+from charts import files  # noqa: E402
 import claims  # noqa: E402
 import data as D  # noqa: E402
 import matplotlib.colors as mcolors  # noqa: E402
+import matplotlib.image as mimage  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
-import report as R  # noqa: E402
-import synth as S  # noqa: E402
+import report  # noqa: E402
+import synth  # noqa: E402
 
 REPO = HERE.parent.parent
 REFERENCE = REPO / "results" / "reference"
@@ -31,7 +38,7 @@ REFERENCE = REPO / "results" / "reference"
 def figures(folder):
     """{stem: open figure} of every chart of a run folder, drawn as draw_all draws them."""
     run = D.Run(folder)
-    return {stem: C.draw_one(run, stem, text, fn)[0] for stem, text, fn in C.CHARTS}
+    return {stem: charts.draw_one(run, stem, text, fn)[0] for stem, text, fn in charts.CHARTS}
 
 
 def artists(fig):
@@ -74,7 +81,7 @@ class ClaimCharts(unittest.TestCase):
         charted = [c for c in claims.CLAIMS if c.CHARTS]
         self.assertGreaterEqual(len(charted), 16)
         for c in charted:
-            stem = M.carrier(c)
+            stem = marks.carrier(c)
             self.assertIn(stem, c.CHARTS, c.ID)
             found = gids(self.figs[stem])
             self.assertIn(f"threshold:{c.ID}", found, f"{c.ID} on {stem}: no threshold drawn")
@@ -109,7 +116,7 @@ class ClaimCharts(unittest.TestCase):
         self.assertGreaterEqual(len(seen), 20, sorted(seen))  # models, engines, switch, timers
         for name, uses in seen.items():
             colours = {c for c, _ in uses}
-            self.assertEqual(colours, {mcolors.to_hex(ST.color(name))},
+            self.assertEqual(colours, {mcolors.to_hex(style.color(name))},
                              f"{name}: {sorted(uses)}")
 
     def test_no_bars_on_log_axes(self):
@@ -146,50 +153,128 @@ class ClaimCharts(unittest.TestCase):
         self.assertEqual([r.get_height() for r in fork], [0.0], "fork's summed VmRSS stacked")
 
     def test_every_registry_member_has_its_own_style(self):
-        missing = registry_members() - set(ST.MEMBER_STYLE)
+        missing = registry_members() - set(style.MEMBER_STYLE)
         self.assertEqual(missing, set())
-        colours = [mcolors.to_hex(c) for c, _ in ST.MEMBER_STYLE.values()]
+        colours = [mcolors.to_hex(c) for c, _ in style.MEMBER_STYLE.values()]
         self.assertEqual(len(colours), len(set(colours)), "two names share a colour")
-        self.assertNotIn(mcolors.to_hex(ST.UNKNOWN_STYLE[0]), colours)
+        self.assertNotIn(mcolors.to_hex(style.UNKNOWN_STYLE[0]), colours)
 
     def test_every_chart_has_a_caption_of_two_sentences(self):
         for stem, fig in self.figs.items():
-            text = C.captions.caption(stem)
+            text = charts.captions.caption(stem)
             self.assertEqual(len(re.findall(r"[.!?](\s|$)", text)), 2, stem)
             shown = [t.get_text() for t in fig.texts if t.get_gid() == "caption"]
             self.assertEqual(" ".join(shown[0].split()), " ".join(text.split()), stem)
 
 
-class Charts(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory(prefix="charts-test-")
-        self.dir = Path(self.tmp.name)
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+SVG = "{http://www.w3.org/2000/svg}"
 
-    def tearDown(self):
-        self.tmp.cleanup()
+
+def png_size(path):
+    """(width, height) in pixels from a PNG's header; ValueError when it is no PNG."""
+    head = path.read_bytes()[:24]
+    if head[:8] != PNG_SIGNATURE or head[12:16] != b"IHDR":
+        raise ValueError(f"{path.name}: not a PNG")
+    return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+
+
+def svg_texts(root):
+    """Every text element's words, its tspans joined, whitespace collapsed."""
+    return [" ".join("".join(t.itertext()).split()) for t in root.iter(f"{SVG}text")]
+
+
+def chart_file_problems(folder, stem, title, strip):
+    """What is wrong with one chart's two files, as a list of sentences: the SVG does not parse
+    or is not an SVG, lacks its title or a verdict row of its strip (`strip`: (claim, verdict)
+    pairs), repeats an element id or keeps a test's gid (REPORT.html inlines every chart), or
+    is not the PNG's figure (sizes at 72 points and PNG_DPI pixels an inch differ); the PNG is
+    blank (one colour)."""
+    problems = []
+    try:
+        root = ET.parse(folder / f"{stem}.svg").getroot()
+    except (OSError, ET.ParseError) as e:
+        return [f"{stem}.svg does not parse: {e}"]
+    if root.tag != f"{SVG}svg":
+        return [f"{stem}.svg: root element {root.tag}"]
+    texts = svg_texts(root)
+    if title not in texts:
+        problems.append(f"{stem}.svg: no title {title!r}")
+    for cid, verdict in strip:
+        if not any(t.startswith(f"{cid}, {verdict}:") for t in texts):
+            problems.append(f"{stem}.svg: no verdict row '{cid}, {verdict}'")
+    ids = [e.get("id") for e in root.iter() if e.get("id")]
+    if len(ids) != len(set(ids)) or any(":" in i for i in ids):
+        problems.append(f"{stem}.svg: repeated or test ids")
+    width, height = png_size(folder / f"{stem}.png")
+    inches = [float(root.get(k).removesuffix("pt")) / 72 for k in ("width", "height")]
+    if abs(inches[0] * files.PNG_DPI - width) > 1 or abs(inches[1] * files.PNG_DPI - height) > 1:
+        problems.append(f"{stem}: SVG {inches} in, PNG {width}x{height} px")
+    pixels = mimage.imread(folder / f"{stem}.png")[::8, ::8, :3].reshape(-1, 3)
+    if len({tuple(p) for p in pixels.tolist()}) < 2:
+        problems.append(f"{stem}.png is blank")
+    return problems
+
+
+class Charts(unittest.TestCase):
+    """A full synthetic run reported once (report.main draws every chart into its folder, as
+    ./run.sh report does); its files checked, then the cheaper cases."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="charts-test-")
+        cls.dir = Path(cls.tmp.name)
+        cls.full = synth.full(cls.dir / "full")
+        out = io.StringIO()
+        with redirect_stdout(out):
+            cls.rc = report.main([str(cls.full)])
+        cls.said = out.getvalue()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
 
     def files(self, folder):
         return {p.name for p in folder.iterdir()}
 
     def test_full_synthetic_run(self):
-        run = S.full(self.dir / "full")
-        status = C.draw_all(run)
-        self.assertEqual(list(status), C.STEMS)
-        self.assertIn("copystack", C.STEMS)
-        self.assertEqual(status, {stem: "ok" for stem, _, _ in C.CHARTS})
-        for stem, _, _ in C.CHARTS:
-            for ext in ("png", "svg"):
-                path = run / f"{stem}.{ext}"
-                self.assertTrue(path.exists() and path.stat().st_size > 1000, path)
+        self.assertEqual(self.rc, 0)
+        status = dict(re.findall(r"^report: chart (\S+): (.*)$", self.said, re.M))
+        self.assertEqual(list(status), charts.STEMS)
+        self.assertIn("copystack", charts.STEMS)
+        self.assertEqual(status, {stem: "ok" for stem, _, _ in charts.CHARTS})
+        run = D.Run(self.full)
+        problems = []
+        for stem, text, _ in charts.CHARTS:
+            strip = [(cid, verdict) for cid, verdict, _, _ in marks.rows(run, stem)]
+            problems += chart_file_problems(self.full, stem, charts.title(stem, text), strip)
+        self.assertEqual(problems, [])
+
+    def test_a_wrong_chart_file_is_told(self):
+        # switch_cost is 10 inches wide, every other chart 11: another's SVG is not its PNG's.
+        stem = "switch_cost"
+        text = next(t for s, t, _ in charts.CHARTS if s == stem)
+        other = next(s for s, _, _ in charts.CHARTS if s != stem)
+        title = charts.title(stem, text)
+        self.assertEqual(chart_file_problems(self.full, stem, title, []), [])
+        told = chart_file_problems(self.full, stem, title + " x", [("C0", "holds")])
+        self.assertEqual(len(told), 2, told)
+        bad = self.dir / "bad"
+        bad.mkdir()
+        shutil.copy(self.full / f"{stem}.png", bad)
+        (bad / f"{stem}.svg").write_text("<svg")
+        self.assertIn("does not parse", chart_file_problems(bad, stem, title, [])[0])
+        shutil.copy(self.full / f"{other}.svg", bad / f"{stem}.svg")
+        told = chart_file_problems(bad, stem, title, [])
+        self.assertTrue(any("PNG" in x for x in told), told)
 
     def test_synthetic_claim_charts_draw_their_verdicts(self):
-        run_dir = S.full(self.dir / "marks")
-        run = D.Run(run_dir)
+        run = D.Run(self.full)
         for c in claims.CLAIMS:
             if not c.CHARTS or not c.verdict(run)["tests"]:
                 continue
-            fig, status = C.draw_one(run, M.carrier(c), *next(
-                (t, f) for s, t, f in C.CHARTS if s == M.carrier(c)))
+            fig, status = charts.draw_one(run, marks.carrier(c), *next(
+                (t, f) for s, t, f in charts.CHARTS if s == marks.carrier(c)))
             self.assertEqual(status, "ok", c.ID)
             self.assertTrue({f"threshold:{c.ID}", f"deciding:{c.ID}"} <= gids(fig), c.ID)
             plt.close(fig)
@@ -197,18 +282,18 @@ class Charts(unittest.TestCase):
     def test_missing_data_says_not_run(self):
         empty = self.dir / "empty"
         empty.mkdir()
-        status = C.draw_all(empty)
+        status = charts.draw_all(empty)
         self.assertEqual(set(status.values()), {"not run"})
         self.assertIn("switch_cost.png", self.files(empty))
 
     def test_report_main_writes_report_and_links_charts(self):
-        run = S.full(self.dir / "rep", sweep=None)
-        self.assertEqual(R.main([str(run)]), 0)
-        text = (run / "REPORT.md").read_text()
+        text = (self.full / "REPORT.md").read_text()
         self.assertIn("](star_ring.png)", text)
         self.assertIn("[copystack.png](copystack.png)", text)  # every drawn chart is linked
-        self.assertRegex(text, r"\| \[C6\]\(#c6\) \|.* \| not run \|")
-        self.assertEqual(R.main([str(run), "--bogus"]), 2)
+        run = synth.full(self.dir / "rep", sweep=None)
+        self.assertEqual(report.main([str(run), "--no-charts"]), 0)
+        self.assertRegex((run / "REPORT.md").read_text(), r"\| \[C6\]\(#c6\) \|.* \| not run \|")
+        self.assertEqual(report.main([str(run), "--bogus"]), 2)
 
 
 if __name__ == "__main__":

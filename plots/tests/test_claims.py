@@ -18,7 +18,7 @@ import charts  # noqa: E402
 import claims  # noqa: E402
 import claims_table  # noqa: E402
 import data as D  # noqa: E402
-import synth as S  # noqa: E402
+import synth  # noqa: E402
 import verdict as V  # noqa: E402
 
 CLAIMS_DIR = HERE.parent / "claims"
@@ -63,7 +63,7 @@ class ClaimList(unittest.TestCase):
         """A claim's judge reads its constants: moving C2's threshold moves the verdict."""
         c2 = claims.by_id("C2")
         with tempfile.TemporaryDirectory() as tmp:
-            run = D.Run(S.full(Path(tmp), engines=S.engines(ratio=1.3)))
+            run = D.Run(synth.full(Path(tmp), engines=synth.engines(ratio=1.3)))
             self.assertEqual(c2.verdict(run)["verdict"], V.HOLDS)
             saved = c2.HOLDS_AT
             c2.HOLDS_AT = 1.4
@@ -84,19 +84,19 @@ class FromRawRounds(unittest.TestCase):
         return doc
 
     def test_c2_pairs_the_engine_rounds(self):
-        eng = S.engines(ratio=1.3, cpu_ratio=1.2)
+        eng = synth.engines(ratio=1.3, cpu_ratio=1.2)
         eng["bars"] = [{"bar": "throughput merged / naive", "measured": 0.5, "holds": False}]
         with tempfile.TemporaryDirectory() as tmp:
-            run = D.Run(S.full(Path(tmp), engines=self.without(eng, "ratios")))
+            run = D.Run(synth.full(Path(tmp), engines=self.without(eng, "ratios")))
             m = claims.by_id("C2").measure(run)
         self.assertAlmostEqual(m["tput"]["value"], 1.3)
         self.assertAlmostEqual(m["cpu"]["value"], 1.2)
 
     def test_c13_pairs_the_fiberio_rounds(self):
-        doc = self.without(S.fiberio(cpu=1.1, tput=0.9), "ratios")
+        doc = self.without(synth.fiberio(cpu=1.1, tput=0.9), "ratios")
         doc["targets"] = [{"bar": "server CPU/request", "measured": 9.0, "holds": False}]
         with tempfile.TemporaryDirectory() as tmp:
-            r = claims.by_id("C13").verdict(D.Run(S.full(Path(tmp), fiberio=doc)))
+            r = claims.by_id("C13").verdict(D.Run(synth.full(Path(tmp), fiberio=doc)))
         self.assertEqual(r["verdict"], V.PARTLY)
         self.assertIn("pingpong-1k: CPU per request fiber/epoll", [f["name"] for f in r["figures"]])
 
@@ -121,7 +121,7 @@ class Rules(unittest.TestCase):
 
     def result(self, cid, **docs):
         self.n += 1
-        return claims.by_id(cid).verdict(D.Run(S.full(Path(self.tmp.name) / str(self.n),
+        return claims.by_id(cid).verdict(D.Run(synth.full(Path(self.tmp.name) / str(self.n),
                                                       **docs)))
 
     def text(self, r):
@@ -129,12 +129,12 @@ class Rules(unittest.TestCase):
 
     def test_c5_call_is_a_latency(self):
         # A 0.3 ns throughput beside a 2 ns chain: the chain decides, the call matches.
-        r = self.result("C5", switch=S.switch({"asm": 40.0}, call=0.3, chain=2.0))
+        r = self.result("C5", switch=synth.switch({"asm": 40.0}, call=0.3, chain=2.0))
         self.assertEqual(r["verdict"], V.HOLDS)
         self.assertIn("call/chain", [f["name"] for f in r["figures"] if f.get("decides")])
         self.assertNotIn("call/noinline", [f["name"] for f in r["figures"] if f.get("decides")])
         # An older run without the row: the throughput decides, and the report says so.
-        r = self.result("C5", switch=S.switch({"asm": 40.0}, call=0.3))
+        r = self.result("C5", switch=synth.switch({"asm": 40.0}, call=0.3))
         self.assertEqual(r["verdict"], V.PARTLY)
         self.assertIn("no `call/chain` row", self.text(r))
         self.assertIn("throughput", self.text(r))
@@ -142,7 +142,7 @@ class Rules(unittest.TestCase):
     def c6_sweep(self, errors, status=None):
         """Thread rises from 1 to 10 connections and stays there; its 1000-connection ping-pong
         point has `errors` timeouts (of 23,500 requests); fork stays far lower."""
-        sw = S.sweep(thread={1: 1000, 10: 5000, 100: 4800, 1000: 4700},
+        sw = synth.sweep(thread={1: 1000, 10: 5000, 100: 4800, 1000: 4700},
                      fork={1: 400, 10: 400, 100: 400, 1000: 400})
         for p in sw["points"]:
             if p["model"] == "thread" and p["conns"] == 1000:
@@ -168,21 +168,21 @@ class Rules(unittest.TestCase):
     def test_c6_no_level_after_the_peak_cannot_say(self):
         # Thread still rising at its last ok level: whether it collapses was not measured, so
         # fork's part alone (holds partly) and both parts (holds) stay possible.
-        sw = S.sweep(thread={1: 1000, 10: 2000, 100: 4000, 1000: 5000},
+        sw = synth.sweep(thread={1: 1000, 10: 2000, 100: 4000, 1000: 5000},
                      fork={1: 400, 10: 400, 100: 400, 1000: 400})
         r = self.result("C6", sweep=sw)
         self.assertEqual(r["verdict"], V.INCONCLUSIVE)
         self.assertIn("collapses: cannot say (thread pingpong lowest level after the peak over "
                       "the peak (no ok level after the peak) 1 [0, 1] straddles 0.5)", self.text(r))
         # The same with the last level falling to 0.4 of the peak at 2000: it collapses.
-        sw = S.sweep(thread={1: 1000, 10: 2000, 100: 4000, 1000: 5000, 2000: 2000},
+        sw = synth.sweep(thread={1: 1000, 10: 2000, 100: 4000, 1000: 5000, 2000: 2000},
                      fork={1: 400, 10: 400, 100: 400, 1000: 400, 2000: 400},
                      levels=(1, 10, 100, 1000, 2000))
         self.assertEqual(self.result("C6", sweep=sw)["verdict"], V.HOLDS)
 
     def test_c6_reads_a_partly_client_bound_peak_on_its_ok_repetitions(self):
         def run(ok_rounds):
-            sw = S.sweep(thread={1: 1000, 10: 2000, 100: 5000, 1000: 2000},
+            sw = synth.sweep(thread={1: 1000, 10: 2000, 100: 5000, 1000: 2000},
                          fork={1: 400, 10: 400, 100: 400, 1000: 400})
             for p in sw["points"]:
                 if p["model"] == "thread" and p["conns"] == 100:
@@ -209,7 +209,7 @@ class Rules(unittest.TestCase):
         # Thread's ok levels fall only to 0.8 of the client-bound 100, whose 5,000 req/s is
         # the load generator's pace: the server's peak may lie higher and the fall lower, so
         # "no collapse" cannot be read; "holds partly" (fork's part alone) stays possible.
-        sw = S.sweep(thread={1: 1000, 10: 2000, 100: 5000, 1000: 4000},
+        sw = synth.sweep(thread={1: 1000, 10: 2000, 100: 5000, 1000: 4000},
                      fork={1: 400, 10: 400, 100: 400, 1000: 400})
         for p in sw["points"]:
             if p["model"] == "thread" and p["conns"] == 100:
@@ -226,7 +226,7 @@ class Rules(unittest.TestCase):
 
     def test_c7_labels_follow_the_rule(self):
         levels = (1, 100, 1000, 10000)
-        sw = S.sweep(thread={1: 10000, 100: 40000, 1000: 39000, 10000: 10000},
+        sw = synth.sweep(thread={1: 10000, 100: 40000, 1000: 39000, 10000: 10000},
                      fork={1: 3000, 100: 3000, 1000: 3000, 10000: 1000}, levels=levels)
         for p in sw["points"]:
             if p["model"] == "fiber" and p["mode"] == "pingpong" and p["conns"] == 10000:
@@ -255,7 +255,7 @@ class Rules(unittest.TestCase):
         """A level the sweep's budget left out is no evidence that the model fails there: with
         fork's 10,000 left out, C7 is open between holds and holds partly, and says why."""
         levels = (1, 100, 1000, 10000)
-        sw = S.sweep(thread={1: 10000, 100: 40000, 1000: 39000, 10000: 10000},
+        sw = synth.sweep(thread={1: 10000, 100: 40000, 1000: 39000, 10000: 10000},
                      fork={1: 3000, 100: 3000, 1000: 3000, 10000: 1000}, levels=levels)
         self.assertEqual(self.result("C7", sweep=sw)["verdict"], V.HOLDS)
         why = "over budget (predicted 212 s; 40 s of the step's 150 s left)"
@@ -279,16 +279,16 @@ class Rules(unittest.TestCase):
         self.assertEqual(r["verdict"], V.PARTLY)
         self.assertIn("part 1, the order of 10 cycles (<= 100): does not hold", self.text(r))
         self.assertIn("part 2, a virtual machine makes it dearer: consistent", self.text(r))
-        r = self.result("C9", switch=S.switch(syscall=40.0))  # 80 cycles
+        r = self.result("C9", switch=synth.switch(syscall=40.0))  # 80 cycles
         self.assertEqual(r["verdict"], V.HOLDS)
         self.assertIn("(<= 100): holds", self.text(r))
-        r = self.result("C9", props=S.props(virtualized=False))
+        r = self.result("C9", props=synth.props(virtualized=False))
         self.assertEqual(r["verdict"], V.NOT)
         self.assertIn("no virtual machine here, so not tested", self.text(r))
 
     def test_c12_targets_are_not_the_claim(self):
         # Resume at 10^5 fibers 63 ns against the 20 ns target; the claim holds.
-        r = self.result("C12", props=S.props(copy_stack=True))
+        r = self.result("C12", props=synth.props(copy_stack=True))
         self.assertEqual(r["verdict"], V.HOLDS)
         target = [ln for ln in r["measured"] if "target" in ln]
         self.assertTrue(target)
@@ -298,27 +298,27 @@ class Rules(unittest.TestCase):
 
     def test_c11_not_measurable_when_placement_decides(self):
         # 3 rounds, load on half a core: measurable, 1.6x holds.
-        r = self.result("C11", threads=S.threads(ratio=1.6, rounds=3))
+        r = self.result("C11", threads=synth.threads(ratio=1.6, rounds=3))
         self.assertEqual(r["verdict"], V.HOLDS)
         # The one-thread server got 0.88 of a core beside the load: its placement decided.
-        r = self.result("C11", threads=S.threads(ratio=1.12, rounds=3, t1_cores=0.88))
+        r = self.result("C11", threads=synth.threads(ratio=1.12, rounds=3, t1_cores=0.88))
         self.assertEqual(r["verdict"], V.NOTRUN)
         self.assertIn("not measurable here", self.text(r))
         self.assertIn("the load pinned to CPUs the server does not use", self.text(r))
         # Server and load filling both cores, per round.
-        r = self.result("C11", threads=S.threads(ratio=1.6, rounds=3, load_cores=0.95))
+        r = self.result("C11", threads=synth.threads(ratio=1.6, rounds=3, load_cores=0.95))
         self.assertEqual(r["verdict"], V.NOTRUN)
         self.assertIn("filled every core", self.text(r))
 
     def test_noise_floor(self):
         # 1.12 [1.11, 1.13] beside an A/A interval reaching 1.15: not distinguishable.
-        noisy = S.threads(ratio=1.12, rounds=3, aa=[0.9, 1.0, 1.15])
+        noisy = synth.threads(ratio=1.12, rounds=3, aa=[0.9, 1.0, 1.15])
         r = self.result("C11", threads=noisy)
         self.assertEqual(r["verdict"], V.INCONCLUSIVE)
         self.assertIn("overlaps the A/A noise floor", V.why(r))
         self.assertEqual(r["noise_floor"][0]["apart"], False)
         self.n += 1
-        run = D.Run(S.full(Path(self.tmp.name) / str(self.n), threads=noisy))
+        run = D.Run(synth.full(Path(self.tmp.name) / str(self.n), threads=noisy))
         doc = claims_table.verdicts_doc(run, claims.evaluate(run))
         c11 = next(c for c in doc["claims"] if c["id"] == "C11")
         self.assertEqual((c11["verdict"], c11["noise_floor"][0]["apart"]),
@@ -326,48 +326,48 @@ class Rules(unittest.TestCase):
         self.assertEqual(c11["noise_floor"][0]["aa"]["high"], 1.15)
         self.assertNotIn("noise_floor", next(c for c in doc["claims"] if c["id"] == "C2"))
         # A tight A/A interval: the same ratio is apart from it and decides.
-        r = self.result("C11", threads=S.threads(ratio=1.12, rounds=3, aa=[0.99, 1.0, 1.01]))
+        r = self.result("C11", threads=synth.threads(ratio=1.12, rounds=3, aa=[0.99, 1.0, 1.01]))
         self.assertEqual(r["verdict"], V.PARTLY)
         self.assertIn("apart from it", self.text(r))
         # The same for engines.json's pairs (C2): 1.3x merged/naive against a wide A/A.
-        eng = S.engines(ratio=1.3, rounds=5, jitter=0.02)
+        eng = synth.engines(ratio=1.3, rounds=5, jitter=0.02)
         eng["aa"] = {"tput naive/naive": {"per_round": [0.7, 1.0, 1.3, 1.0, 1.35]}}
         r = self.result("C2", engines=eng)
         self.assertEqual(r["verdict"], V.INCONCLUSIVE)
         # Inside a wide A/A interval but with every threshold beyond both intervals: equal to
         # noise is "no gain", and the verdict does not depend on where in the noise it lies.
-        r = self.result("C11", threads=S.threads(ratio=0.95, rounds=3, aa=[0.9, 1.0, 1.02]))
+        r = self.result("C11", threads=synth.threads(ratio=0.95, rounds=3, aa=[0.9, 1.0, 1.02]))
         self.assertEqual((r["verdict"], r["noise_floor"][0]["apart"]), (V.NOT, False))
         self.assertIn("cannot change the verdict", self.text(r))
         # No A/A pairs (older runs): nothing said, nothing changed.
-        r = self.result("C11", threads=S.threads(ratio=1.12, rounds=3))
+        r = self.result("C11", threads=synth.threads(ratio=1.12, rounds=3))
         self.assertEqual((r["verdict"], r["noise_floor"]), (V.PARTLY, []))
 
     def test_c14_a_trend_over_every_level(self):
         # One VM's per-level medians: the end points rise 1.12x, the levels go up and down.
         amd = dict(zip((10, 100, 1000, 10000, 19000), (1864, 1862, 1719, 1796, 2081)))
-        sw = S.repeated(S.switch(ctl_growth=lambda n: amd[n], ctl_levels=tuple(amd)), n=5)
-        r = self.result("C14", switch=sw, scale=S.scale(churn_growth=0.9))
+        sw = synth.repeated(synth.switch(ctl_growth=lambda n: amd[n], ctl_levels=tuple(amd)), n=5)
+        r = self.result("C14", switch=sw, scale=synth.scale(churn_growth=0.9))
         self.assertEqual(r["verdict"], V.NOT)
         self.assertIn("the pair's cost shows no trend", self.text(r))
         self.assertIn("epoll_ctl pair at 1000 registered", [f["name"] for f in r["figures"]])
         # A steady rise of 1% per doubling over the same levels is a trend.
-        sw = S.repeated(S.switch(ctl_growth=lambda n: 1800 * (1 + 0.01 * math.log2(n)),
+        sw = synth.repeated(synth.switch(ctl_growth=lambda n: 1800 * (1 + 0.01 * math.log2(n)),
                                  ctl_levels=tuple(amd)), n=5)
-        r = self.result("C14", switch=sw, scale=S.scale(churn_growth=0.9))
+        r = self.result("C14", switch=sw, scale=synth.scale(churn_growth=0.9))
         self.assertEqual(r["verdict"], V.PARTLY)
         self.assertIn("the pair's cost rises", self.text(r))
 
     def test_c15_fit_shape_on_intervals(self):
         levels = (2, 4, 16, 64, 256, 1024, 4096, 10000)
         # A logarithmic cost: the log fit is the better one, and it holds.
-        r = self.result("C15", handoff=S.handoff(levels=levels, rounds=5))
+        r = self.result("C15", handoff=synth.handoff(levels=levels, rounds=5))
         self.assertEqual(r["verdict"], V.HOLDS)
         self.assertIn("the linear fit does not describe it better", self.text(r))
         # The reference's shape: flat, then steep past the caches (log R^2 about 0.7,
         # linear about 0.9): it rises, but not as log2(m), whatever one R^2's bar would say.
         ref = dict(zip(levels, (722, 960, 1125, 1221, 1622, 2606, 7046, 9436)))
-        r = self.result("C15", handoff=S.handoff(thread_ns=ref.get, levels=levels, rounds=5))
+        r = self.result("C15", handoff=synth.handoff(thread_ns=ref.get, levels=levels, rounds=5))
         self.assertEqual(r["verdict"], V.PARTLY)
         self.assertIn("the linear fit describes it better", self.text(r))
         self.assertIn("linear fit", self.text(r))
@@ -375,17 +375,17 @@ class Rules(unittest.TestCase):
     def test_c13_memory_matched_yardstick_and_the_stream(self):
         # 15% more CPU than epoll at 1000 connections, as much as epoll-touch8: that is
         # memory per connection, and against the matched yardstick it holds.
-        r = self.result("C13", fiberio=S.fiberio(cpu_1k=1.15, touch8_1k=1.0))
+        r = self.result("C13", fiberio=synth.fiberio(cpu_1k=1.15, touch8_1k=1.0))
         self.assertEqual(r["verdict"], V.HOLDS)
         self.assertIn("pingpong-1k: CPU per request fiber/epoll-touch8",
                       [f["name"] for f in r["figures"] if f.get("decides")])
-        r = self.result("C13", fiberio=S.fiberio(cpu_1k=1.15))  # an older run
+        r = self.result("C13", fiberio=synth.fiberio(cpu_1k=1.15))  # an older run
         self.assertEqual(r["verdict"], V.PARTLY)
         self.assertIn("no `epoll-touch8` at 1000 connections", self.text(r))
         # The stream, matched calls: judged (1.4x the CPU does not hold); unmatched: shown.
-        r = self.result("C13", fiberio=S.fiberio(stream_cpu=1.4))
+        r = self.result("C13", fiberio=synth.fiberio(stream_cpu=1.4))
         self.assertEqual(r["verdict"], V.NOT)
-        r = self.result("C13", fiberio=S.fiberio(stream_cpu=1.4, stream_sysc=5.0))
+        r = self.result("C13", fiberio=synth.fiberio(stream_cpu=1.4, stream_sysc=5.0))
         self.assertEqual(r["verdict"], V.HOLDS)
         self.assertIn("stream: shown, not judged", self.text(r))
 

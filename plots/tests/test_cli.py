@@ -12,7 +12,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
-import synth as S  # noqa: E402
+import synth  # noqa: E402
 
 PY = "/usr/bin/python3"
 REPORT, COMPARE = str(HERE.parent / "report.py"), str(HERE.parent / "compare.py")
@@ -31,7 +31,7 @@ class Cli(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
         self.dir = Path(self.tmp.name)
-        self.good = S.full(self.dir / "good")
+        self.good = synth.full(self.dir / "good")
 
     def tearDown(self):
         self.tmp.cleanup()

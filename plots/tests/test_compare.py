@@ -16,10 +16,11 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 os.environ.setdefault("MPLCONFIGDIR", tempfile.mkdtemp(prefix="mpl-"))
-import compare as C  # noqa: E402
+import compare  # noqa: E402
+import compare_diff  # noqa: E402
 import figures as F  # noqa: E402
 import claims  # noqa: E402
-import synth as S  # noqa: E402
+import synth  # noqa: E402
 import verdict as V  # noqa: E402
 
 
@@ -34,21 +35,21 @@ class Compare(unittest.TestCase):
 
     def folder(self, **docs):
         self.n += 1
-        return S.full(self.dir / f"run{self.n}", **docs)
+        return synth.full(self.dir / f"run{self.n}", **docs)
 
     def main(self, *argv):
         out, err = io.StringIO(), io.StringIO()
         with redirect_stdout(out), redirect_stderr(err):
-            rc = C.main([str(a) for a in argv])
+            rc = compare.main([str(a) for a in argv])
         return rc, out.getvalue(), err.getvalue()
 
     def rows(self, a, b, cid, values=None):
-        ra, rb = claims.evaluate(C.load(a)), claims.evaluate(C.load(b))
+        ra, rb = claims.evaluate(compare_diff.load(a)), claims.evaluate(compare_diff.load(b))
         return {name: (ratio, cls, note) for name, _, _, ratio, cls, note, _ in
-                C.claim_rows(ra[cid]["figures"], rb[cid]["figures"], cid, values)}
+                compare_diff.claim_rows(ra[cid]["figures"], rb[cid]["figures"], cid, values)}
 
     def test_same_run_changes_nothing(self):
-        a = self.folder(switch=S.repeated(S.switch()))
+        a = self.folder(switch=synth.repeated(synth.switch()))
         rc, out, _ = self.main(a, a, "--out", self.dir / "same", "--fail-on-verdict-change",
                                "--no-charts")
         self.assertEqual(rc, 0)
@@ -61,8 +62,8 @@ class Compare(unittest.TestCase):
         self.assertNotIn("beyond noise |", text)
 
     def test_verdict_change_and_exit_status(self):
-        a = self.folder(engines=S.engines(ratio=1.3))
-        b = self.folder(engines=S.engines(ratio=0.9, cpu_ratio=1.0))
+        a = self.folder(engines=synth.engines(ratio=1.3))
+        b = self.folder(engines=synth.engines(ratio=0.9, cpu_ratio=1.0))
         rc, out, _ = self.main(a, b, "--out", self.dir / "c", "--no-charts")
         self.assertEqual(rc, 0)
         self.assertIn("C2: holds -> does not hold  CHANGED (verdict changed, noise unknown)",
@@ -77,37 +78,37 @@ class Compare(unittest.TestCase):
         self.assertAlmostEqual(ratio, 0.9 / 1.3)
 
     def test_timings_overlapping_samples_are_within_noise(self):
-        a = self.folder(switch=S.repeated(S.switch(), rel=0.05, n=5))
-        near = S.repeated(S.switch({"asm": 5.1, "fcontext": 6.0, "setjmp": 17.0,
+        a = self.folder(switch=synth.repeated(synth.switch(), rel=0.05, n=5))
+        near = synth.repeated(synth.switch({"asm": 5.1, "fcontext": 6.0, "setjmp": 17.0,
                                     "ucontext": 280.0}), rel=0.05, n=5)
         far = {"asm": 9.0, "fcontext": 6.0, "setjmp": 17.0, "ucontext": 280.0}
         _, cls, note = self.rows(a, self.folder(switch=near), "C5")["switch/asm"]
         self.assertEqual(cls, F.WITHIN)
         self.assertTrue(note.startswith("within noise (U test p="), note)
-        _, cls, note = self.rows(a, self.folder(switch=S.repeated(S.switch(far), rel=0.05, n=5)),
+        _, cls, note = self.rows(a, self.folder(switch=synth.repeated(synth.switch(far), rel=0.05, n=5)),
                                  "C5")["switch/asm"]
         self.assertEqual((cls, note), (F.BEYOND, "higher beyond noise (U test p=0.00794, "
                                                  "intervals apart; 80.0% apart, past the "
                                                  "floor 10%)"))
         # With 3 repetitions a side the U test cannot reach 0.05: apart, but unclear.
-        a3 = self.folder(switch=S.repeated(S.switch(), rel=0.05))
-        _, cls, note = self.rows(a3, self.folder(switch=S.repeated(S.switch(far), rel=0.05)),
+        a3 = self.folder(switch=synth.repeated(synth.switch(), rel=0.05))
+        _, cls, note = self.rows(a3, self.folder(switch=synth.repeated(synth.switch(far), rel=0.05)),
                                  "C5")["switch/asm"]
         self.assertEqual((cls, note), (F.UNCLEAR, "unclear: U test p=0.1 but intervals apart"))
         # Without repetitions a timing has no band, and the comparison says so.
-        self.assertEqual(self.rows(self.folder(), self.folder(switch=S.switch(far)),
+        self.assertEqual(self.rows(self.folder(), self.folder(switch=synth.switch(far)),
                                    "C5")["switch/asm"][1:],
                          (F.UNKNOWN, "noise unknown (n=1 in A and B; 80.0% apart, past the "
                                      "floor 10%)"))
         # ... and one closer than the floor is within run-to-run noise, its n=1 said.
-        self.assertEqual(self.rows(self.folder(), self.folder(switch=S.switch(ASM(5.2))),
+        self.assertEqual(self.rows(self.folder(), self.folder(switch=synth.switch(ASM(5.2))),
                                    "C5")["switch/asm"][1:],
                          (F.RUN_TO_RUN, "within run-to-run noise (4.0% apart, within the floor "
                                         "10%; n=1 in A and B)"))
 
     def test_exact_counts_compare_for_equality(self):
         a = self.folder()
-        b = self.folder(engines=S.engines(naive_ctl=2.2))
+        b = self.folder(engines=synth.engines(naive_ctl=2.2))
         notes = self.rows(a, b, "C3")
         self.assertEqual(notes["epoll_ctl per request, naive (engine count)"][2],
                          "exact: differs by +0.2")
@@ -138,7 +139,7 @@ class Compare(unittest.TestCase):
 
     def test_every_measurement_paired_and_charts(self):
         a = self.folder()
-        b = self.folder(sweep=S.sweep(levels=(1, 10, 100, 1000, 10000)))
+        b = self.folder(sweep=synth.sweep(levels=(1, 10, 100, 1000, 10000)))
         rc, _, _ = self.main(a, b, "--out", self.dir / "m")
         self.assertEqual(rc, 0)
         rows = (self.dir / "m" / "compare.csv").read_text().splitlines()
@@ -159,10 +160,10 @@ class Compare(unittest.TestCase):
             v = (run.get("threads") or {}).get("ratio_t2_over_t1_shared")
             return V.result(V.HOLDS if v and v > 1.2 else V.NOT, "synthetic", [],
                             numbers={"made-up ratio": (v, 1.0)})
-        added = S.claim(verdict_cx)
+        added = synth.claim(verdict_cx)
         claims.CLAIMS.append(added)
         try:
-            a, b = self.folder(), self.folder(threads=S.threads(ratio=1.5))
+            a, b = self.folder(), self.folder(threads=synth.threads(ratio=1.5))
             rc, out, _ = self.main(a, b, "--out", self.dir / "x", "--no-charts")
             self.assertIn("CX: does not hold -> holds  CHANGED", out)
             text = (self.dir / "x" / "COMPARE.md").read_text()
@@ -213,24 +214,24 @@ class Compare(unittest.TestCase):
 
     def changed(self, eng_a, eng_b):
         a, b = self.folder(engines=eng_a), self.folder(engines=eng_b)
-        _, verdicts, _ = C.build(C.load(a), C.load(b))
+        _, verdicts, _ = compare.build(compare_diff.load(a), compare_diff.load(b))
         return verdicts["C2"]
 
     def test_verdict_change_within_noise(self):
         # A's rounds straddle 1.15 (inconclusive), B's clear it (holds): the same noise.
-        self.assertEqual(self.changed(S.engines(ratio=1.16, rounds=5, jitter=0.03),
-                                      S.engines(ratio=1.17, rounds=5, jitter=0.015)),
-                         (V.INCONCLUSIVE, V.HOLDS, C.CHANGED_WITHIN))
+        self.assertEqual(self.changed(synth.engines(ratio=1.16, rounds=5, jitter=0.03),
+                                      synth.engines(ratio=1.17, rounds=5, jitter=0.015)),
+                         (V.INCONCLUSIVE, V.HOLDS, compare_diff.CHANGED_WITHIN))
 
     def test_verdict_change_beyond_noise(self):
-        self.assertEqual(self.changed(S.engines(ratio=1.12, rounds=5, jitter=0.02),
-                                      S.engines(ratio=1.25, rounds=5, jitter=0.02)),
-                         (V.PARTLY, V.HOLDS, C.CHANGED_BEYOND))
-        self.assertEqual(self.changed(S.engines(ratio=1.25, rounds=5, jitter=0.02),
-                                      S.engines(ratio=1.25, rounds=5, jitter=0.02))[2],
-                         C.UNCHANGED)
-        rc, out, _ = self.main(self.folder(engines=S.engines(ratio=1.12, rounds=5, jitter=0.02)),
-                               self.folder(engines=S.engines(ratio=1.25, rounds=5, jitter=0.02)),
+        self.assertEqual(self.changed(synth.engines(ratio=1.12, rounds=5, jitter=0.02),
+                                      synth.engines(ratio=1.25, rounds=5, jitter=0.02)),
+                         (V.PARTLY, V.HOLDS, compare_diff.CHANGED_BEYOND))
+        self.assertEqual(self.changed(synth.engines(ratio=1.25, rounds=5, jitter=0.02),
+                                      synth.engines(ratio=1.25, rounds=5, jitter=0.02))[2],
+                         compare_diff.UNCHANGED)
+        rc, out, _ = self.main(self.folder(engines=synth.engines(ratio=1.12, rounds=5, jitter=0.02)),
+                               self.folder(engines=synth.engines(ratio=1.25, rounds=5, jitter=0.02)),
                                "--out", self.dir / "b", "--no-charts",
                                "--fail-on-verdict-change")
         self.assertEqual(rc, 1)
@@ -248,7 +249,7 @@ def ASM(ns):
 def five(ns, rel=0.005):
     """A switch document with switch/asm at ns, 5 repetitions within +-rel (0.5%: two of them
     a few percent apart never overlap, so the U test gives its least p, 0.0079)."""
-    return S.repeated(S.switch(ASM(ns)), rel=rel, n=5)
+    return synth.repeated(synth.switch(ASM(ns)), rel=rel, n=5)
 
 
 def retag(folder, model=None, preset=None, finished=True):
@@ -283,7 +284,7 @@ class RunToRun(unittest.TestCase):
         """A run of switch/asm at ns under the runs root (<host>/<run>/, as the suite writes
         one), or under another root."""
         self.n += 1
-        return retag(S.full((root or self.root) / "synth" / f"2026-12-0{self.n}-run{self.n}",
+        return retag(synth.full((root or self.root) / "synth" / f"2026-12-0{self.n}-run{self.n}",
                             switch=five(ns, rel)), model)
 
     def history(self, *ns, model=None, rel=0.005):
@@ -291,10 +292,10 @@ class RunToRun(unittest.TestCase):
 
     def asm(self, a, b):
         """(class, reading, band) of switch/asm, A against B, learning from the runs root."""
-        ra, rb = C.load(a), C.load(b)
-        values, _ = C.learn(ra, rb, self.root)
+        ra, rb = compare_diff.load(a), compare_diff.load(b)
+        values, _ = compare_diff.learn(ra, rb, self.root)
         res_a, res_b = claims.evaluate(ra), claims.evaluate(rb)
-        row = {r[0]: r for r in C.claim_rows(res_a["C5"]["figures"], res_b["C5"]["figures"],
+        row = {r[0]: r for r in compare_diff.claim_rows(res_a["C5"]["figures"], res_b["C5"]["figures"],
                                              "C5", values)}["switch/asm"]
         return row[4], row[5], row[6]
 
@@ -351,7 +352,7 @@ class RunToRun(unittest.TestCase):
         self.history(4.95, 5.0, 5.0, 5.05)
         self.history(9.0, 2.0, 15.0, model="Another CPU")
         a, b = self.run_folder(5.0), self.run_folder(6.5)
-        values, source = C.learn(C.load(a), C.load(b), self.root)
+        values, source = compare_diff.learn(compare_diff.load(a), compare_diff.load(b), self.root)
         self.assertEqual(sorted(v for v, _ in values[("C5", "switch/asm")]),
                          [4.95, 5.0, 5.0, 5.05])
         self.assertIn("4 other run(s) of Synthetic CPU, the quick preset", source)
@@ -361,10 +362,10 @@ class RunToRun(unittest.TestCase):
         # going (its suite.json does not name the report step yet).
         retag(self.history(2.0)[0], preset="full")
         retag(self.history(2.0)[0], finished=False)
-        self.assertEqual(len(C.learn(C.load(a), C.load(b), self.root)[0][("C5", "switch/asm")]),
+        self.assertEqual(len(compare_diff.learn(compare_diff.load(a), compare_diff.load(b), self.root)[0][("C5", "switch/asm")]),
                          4)
         # A and B on different CPU models: no band is learned, the floor alone applies.
-        values, source = C.learn(C.load(a), C.load(retag(b, "Another CPU")), self.root)
+        values, source = compare_diff.learn(compare_diff.load(a), compare_diff.load(retag(b, "Another CPU")), self.root)
         self.assertEqual(values, {})
         self.assertIn("different CPU models", source)
 
@@ -372,7 +373,7 @@ class RunToRun(unittest.TestCase):
         # With A and B, four runs would learn a band of 31% and hide B's 20% rise in it.
         self.history(5.0, 5.75)
         a, b = self.run_folder(5.0), self.run_folder(6.0)
-        values, source = C.learn(C.load(a), C.load(b), self.root)
+        values, source = compare_diff.learn(compare_diff.load(a), compare_diff.load(b), self.root)
         self.assertEqual(sorted(v for v, _ in values[("C5", "switch/asm")]), [5.0, 5.75])
         self.assertIn("2 other run(s)", source)
         cls, _, band = self.asm(a, b)
@@ -384,7 +385,7 @@ class RunToRun(unittest.TestCase):
         a, b = self.run_folder(5.0), self.run_folder(5.4)
         out = io.StringIO()
         with redirect_stdout(out):
-            rc = C.main([str(a), str(b), "--runs-root", str(self.root), "--no-charts",
+            rc = compare.main([str(a), str(b), "--runs-root", str(self.root), "--no-charts",
                          "--out", str(Path(self.tmp.name) / "c")])
         self.assertEqual(rc, 0)
         text = (Path(self.tmp.name) / "c" / "COMPARE.md").read_text()
@@ -397,10 +398,10 @@ class RunToRun(unittest.TestCase):
         self.assertIn("| exact |", text)
         self.assertIn("0 figure(s) beyond noise", out.getvalue())
         # A runs root that does not exist is a usage error; the default may be missing.
-        self.assertEqual(C.parse([str(a), str(b)])[4], C.RUNS_ROOT)
+        self.assertEqual(compare.parse([str(a), str(b)])[4], compare.RUNS_ROOT)
         with redirect_stderr(io.StringIO()):
-            self.assertEqual(C.main([str(a), str(b), "--runs-root", str(self.root / "no")]), 2)
-            self.assertEqual(C.main([str(a), str(b), "--runs-root"]), 2)
+            self.assertEqual(compare.main([str(a), str(b), "--runs-root", str(self.root / "no")]), 2)
+            self.assertEqual(compare.main([str(a), str(b), "--runs-root"]), 2)
 
 
 if __name__ == "__main__":

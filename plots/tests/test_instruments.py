@@ -11,13 +11,12 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
-sys.path.insert(0, str(HERE.parent.parent / "harness"))
 import data as D  # noqa: E402
 import document  # noqa: E402
-import report as R  # noqa: E402
-import synth as S  # noqa: E402
-import test_results as TR  # noqa: E402
-from sections import instruments as I  # noqa: E402
+import report  # noqa: E402
+import synth  # noqa: E402
+import test_results  # noqa: E402
+from sections import instruments as instruments_section  # noqa: E402
 
 SWITCH_NS = {"asm": 5.0, "fcontext": 6.0, "setjmp": 17.0, "ucontext": 280.0}
 SYSCALL_NS = 200.0
@@ -54,14 +53,14 @@ def instruments(pipe_ns=PINGPONG_NS, syscall_ns=SYSCALL_NS, switch_factor=1.0, p
                         "reason": "perf not installed ('perf' not found on PATH)"}
     runs = [{"round": i, "instrument": n, "value": v, "raw": None, "loadavg": [0.1, 0.1, 0.1]}
             for n, e in insts.items() for i, v in enumerate(e["samples"])]
-    return {"experiment": "instruments", "meta": S.META,
+    return {"experiment": "instruments", "meta": synth.META,
             "config": {"rounds": 5, "cpu": "0", "perf": "/usr/bin/perf" if perf else None},
             "instruments": insts, "runs": runs}
 
 
 def handoff(m2_ns, wall_ns=None):
     """handoff.json with five rounds of m=2 threads at m2_ns CPU (and wall_ns wall) each."""
-    doc = S.handoff(thread_ns=lambda m: m2_ns if m == 2 else 700 + 150 * m)
+    doc = synth.handoff(thread_ns=lambda m: m2_ns if m == 2 else 700 + 150 * m)
     doc["runs"] = [dict(r, round=i, cpu_ns_per_handoff=v,
                         wall_ns_per_handoff=wall_ns if wall_ns else v)
                    for r in doc["runs"] if r["kind"] == "thread" and r["contexts"] == 2
@@ -69,16 +68,16 @@ def handoff(m2_ns, wall_ns=None):
     return doc
 
 
-class Section(S.SyntheticRuns):
+class Section(synth.SyntheticRuns):
     def run_of(self, **docs):
-        base = {"switch": S.repeated(S.switch(switch_ns=SWITCH_NS, syscall=SYSCALL_NS),
+        base = {"switch": synth.repeated(synth.switch(switch_ns=SWITCH_NS, syscall=SYSCALL_NS),
                                      rel=0.01, n=5),
                 "handoff": handoff(PINGPONG_NS)}
         base.update(docs)
         return self.new_folder(**base)
 
     def section(self, **docs):
-        return "\n".join(I.instruments_section(D.Run(self.run_of(**docs))))
+        return "\n".join(instruments_section.instruments_section(D.Run(self.run_of(**docs))))
 
     def disagreements(self, text):
         """The table's rows that read "disagree" and the notes that explain one (the intro
@@ -126,7 +125,7 @@ class Section(S.SyntheticRuns):
         self.assertIn("the two clocks can account for the gap", text)
 
     def test_one_sample_of_ours_is_taken_as_five_percent(self):
-        text = self.section(instruments=instruments(), handoff=S.handoff(
+        text = self.section(instruments=instruments(), handoff=synth.handoff(
             thread_ns=lambda m: PINGPONG_NS * 1.03))
         row = self.rows(text)["perf_sched_pipe / C15 hand-off, m=2 threads (handoff.json, "
                               "CPU time)"]
@@ -146,7 +145,7 @@ class Section(S.SyntheticRuns):
 
     def test_report_carries_the_section(self):
         folder = self.run_of(instruments=instruments(switch_factor=1.3))
-        self.assertEqual(R.main([str(folder), "--no-charts", "--no-reference"]), 0)
+        self.assertEqual(report.main([str(folder), "--no-charts", "--no-reference"]), 0)
         text = (folder / "REPORT.md").read_text()
         self.assertIn("## Independent instruments beside ours", text)
         # REPORT.md gives the section's first paragraph; its table is REPORT.html's.
@@ -155,9 +154,9 @@ class Section(S.SyntheticRuns):
         self.assertTrue(self.disagreements(section))
 
     def test_fields_are_documented(self):
-        page = TR.PAGE.read_text()
+        page = test_results.PAGE.read_text()
         for doc in (instruments(), instruments(perf=False)):
-            self.assertEqual(TR.undocumented(page, "instruments.json",
+            self.assertEqual(test_results.undocumented(page, "instruments.json",
                                              json.loads(json.dumps(doc))), [])
 
 

@@ -1,28 +1,34 @@
 #!/usr/bin/python3
 """plots/ imports run one way (data, figures, claims, then charts and the report sections,
 then the document, compare, the page and the command line), without a cycle, and no module
-outgrows a reader: every non-test Python file stays within 500 lines."""
+outgrows a reader: every non-test Python file stays within 500 lines. harness/'s modules are
+reached through plots/harness_api.py alone, and no plots module changes sys.path."""
 import ast
 import unittest
 from pathlib import Path
 
 PLOTS = Path(__file__).resolve().parent.parent
+HARNESS = PLOTS.parent / "harness"
 MAX_LINES = 500
+# The one module that imports harness/'s (on the PYTHONPATH beside plots/).
+HARNESS_API = "harness_api"
 
 # Each module's layer: a module imports only from lower layers, or from its own package.
 LAYERS = [
+    {"harness_api", "formatting"},
     {"validate", "pointdata", "peerdata"},
     {"data", "export"},
     {"figures"},
+    {"switch_figures"},
     {"verdict"},
     {"claims"},
     {"charts", "sections", "reference", "glossary"},
     {"claims_table"},
-    {"compare"},
-    {"summary"},
+    {"compare_diff"},
+    {"summary", "compare_charts"},
     {"document"},
     {"page"},
-    {"report", "slides"},
+    {"report", "slides", "compare"},
 ]
 
 
@@ -57,6 +63,23 @@ def imports(path, known):
                 pkg = head.value.rstrip(".")
                 found |= {m for m in known if m.startswith(pkg + ".")}
     return {m for m in found if m in known}
+
+
+def top_names(path):
+    """The top-level names a file imports (`a` of `import a.b` and `from a.b import c`)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+def harness_modules(root=HARNESS):
+    """The names harness/ offers on the path: its modules and its packages."""
+    return {p.stem for p in root.glob("*.py")} | \
+        {p.parent.name for p in root.glob("*/__init__.py") if p.parent.name != "tests"}
 
 
 def graph(root=PLOTS):
@@ -110,6 +133,17 @@ class Layout(unittest.TestCase):
         big = {str(p.relative_to(PLOTS)): n for p in modules().values()
                if (n := len(p.read_text().splitlines())) > MAX_LINES}
         self.assertEqual(big, {})
+
+    def test_harness_reached_through_one_module(self):
+        offered = harness_modules()
+        self.assertIn("stats", offered)  # the finder sees harness/'s modules
+        wrong = {m: sorted(top_names(p) & offered) for m, p in modules().items()
+                 if m != HARNESS_API and top_names(p) & offered}
+        self.assertEqual(wrong, {})
+
+    def test_no_module_changes_the_path(self):
+        changed = [m for m, p in modules().items() if "sys.path" in p.read_text()]
+        self.assertEqual(changed, [])
 
     def test_the_cycle_finder_finds_one(self):
         self.assertEqual(cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}), ["a", "b", "c", "a"])

@@ -19,8 +19,8 @@ import claims  # noqa: E402
 import data as D  # noqa: E402
 import document  # noqa: E402
 import glossary  # noqa: E402
-import page as P  # noqa: E402
-import synth as S  # noqa: E402
+import page  # noqa: E402
+import synth  # noqa: E402
 
 
 class Elements(HTMLParser):
@@ -73,16 +73,16 @@ def check_page(test, text):
 
 class Markdown(unittest.TestCase):
     def test_inline_escapes_text_and_keeps_code_literal(self):
-        self.assertEqual(P.inline("a < b & `x**y**<z>` **bold `c`** [C1](#c1)"),
+        self.assertEqual(page.inline("a < b & `x**y**<z>` **bold `c`** [C1](#c1)"),
                          "a &lt; b &amp; <code>x**y**&lt;z&gt;</code> "
                          "<strong>bold <code>c</code></strong> <a href=\"#c1\">C1</a>")
-        self.assertEqual(P.inline('[x"y](a"b.png)'), '<a href="a&quot;b.png">x&quot;y</a>')
+        self.assertEqual(page.inline('[x"y](a"b.png)'), '<a href="a&quot;b.png">x&quot;y</a>')
 
     def test_blocks(self):
         lines = ["## What: x86_64 & aarch64", "", "one", "two", "", "- a", "  - b", "- c", "",
                  "| k | v |", "|---|---|", "| <1> | **2** |", "", "![star_ring](star_ring.png)",
                  "### sub", ""]
-        got = P.blocks(lines, lambda stem: f"[figure {stem}]")
+        got = page.blocks(lines, lambda stem: f"[figure {stem}]")
         self.assertEqual(got.split("\n"), [
             '<h2 id="what-x86_64--aarch64">What: x86_64 &amp; aarch64</h2>',
             "<p>one two</p>",
@@ -93,16 +93,16 @@ class Markdown(unittest.TestCase):
             '<h3 id="sub">sub</h3>'])
 
     def test_slug_matches_the_markdown_links(self):
-        self.assertEqual(P.slug("C10"), "c10")
-        self.assertEqual(P.slug("Ramp-up"), "ramp-up")
-        self.assertEqual(P.slug("Architectures: x86_64 and aarch64"),
+        self.assertEqual(page.slug("C10"), "c10")
+        self.assertEqual(page.slug("Ramp-up"), "ramp-up")
+        self.assertEqual(page.slug("Architectures: x86_64 and aarch64"),
                          "architectures-x86_64-and-aarch64")
 
     def test_inline_svg_gets_ids_of_its_own(self):
         svg = ('<?xml version="1.0"?>\n<!DOCTYPE svg>\n<svg width="10pt" height="5pt" '
                'viewBox="0 0 10 5"><metadata>m</metadata><defs><clipPath id="c1"/>'
                '<path id="g"/></defs><g clip-path="url(#c1)"><use xlink:href="#g"/></g></svg>')
-        self.assertEqual(P.inline_svg(svg, "x-0-"),
+        self.assertEqual(page.inline_svg(svg, "x-0-"),
                          '<svg viewBox="0 0 10 5"><defs><clipPath id="x-0-c1"/><path id="x-0-g"/>'
                          '</defs><g clip-path="url(#x-0-c1)"><use xlink:href="#x-0-g"/></g></svg>')
 
@@ -117,7 +117,7 @@ class Page(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory(prefix="page-test-")
-        cls.folder = S.full(Path(cls.tmp.name) / "run")
+        cls.folder = synth.full(Path(cls.tmp.name) / "run")
         charts.draw_all(cls.folder)
 
     @classmethod
@@ -126,7 +126,7 @@ class Page(unittest.TestCase):
 
     def test_whole_report(self):
         report = document.build(D.Run(self.folder), D.Run(self.folder))
-        text = P.render(report)
+        text = page.render(report)
         check_page(self, text)
         e = parse(text)
         links = {a["href"] for t, a in e.tags if t == "a"}
@@ -135,12 +135,12 @@ class Page(unittest.TestCase):
             for stem in c.CHARTS:
                 self.assertIn(f"#fig-{stem}", links)
         self.assertIn("<th>reference</th>", text)
-        self.assertIn(P.inline(report.results["C1"]["rule"]), text)
+        self.assertIn(page.inline(report.results["C1"]["rule"]), text)
 
     def test_a_chart_without_svg_says_so(self):
         (self.folder / "star_ring.svg").rename(self.folder / "kept.svg")
         try:
-            text = P.render(document.build(D.Run(self.folder)))
+            text = page.render(document.build(D.Run(self.folder)))
         finally:
             (self.folder / "kept.svg").rename(self.folder / "star_ring.svg")
         self.assertIn("not run: star_ring.svg is not in this run folder", text)

@@ -9,20 +9,19 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
-sys.path.insert(0, str(HERE.parent.parent / "harness"))
 import charts  # noqa: E402
 import compare  # noqa: E402
 import data as D  # noqa: E402
-import synth as S  # noqa: E402
-from tools import history  # noqa: E402
+import synth  # noqa: E402
+import history  # noqa: E402
 from sections import peers as section  # noqa: E402
 
-class Section(S.SyntheticRuns):
+class Section(synth.SyntheticRuns):
     def text(self, **docs):
         return "\n".join(section.peers_section(D.Run(self.new_folder(**docs))))
 
     def test_from_peers(self):
-        t = self.text(peers=S.peers(levels=(100, 2000)))
+        t = self.text(peers=synth.peers(levels=(100, 2000)))
         self.assertIn("## Beside the runtimes people already use", t)
         self.assertIn("`peers.json`, medians of 5 interleaved rounds", t)
         # 4.0 us against asio-coro's 6.5: 0.615, its interval beside it.
@@ -31,12 +30,12 @@ class Section(S.SyntheticRuns):
         self.assertIn("| 2000 | pth | coroutine | not run: pth serves at most 1008 connections",
                       t)
         rows = [ln for ln in t.splitlines() if ln.startswith("| 100 |")]
-        self.assertEqual([r.split("|")[2].strip() for r in rows], [n for n, _, _ in S.PEERS])
+        self.assertEqual([r.split("|")[2].strip() for r in rows], [n for n, _, _ in synth.PEERS])
 
     def test_from_fiberio_when_peers_did_not_run(self):
-        skipped = {"experiment": "peers", "meta": S.META, "status": "not run",
+        skipped = {"experiment": "peers", "meta": synth.META, "status": "not run",
                    "reason": "quick preset"}
-        fio = S.fiberio()
+        fio = synth.fiberio()
         rows = fio["summary"]
         rows.append(dict(next(r for r in rows if r["variant"] == "epoll"), variant="libuv"))
         t = self.text(peers=skipped, fiberio=fio)
@@ -44,7 +43,7 @@ class Section(S.SyntheticRuns):
         self.assertIn("| 100 | fiber | ours |", t)
         self.assertIn("| 100 | libuv | callback |", t)
         # fiberio without any peer (its quick preset): nothing to show.
-        t = self.text(peers=skipped, fiberio=S.fiberio())
+        t = self.text(peers=skipped, fiberio=synth.fiberio())
         self.assertIn("not run: peers not run: quick preset; fiberio measured no peer either", t)
 
     def test_not_run_without_either(self):
@@ -52,19 +51,19 @@ class Section(S.SyntheticRuns):
         self.assertIn("not run: peers.json not in the run folder", t)
 
 
-class Chart(S.SyntheticRuns):
+class Chart(synth.SyntheticRuns):
     def test_drawn_with_data_and_not_run_without(self):
-        ok = self.new_folder(peers=S.peers())
+        ok = self.new_folder(peers=synth.peers())
         self.assertEqual(charts.draw_all(ok, only=["peers"]), {"peers": "ok"})
         self.assertTrue((ok / "peers.png").exists())
         empty = self.new_folder(peers=None, fiberio=None)
         self.assertEqual(charts.draw_all(empty, only=["peers"]), {"peers": "not run"})
 
 
-class CompareAndHistory(S.SyntheticRuns):
+class CompareAndHistory(synth.SyntheticRuns):
     def test_compare_sets_the_peers_side_by_side(self):
-        a = D.Run(self.new_folder(peers=S.peers()))
-        b = D.Run(self.new_folder(peers=S.peers()))
+        a = D.Run(self.new_folder(peers=synth.peers()))
+        b = D.Run(self.new_folder(peers=synth.peers()))
         text = "\n".join(compare.build(a, b)[0])
         self.assertIn("## Peers", text)
         self.assertIn("| peers 100 conns: CPU, fiber/pth | 0.286 x", text)
@@ -72,7 +71,7 @@ class CompareAndHistory(S.SyntheticRuns):
             D.Run(self.new_folder(peers=None)), D.Run(self.new_folder(peers=None)))[0]))
 
     def test_history_reads_each_round_of_the_ratios(self):
-        figs = history.from_peers(S.peers())
+        figs = history.from_peers(synth.peers())
         f = figs["peers/1000/cpu fiber/asio-coro"]
         self.assertAlmostEqual(f.value, 4.0 / 6.5)
         self.assertEqual(f.n, 5)

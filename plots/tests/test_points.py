@@ -11,11 +11,11 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 import data as D  # noqa: E402
-import synth as S  # noqa: E402
+import synth  # noqa: E402
 
 
 def point(**load):
-    p = S.point("thread", "pingpong", 100, 10000)
+    p = synth.point("thread", "pingpong", 100, 10000)
     p["load"].update(load)
     return p
 
@@ -46,7 +46,7 @@ class PointStatus(unittest.TestCase):
     def test_out_of_fds_is_a_limit(self):
         status, why = D.point_status(point(requests=1000, errors={"fd_exhausted": 800}))
         self.assertEqual(status, "limit")
-        p = S.point("fiber", "churn", 10000, 0)
+        p = synth.point("fiber", "churn", 10000, 0)
         p.update(status="not run", reason="needs 20002 fds, RLIMIT_NOFILE allows 20000")
         self.assertEqual(D.point_status(p)[0], "limit")
 
@@ -59,7 +59,7 @@ class PointStatus(unittest.TestCase):
         saturated = point(cpu={"saturated": True})
         saturated["conns"] = 1000
         with tempfile.TemporaryDirectory() as tmp:
-            run = D.Run(S.write(tmp, sweep={"experiment": "echo sweep", "meta": S.META,
+            run = D.Run(synth.write(tmp, sweep={"experiment": "echo sweep", "meta": synth.META,
                                             "points": [point(), saturated]}))
         self.assertEqual([p["conns"] for p in D.ok_points(run, "thread", "pingpong")], [100])
         self.assertEqual([p["conns"] for p in D.ok_points(run, "thread", "pingpong",

@@ -14,15 +14,15 @@ import charts.style  # noqa: E402,F401  (Agg before pyplot)
 import matplotlib.pyplot as plt  # noqa: E402
 
 import data as D  # noqa: E402
-import synth as S  # noqa: E402
-from charts import sweep as CS  # noqa: E402
+import synth  # noqa: E402
+from charts import sweep as sweep_chart  # noqa: E402
 from sections import points  # noqa: E402
 
 
 def flagged_run(tmp):
     """A synthetic run whose sweep has one client-bound, one failed and one limit point (as
     the drivers now write them), and an engines run classified contended."""
-    folder = S.full(Path(tmp) / "run")
+    folder = synth.full(Path(tmp) / "run")
     run = D.Run(folder)
     pts = run.get("sweep")["points"]
     th = [p for p in pts if p["model"] == "thread" and p["mode"] == "pingpong"]
@@ -52,7 +52,7 @@ class Section(unittest.TestCase):
 
     def test_clean_run_says_so(self):
         with tempfile.TemporaryDirectory(prefix="points-") as tmp:
-            run = D.Run(S.full(Path(tmp) / "run"))
+            run = D.Run(synth.full(Path(tmp) / "run"))
             mc = run.get("maxconns")
             mc["points"] = [p for p in mc["points"] if p["status"] == "ok"]
             text = "\n".join(points.points_section(run))
@@ -77,7 +77,7 @@ class ChartMarks(unittest.TestCase):
         with tempfile.TemporaryDirectory(prefix="points-") as tmp:
             run, th = flagged_run(tmp)
             fig = plt.figure()
-            CS.sweep_throughput(run, fig)
+            sweep_chart.sweep_throughput(run, fig)
         ax = fig.axes[0]
         labels = [t.get_text() for t in ax.get_legend().get_texts()]
         self.assertIn(charts.style.FLAGGED_LABEL, labels)

@@ -13,15 +13,14 @@ import claims  # noqa: E402
 import data as D  # noqa: E402
 import document  # noqa: E402
 import reference  # noqa: E402
-import synth as S  # noqa: E402
+import synth  # noqa: E402
 import verdict as V  # noqa: E402
 from sections import completion, hooks  # noqa: E402
 
-sys.path.insert(0, str(HERE.parent.parent / "harness"))
-import suite as SUITE  # noqa: E402
+import suite as harness_suite  # noqa: E402
 
 
-class Verdicts(S.SyntheticRuns):
+class Verdicts(synth.SyntheticRuns):
     def run_with(self, **docs):
         """A full synthetic run with some documents replaced (None: left out)."""
         return D.Run(self.new_folder(**docs))
@@ -31,22 +30,22 @@ class Verdicts(S.SyntheticRuns):
 
     def test_c14(self):
         def sw(growth):
-            return S.repeated(S.switch(ctl_growth=growth, ctl_levels=(10, 100, 1000, 10000, 19000)),
+            return synth.repeated(synth.switch(ctl_growth=growth, ctl_levels=(10, 100, 1000, 10000, 19000)),
                               rel=0.02, n=5)
         c14 = claims.by_id("C14").verdict
         self.assertEqual(self.verdict(c14, switch=sw(1.2)), V.HOLDS)
         # The pair grows logarithmically but churn does not pay for it: only one shows.
-        self.assertEqual(self.verdict(c14, switch=sw(1.2), scale=S.scale(churn_growth=0.9)), V.PARTLY)
-        self.assertEqual(self.verdict(c14, switch=sw(0.9), scale=S.scale(churn_growth=0.9)), V.NOT)
+        self.assertEqual(self.verdict(c14, switch=sw(1.2), scale=synth.scale(churn_growth=0.9)), V.PARTLY)
+        self.assertEqual(self.verdict(c14, switch=sw(0.9), scale=synth.scale(churn_growth=0.9)), V.NOT)
         # Faster than logarithmic growth (here linear-like, 50x) contradicts the tree.
         self.assertEqual(self.verdict(c14, switch=sw(50.0)), V.NOT)
         self.assertEqual(self.verdict(c14, switch=None), V.NOTRUN)
 
     def test_c16(self):
         self.assertEqual(self.verdict(claims.by_id("C16").verdict), V.HOLDS)
-        self.assertEqual(self.verdict(claims.by_id("C16").verdict, scale=S.scale(poll_growth=2.0)), V.PARTLY)
-        self.assertEqual(self.verdict(claims.by_id("C16").verdict, scale=S.scale(epoll_growth=2.0)), V.PARTLY)
-        self.assertEqual(self.verdict(claims.by_id("C16").verdict, scale=S.scale(poll_growth=1.1)), V.NOT)
+        self.assertEqual(self.verdict(claims.by_id("C16").verdict, scale=synth.scale(poll_growth=2.0)), V.PARTLY)
+        self.assertEqual(self.verdict(claims.by_id("C16").verdict, scale=synth.scale(epoll_growth=2.0)), V.PARTLY)
+        self.assertEqual(self.verdict(claims.by_id("C16").verdict, scale=synth.scale(poll_growth=1.1)), V.NOT)
         self.assertEqual(self.verdict(claims.by_id("C16").verdict, scale=None), V.NOTRUN)
         text = "\n".join(claims.by_id("C16").verdict(self.run_with())["measured"])
         self.assertIn("| select | 4 | 30 | FD_SETSIZE |", text)
@@ -54,7 +53,7 @@ class Verdicts(S.SyntheticRuns):
     def test_c16_pairs_client_bound_rounds(self):
         # CPU per request stands on a round where echo-load was the bottleneck; a contended
         # round (other jobs) does not pair.
-        doc = S.scale()
+        doc = synth.scale()
         for r in range(5):
             for cfg, level, us in (("poll", 0, 4.0), ("poll", 10000, 400.0 + r),
                                    ("merged", 0, 4.0), ("merged", 10000, 4.0 + 0.01 * r)):
@@ -74,9 +73,9 @@ class Verdicts(S.SyntheticRuns):
 
     def test_c1(self):
         self.assertEqual(self.verdict(claims.by_id("C1").verdict), V.HOLDS)
-        self.assertEqual(self.verdict(claims.by_id("C1").verdict, switch=S.switch(ring_factor=1.2)), V.NOT)
+        self.assertEqual(self.verdict(claims.by_id("C1").verdict, switch=synth.switch(ring_factor=1.2)), V.NOT)
         # ucontext's ring slower at both fiber counts, the others faster: 6 of 8 = 75%.
-        sw = S.switch()
+        sw = synth.switch()
         for b in sw["benchmarks"]:
             if b["run_name"].startswith("sched/ring/ucontext/"):
                 b["cpu_time"] = b["real_time"] = 1e4
@@ -84,34 +83,34 @@ class Verdicts(S.SyntheticRuns):
         self.assertEqual(self.verdict(claims.by_id("C1").verdict, switch=None), V.NOTRUN)
 
     def test_c2(self):
-        self.assertEqual(self.verdict(claims.by_id("C2").verdict, engines=S.engines(ratio=1.3)), V.HOLDS)
-        self.assertEqual(self.verdict(claims.by_id("C2").verdict, engines=S.engines(ratio=1.08)), V.PARTLY)
-        self.assertEqual(self.verdict(claims.by_id("C2").verdict, engines=S.engines(ratio=0.9,
+        self.assertEqual(self.verdict(claims.by_id("C2").verdict, engines=synth.engines(ratio=1.3)), V.HOLDS)
+        self.assertEqual(self.verdict(claims.by_id("C2").verdict, engines=synth.engines(ratio=1.08)), V.PARTLY)
+        self.assertEqual(self.verdict(claims.by_id("C2").verdict, engines=synth.engines(ratio=0.9,
                                                                       cpu_ratio=1.3)), V.PARTLY)
-        self.assertEqual(self.verdict(claims.by_id("C2").verdict, engines=S.engines(ratio=0.9,
+        self.assertEqual(self.verdict(claims.by_id("C2").verdict, engines=synth.engines(ratio=0.9,
                                                                       cpu_ratio=1.0)), V.NOT)
         self.assertEqual(self.verdict(claims.by_id("C2").verdict, engines=None), V.NOTRUN)
 
     def test_c3(self):
         self.assertEqual(self.verdict(claims.by_id("C3").verdict), V.HOLDS)
-        self.assertEqual(self.verdict(claims.by_id("C3").verdict, engines=S.engines(naive_ctl=1.7)), V.PARTLY)
-        self.assertEqual(self.verdict(claims.by_id("C3").verdict, engines=S.engines(naive_ctl=1.0)), V.NOT)
+        self.assertEqual(self.verdict(claims.by_id("C3").verdict, engines=synth.engines(naive_ctl=1.7)), V.PARTLY)
+        self.assertEqual(self.verdict(claims.by_id("C3").verdict, engines=synth.engines(naive_ctl=1.0)), V.NOT)
 
     def test_c4(self):
         self.assertEqual(self.verdict(claims.by_id("C4").verdict), V.HOLDS)
-        slow_setjmp = S.switch({"asm": 5.0, "setjmp": 150.0, "ucontext": 280.0})
+        slow_setjmp = synth.switch({"asm": 5.0, "setjmp": 150.0, "ucontext": 280.0})
         self.assertEqual(self.verdict(claims.by_id("C4").verdict, switch=slow_setjmp), V.PARTLY)
-        self.assertEqual(self.verdict(claims.by_id("C4").verdict, props=S.props(uc_syscalls=0.0)), V.NOT)
+        self.assertEqual(self.verdict(claims.by_id("C4").verdict, props=synth.props(uc_syscalls=0.0)), V.NOT)
         self.assertEqual(self.verdict(claims.by_id("C4").verdict, props=None), V.NOTRUN)
 
     def test_c5(self):
-        self.assertEqual(self.verdict(claims.by_id("C5").verdict, switch=S.switch({"asm": 40.0}, call=2.0)),
+        self.assertEqual(self.verdict(claims.by_id("C5").verdict, switch=synth.switch({"asm": 40.0}, call=2.0)),
                          V.HOLDS)
         self.assertEqual(self.verdict(claims.by_id("C5").verdict), V.PARTLY)  # 5 ns switch, 1.4 ns call
-        self.assertEqual(self.verdict(claims.by_id("C5").verdict, switch=S.switch({"asm": 4.0}, call=10.0)),
+        self.assertEqual(self.verdict(claims.by_id("C5").verdict, switch=synth.switch({"asm": 4.0}, call=10.0)),
                          V.NOT)
         # The floor rows are references: never the fastest backend, always shown as a ratio.
-        sw = S.switch({"asm": 40.0}, call=2.0, floors={"floor-fp": 0.5, "floor": 0.4})
+        sw = synth.switch({"asm": 40.0}, call=2.0, floors={"floor-fp": 0.5, "floor": 0.4})
         run = self.run_with(switch=sw)
         res = claims.by_id("C5").verdict(run)
         self.assertEqual(res["verdict"], V.HOLDS)
@@ -120,67 +119,67 @@ class Verdicts(S.SyntheticRuns):
 
     def test_c6(self):
         collapse = {1: 1000, 4: 5000, 100: 4600, 500: 1700}
-        self.assertEqual(self.verdict(claims.by_id("C6").verdict, sweep=S.sweep(thread=collapse,
+        self.assertEqual(self.verdict(claims.by_id("C6").verdict, sweep=synth.sweep(thread=collapse,
                                                                   fork={1: 400, 100: 320})),
                          V.HOLDS)
         self.assertEqual(self.verdict(claims.by_id("C6").verdict), V.PARTLY)  # rises, no collapse, fork low
         flat = {1: 5000, 10: 5000, 100: 5000}
-        self.assertEqual(self.verdict(claims.by_id("C6").verdict, sweep=S.sweep(thread=flat,
+        self.assertEqual(self.verdict(claims.by_id("C6").verdict, sweep=synth.sweep(thread=flat,
                                                                   fork={1: 5000})), V.NOT)
         self.assertEqual(self.verdict(claims.by_id("C6").verdict, sweep=None), V.NOTRUN)
 
     def test_c7(self):
         self.assertEqual(self.verdict(claims.by_id("C7").verdict), V.NOTRUN)  # no level >= 5000
-        high = [S.point("thread", "pingpong", 10000, 5000, errors=3),
+        high = [synth.point("thread", "pingpong", 10000, 5000, errors=3),
                 {"model": "fork", "mode": "pingpong", "conns": 10000, "status": "not run",
                  "reason": "pids"}]
         thread = {1: 10000, 100: 40000, 1000: 39000, 2000: 15000}
-        self.assertEqual(self.verdict(claims.by_id("C7").verdict, sweep=S.sweep(thread=thread, extra=high)),
+        self.assertEqual(self.verdict(claims.by_id("C7").verdict, sweep=synth.sweep(thread=thread, extra=high)),
                          V.HOLDS)
-        good = [S.point("thread", "pingpong", 10000, 39000),
-                S.point("fork", "pingpong", 10000, 3000)]
-        self.assertEqual(self.verdict(claims.by_id("C7").verdict, sweep=S.sweep(extra=good)), V.NOT)
-        unheld = [dict(S.point("thread", "pingpong", 10000, 39000),
+        good = [synth.point("thread", "pingpong", 10000, 39000),
+                synth.point("fork", "pingpong", 10000, 3000)]
+        self.assertEqual(self.verdict(claims.by_id("C7").verdict, sweep=synth.sweep(extra=good)), V.NOT)
+        unheld = [dict(synth.point("thread", "pingpong", 10000, 39000),
                        server={"max_concurrent": 3500}),
-                  dict(S.point("fork", "pingpong", 10000, 3000),
+                  dict(synth.point("fork", "pingpong", 10000, 3000),
                        server={"max_concurrent": 10000})]
-        self.assertEqual(self.verdict(claims.by_id("C7").verdict, sweep=S.sweep(extra=unheld)), V.PARTLY)
-        half = [S.point("thread", "pingpong", 10000, 39000),
-                S.point("fork", "pingpong", 10000, 3000, errors=5)]
-        self.assertEqual(self.verdict(claims.by_id("C7").verdict, sweep=S.sweep(extra=half)), V.PARTLY)
+        self.assertEqual(self.verdict(claims.by_id("C7").verdict, sweep=synth.sweep(extra=unheld)), V.PARTLY)
+        half = [synth.point("thread", "pingpong", 10000, 39000),
+                synth.point("fork", "pingpong", 10000, 3000, errors=5)]
+        self.assertEqual(self.verdict(claims.by_id("C7").verdict, sweep=synth.sweep(extra=half)), V.PARTLY)
 
     def test_c7_reads_the_ok_repetitions_of_a_client_bound_point(self):
         def fork_top(statuses):
-            p = S.point("fork", "pingpong", 10000, 700)
+            p = synth.point("fork", "pingpong", 10000, 700)
             p["rounds"] = [{"round": i, "status": st, "requests_per_sec": 700.0 + i,
                             "p99_us": 5e5, "reasons": [] if st == "ok" else ["saturated"]}
                            for i, st in enumerate(statuses)]
             p["status"], p["reasons"] = "client-bound", ["round 5: echo-load saturated"]
             return p
-        good = S.point("thread", "pingpong", 10000, 39000)
+        good = synth.point("thread", "pingpong", 10000, 39000)
         c7 = claims.by_id("C7").verdict
         # Four ok repetitions far below fork's peak (3,000): fork fails; thread works; thread
         # does not degrade past 1,000: one sub-claim of three.
         four = fork_top(["ok", "ok", "ok", "ok", "client-bound"])
-        self.assertEqual(self.verdict(c7, sweep=S.sweep(extra=[good, four])), V.PARTLY)
+        self.assertEqual(self.verdict(c7, sweep=synth.sweep(extra=[good, four])), V.PARTLY)
         # Two ok repetitions: its throughput is not read, fork is not shown to fail.
         two = fork_top(["ok", "client-bound", "ok", "client-bound", "client-bound"])
-        self.assertEqual(self.verdict(c7, sweep=S.sweep(extra=[good, two])), V.NOT)
+        self.assertEqual(self.verdict(c7, sweep=synth.sweep(extra=[good, two])), V.NOT)
 
     def test_c8(self):
         self.assertEqual(self.verdict(claims.by_id("C8").verdict), V.HOLDS)
         # The kernel's part counts: 10 KiB of user memory but 1.5 MiB of kernel memory.
-        self.assertEqual(self.verdict(claims.by_id("C8").verdict, sweep=S.sweep(thread_kernel=1500.0)),
+        self.assertEqual(self.verdict(claims.by_id("C8").verdict, sweep=synth.sweep(thread_kernel=1500.0)),
                          V.PARTLY)
         lines = claims.by_id("C8").verdict(self.run_with())["measured"]
         self.assertTrue(any("KernelStack" in ln and "user (PSS)" in ln for ln in lines), lines)
-        self.assertEqual(self.verdict(claims.by_id("C8").verdict, sweep=S.sweep(thread_rss=2000.0)), V.PARTLY)
-        self.assertEqual(self.verdict(claims.by_id("C8").verdict, sweep=S.sweep(thread_rss=8000.0)), V.NOT)
+        self.assertEqual(self.verdict(claims.by_id("C8").verdict, sweep=synth.sweep(thread_rss=2000.0)), V.PARTLY)
+        self.assertEqual(self.verdict(claims.by_id("C8").verdict, sweep=synth.sweep(thread_rss=8000.0)), V.NOT)
         self.assertEqual(self.verdict(claims.by_id("C8").verdict, sweep=None), V.NOTRUN)
 
     def test_c8_reads_memory_of_every_repetition(self):
         def thread_top(user, kernel):
-            p = S.point("thread", "pingpong", 10000, 39000, rss_kb=user[0], kernel_kb=kernel[0])
+            p = synth.point("thread", "pingpong", 10000, 39000, rss_kb=user[0], kernel_kb=kernel[0])
             p["rounds"] = [{"round": i, "status": "ok", "requests_per_sec": 39000,
                             "memory": {"rss_per_conn_kb": u, "pss_per_conn_kb": u,
                                        "kernel_per_conn_kb": k}}
@@ -188,7 +187,7 @@ class Verdicts(S.SyntheticRuns):
             return [p]
         c8 = claims.by_id("C8").verdict
         steady = thread_top([10.0, 11.0, 12.0, 10.5, 11.5], [20.0, 21.0, 22.0, 20.5, 21.5])
-        r = c8(self.run_with(sweep=S.sweep(extra=steady)))
+        r = c8(self.run_with(sweep=synth.sweep(extra=steady)))
         total = next(f for f in r["figures"] if f["name"].startswith("thread memory per conn"))
         self.assertEqual(total["n"], 5)
         self.assertLess(total["low"], total["high"])
@@ -196,28 +195,28 @@ class Verdicts(S.SyntheticRuns):
         # Repetitions whose window held no kernel reading are left out of the total, not the
         # whole point's repetitions.
         gaps = thread_top([10.0, 11.0, 12.0, 10.5, 11.5], [20.0, None, 22.0, None, 21.5])
-        r = c8(self.run_with(sweep=S.sweep(extra=gaps)))
+        r = c8(self.run_with(sweep=synth.sweep(extra=gaps)))
         total = next(f for f in r["figures"] if f["name"].startswith("thread memory per conn"))
         self.assertEqual(total["n"], 3)
         # Repetitions on both sides of 1 MiB: no single repetition may decide.
         split = thread_top([600.0, 900.0, 1000.0, 1100.0, 1400.0], [10.0] * 5)
-        self.assertEqual(self.verdict(c8, sweep=S.sweep(extra=split)), V.INCONCLUSIVE)
+        self.assertEqual(self.verdict(c8, sweep=synth.sweep(extra=split)), V.INCONCLUSIVE)
 
     def test_c7_reads_the_window_and_shows_the_ramp_up(self):
         # Ramp-up errors alone do not make a model fail; they are listed beside.
-        high = [S.point("thread", "pingpong", 10000, 39000, ramp_errors=40, ramp_s=12.0),
-                S.point("fork", "pingpong", 10000, 3000)]
-        r = claims.by_id("C7").verdict(self.run_with(sweep=S.sweep(extra=high)))
+        high = [synth.point("thread", "pingpong", 10000, 39000, ramp_errors=40, ramp_s=12.0),
+                synth.point("fork", "pingpong", 10000, 3000)]
+        r = claims.by_id("C7").verdict(self.run_with(sweep=synth.sweep(extra=high)))
         self.assertEqual(r["verdict"], V.NOT)
         self.assertTrue(any("40 ramp-up errors" in ln for ln in r["measured"]), r["measured"])
 
     def test_c15(self):
         self.assertEqual(self.verdict(claims.by_id("C15").verdict), V.HOLDS)
-        step = S.handoff(thread_ns=lambda m: 700 if m < 4096 else 3000)  # a jump, not log m
+        step = synth.handoff(thread_ns=lambda m: 700 if m < 4096 else 3000)  # a jump, not log m
         self.assertEqual(self.verdict(claims.by_id("C15").verdict, handoff=step), V.PARTLY)
-        flat = S.handoff(thread_ns=lambda m: 700 + m / 1e4)
+        flat = synth.handoff(thread_ns=lambda m: 700 + m / 1e4)
         self.assertEqual(self.verdict(claims.by_id("C15").verdict, handoff=flat), V.NOT)
-        self.assertEqual(self.verdict(claims.by_id("C15").verdict, handoff=S.handoff(levels=(2, 16))),
+        self.assertEqual(self.verdict(claims.by_id("C15").verdict, handoff=synth.handoff(levels=(2, 16))),
                          V.NOTRUN)
         self.assertEqual(self.verdict(claims.by_id("C15").verdict, handoff=None), V.NOTRUN)
 
@@ -232,60 +231,60 @@ class Verdicts(S.SyntheticRuns):
         self.assertIn("not run", text[text.index("## Slow clients"):])
 
     def test_c9(self):
-        self.assertEqual(self.verdict(claims.by_id("C9").verdict, switch=S.switch(syscall=10.0)), V.HOLDS)
+        self.assertEqual(self.verdict(claims.by_id("C9").verdict, switch=synth.switch(syscall=10.0)), V.HOLDS)
         self.assertEqual(self.verdict(claims.by_id("C9").verdict), V.PARTLY)  # 400 cycles on a VM
-        self.assertEqual(self.verdict(claims.by_id("C9").verdict, props=S.props(virtualized=False)), V.NOT)
+        self.assertEqual(self.verdict(claims.by_id("C9").verdict, props=synth.props(virtualized=False)), V.NOT)
 
     def test_c10(self):
         self.assertEqual(self.verdict(claims.by_id("C10").verdict), V.PARTLY)
-        self.assertEqual(self.verdict(claims.by_id("C10").verdict, maxconns=S.maxconns(target=19900)),
+        self.assertEqual(self.verdict(claims.by_id("C10").verdict, maxconns=synth.maxconns(target=19900)),
                          V.HOLDS)
-        self.assertEqual(self.verdict(claims.by_id("C10").verdict, maxconns=S.maxconns(errors=4)), V.NOT)
-        self.assertEqual(self.verdict(claims.by_id("C10").verdict, maxconns=S.maxconns(target=10 ** 7)),
+        self.assertEqual(self.verdict(claims.by_id("C10").verdict, maxconns=synth.maxconns(errors=4)), V.NOT)
+        self.assertEqual(self.verdict(claims.by_id("C10").verdict, maxconns=synth.maxconns(target=10 ** 7)),
                          V.NOTRUN)  # projected memory does not fit either
         self.assertEqual(self.verdict(claims.by_id("C10").verdict, maxconns=None), V.NOTRUN)
         # One core, several processes, the target held: holds, and the copy-mode aim is read.
-        res = claims.by_id("C10").verdict(self.run_with(maxconns=S.maxconns(held_target=True)))
+        res = claims.by_id("C10").verdict(self.run_with(maxconns=synth.maxconns(held_target=True)))
         self.assertEqual(res["verdict"], V.HOLDS)
         text = "\n".join(res["measured"])
         self.assertIn("100000 connections (copy stacks, 7 processes on CPU 0): held 100000", text)
         self.assertIn("at most 4 KiB per connection in copy mode at 100000: 3.50 KiB, met", text)
-        res = claims.by_id("C10").verdict(self.run_with(maxconns=S.maxconns(held_target=True, copy_pss=5.0)))
+        res = claims.by_id("C10").verdict(self.run_with(maxconns=synth.maxconns(held_target=True, copy_pss=5.0)))
         self.assertIn("5.00 KiB, not met", "\n".join(res["measured"]))
 
     def test_c11(self):
-        self.assertEqual(self.verdict(claims.by_id("C11").verdict, threads=S.threads(ratio=1.6)), V.HOLDS)
-        self.assertEqual(self.verdict(claims.by_id("C11").verdict, threads=S.threads(ratio=1.15)),
+        self.assertEqual(self.verdict(claims.by_id("C11").verdict, threads=synth.threads(ratio=1.6)), V.HOLDS)
+        self.assertEqual(self.verdict(claims.by_id("C11").verdict, threads=synth.threads(ratio=1.15)),
                          V.PARTLY)
-        self.assertEqual(self.verdict(claims.by_id("C11").verdict, threads=S.threads(ratio=0.9)), V.NOT)
+        self.assertEqual(self.verdict(claims.by_id("C11").verdict, threads=synth.threads(ratio=0.9)), V.NOT)
         # Server and load filling both cores: not measurable here, whatever the ratio.
-        self.assertEqual(self.verdict(claims.by_id("C11").verdict, threads=S.threads(ratio=1.6,
+        self.assertEqual(self.verdict(claims.by_id("C11").verdict, threads=synth.threads(ratio=1.6,
                                                                        load_cores=1.0)), V.NOTRUN)
 
     def test_c12(self):
         # Guard pages pass and both sides of the trade were measured.
-        self.assertEqual(self.verdict(claims.by_id("C12").verdict, props=S.props(copy_stack=True)), V.HOLDS)
-        self.assertEqual(self.verdict(claims.by_id("C12").verdict, props=S.props(overflow_ok=False)), V.NOT)
+        self.assertEqual(self.verdict(claims.by_id("C12").verdict, props=synth.props(copy_stack=True)), V.HOLDS)
+        self.assertEqual(self.verdict(claims.by_id("C12").verdict, props=synth.props(overflow_ok=False)), V.NOT)
         self.assertEqual(self.verdict(claims.by_id("C12").verdict, props=None), V.NOTRUN)
         # No memory measurement, or no copystack rows: the trade is not shown.
         self.assertEqual(self.verdict(claims.by_id("C12").verdict, fibermem=None), V.PARTLY)
-        no_rows = S.switch()
+        no_rows = synth.switch()
         no_rows["benchmarks"] = [b for b in no_rows["benchmarks"]
                                  if not b["run_name"].startswith("copystack/")]
         self.assertEqual(self.verdict(claims.by_id("C12").verdict, switch=no_rows), V.PARTLY)
         # A side of the trade going the wrong way: copying free, or copy stacks dearer.
-        flat = S.switch(copy_ns=lambda n, f: 50.0 - 0.001 * n)
+        flat = synth.switch(copy_ns=lambda n, f: 50.0 - 0.001 * n)
         self.assertEqual(self.verdict(claims.by_id("C12").verdict, switch=flat), V.NOT)
-        self.assertEqual(self.verdict(claims.by_id("C12").verdict, fibermem=S.fibermem(copy_pss=9000.0)),
+        self.assertEqual(self.verdict(claims.by_id("C12").verdict, fibermem=synth.fibermem(copy_pss=9000.0)),
                          V.NOT)
-        res = claims.by_id("C12").verdict(self.run_with(props=S.props(copy_stack=True)))
+        res = claims.by_id("C12").verdict(self.run_with(props=synth.props(copy_stack=True)))
         text = "\n".join(res["measured"])
         self.assertIn("under 1 KiB: 776 B, reached", text)
         self.assertIn("under 20 ns per round trip: 60.2 ns, 3x the target", text)
         self.assertIn("100000: not run: fiber 32743", text)
 
     def test_c1_at_1e5_fibers(self):
-        sw = S.switch(fibers=(2, 16, 100000))
+        sw = synth.switch(fibers=(2, 16, 100000))
         for b in sw["benchmarks"]:
             if b["run_name"].endswith("/fibers:100000"):
                 b["shared_stacks"] = 2
@@ -295,18 +294,18 @@ class Verdicts(S.SyntheticRuns):
     def test_c13(self):
         self.assertEqual(self.verdict(claims.by_id("C13").verdict), V.HOLDS)
         # Within 1.05 at 100 connections but not at 1000: partly.
-        self.assertEqual(self.verdict(claims.by_id("C13").verdict, fiberio=S.fiberio(cpu_1k=1.15)), V.PARTLY)
-        self.assertEqual(self.verdict(claims.by_id("C13").verdict, fiberio=S.fiberio(tput=0.9)), V.PARTLY)
+        self.assertEqual(self.verdict(claims.by_id("C13").verdict, fiberio=synth.fiberio(cpu_1k=1.15)), V.PARTLY)
+        self.assertEqual(self.verdict(claims.by_id("C13").verdict, fiberio=synth.fiberio(tput=0.9)), V.PARTLY)
         # Fast enough, but still an EAGAIN read per request: partly.
-        self.assertEqual(self.verdict(claims.by_id("C13").verdict, fiberio=S.fiberio(sysc=3.02)), V.PARTLY)
-        self.assertEqual(self.verdict(claims.by_id("C13").verdict, fiberio=S.fiberio(cpu=1.4)), V.NOT)
-        self.assertEqual(self.verdict(claims.by_id("C13").verdict, fiberio=S.fiberio(tput_1k=0.7)), V.NOT)
+        self.assertEqual(self.verdict(claims.by_id("C13").verdict, fiberio=synth.fiberio(sysc=3.02)), V.PARTLY)
+        self.assertEqual(self.verdict(claims.by_id("C13").verdict, fiberio=synth.fiberio(cpu=1.4)), V.NOT)
+        self.assertEqual(self.verdict(claims.by_id("C13").verdict, fiberio=synth.fiberio(tput_1k=0.7)), V.NOT)
         self.assertEqual(self.verdict(claims.by_id("C13").verdict, fiberio=None), V.NOTRUN)
         r = claims.by_id("C13").verdict(self.run_with())
         self.assertIn("| pingpong | fiber/adaptive/merged | 2.050 |", "\n".join(r["measured"]))
 
     def test_hooks_section(self):
-        text = "\n".join(hooks.hooks_section(self.run_with(hooks=S.hooks(direct_ns=150.0,
+        text = "\n".join(hooks.hooks_section(self.run_with(hooks=synth.hooks(direct_ns=150.0,
                                                                       hooked_ns=165.0))))
         self.assertIn("## Hooked calls and fiber locks", text)
         self.assertIn("quote no number", text)  # no verdict: what was measured and how
@@ -318,9 +317,9 @@ class Verdicts(S.SyntheticRuns):
         self.assertIn("not run: blocks the thread", text)  # each not-run row says why
         self.assertIn("- pthread_mutex: deadlocked, detected and reported", text)
         self.assertIn("- event_lock: completed", text)
-        no_deadlock = "\n".join(hooks.hooks_section(self.run_with(hooks=S.hooks(deadlocked=False))))
+        no_deadlock = "\n".join(hooks.hooks_section(self.run_with(hooks=synth.hooks(deadlocked=False))))
         self.assertIn("- pthread_mutex: completed", no_deadlock)
-        no_echo = "\n".join(hooks.hooks_section(self.run_with(hooks=S.hooks(echo_ok=False))))
+        no_echo = "\n".join(hooks.hooks_section(self.run_with(hooks=synth.hooks(echo_ok=False))))
         self.assertIn("echo: not run: echo-load failed", no_echo)
         self.assertIn("| read |", no_echo)  # the other parts still reported
 
@@ -362,11 +361,11 @@ class ReferenceColumn(unittest.TestCase):
 
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory(prefix="report-ref-")
-        self.local = D.Run(S.full(Path(self.tmp.name) / "local", engines=S.engines(ratio=0.9,
+        self.local = D.Run(synth.full(Path(self.tmp.name) / "local", engines=synth.engines(ratio=0.9,
                                                                                cpu_ratio=1.0)))
-        self.ref = D.Run(S.full(Path(self.tmp.name) / "ref",
-                                suite=dict(S.suite(), preset="full"),
-                                engines=S.engines(ratio=1.3, rounds=5, jitter=0.01)))
+        self.ref = D.Run(synth.full(Path(self.tmp.name) / "ref",
+                                suite=dict(synth.suite(), preset="full"),
+                                engines=synth.engines(ratio=1.3, rounds=5, jitter=0.01)))
 
     def tearDown(self):
         self.tmp.cleanup()
@@ -401,7 +400,7 @@ class ReferenceColumn(unittest.TestCase):
         self.assertEqual(ref.dir, self.ref.dir)
 
     def test_figure_missing_in_reference_is_na(self):
-        ref = D.Run(S.full(Path(self.tmp.name) / "ref2", maxconns=None))
+        ref = D.Run(synth.full(Path(self.tmp.name) / "ref2", maxconns=None))
         text, _ = document.build_report(self.local, ref)
         self.assertIn("| **most connections held on one core** | 19900 (exact) | n/a |", text)
 
@@ -409,10 +408,10 @@ class ReferenceColumn(unittest.TestCase):
         def verdict_cx(run):
             v = (run.get("threads") or {}).get("ratio_t2_over_t1_shared")
             return V.result(V.HOLDS, "synthetic", ["- x"], numbers={"made-up ratio": (v, 1.0)})
-        added = S.claim(verdict_cx)
+        added = synth.claim(verdict_cx)
         claims.CLAIMS.append(added)
         try:
-            ref = D.Run(S.full(Path(self.tmp.name) / "ref3", threads=S.threads(ratio=1.5)))
+            ref = D.Run(synth.full(Path(self.tmp.name) / "ref3", threads=synth.threads(ratio=1.5)))
             text, _ = document.build_report(self.local, ref)
             self.assertIn("| made-up ratio | 1 (n=1, no interval) | 1.5 (n=1, no interval) |",
                           text)
@@ -420,7 +419,7 @@ class ReferenceColumn(unittest.TestCase):
             claims.CLAIMS.remove(added)
 
     def test_an_older_reference_does_not_break_the_report(self):
-        old = D.Run(S.full(Path(self.tmp.name) / "old", engines={"experiment": "engines",
+        old = D.Run(synth.full(Path(self.tmp.name) / "old", engines={"experiment": "engines",
                                                                  "summary": {"naive": 3}}))
         text, results = document.build_report(self.local, old)
         row = next(ln for ln in text.splitlines() if ln.startswith("| [C3](#c3) |"))
@@ -432,9 +431,9 @@ class ReferenceColumn(unittest.TestCase):
 
     def test_sharpen_section(self):
         folder = Path(self.tmp.name) / "quick"
-        suite = dict(S.suite(), presets={"sweep": ["--levels", "1,10"]},
+        suite = dict(synth.suite(), presets={"sweep": ["--levels", "1,10"]},
                      full_presets={"sweep": ["--duration", "5"]})
-        text = document.full_markdown(document.build(D.Run(S.full(folder, suite=suite))))
+        text = document.full_markdown(document.build(D.Run(synth.full(folder, suite=suite))))
         self.assertIn("## What a full run may sharpen", text)
         self.assertIn("| C7 | not run | ? | may reach a verdict where this run did not", text)
         self.assertIn("| C6 | holds partly | sweep | sweep: `--duration 5` (here `--levels 1,10`)"
@@ -461,17 +460,17 @@ class QuickPresetCoverage(unittest.TestCase):
     def quick_run(self, folder, sweep_args):
         levels = quick_levels(sweep_args)
         fibers = [int(f) for f in re.search(r"fibers:\(([\d|]+)\)",
-                                            SUITE.PRESETS["quick"]["switch"]["filter"]
+                                            harness_suite.PRESETS["quick"]["switch"]["filter"]
                                             ).group(1).split("|")]
         thread = {c: 40000 if c > 1 else 10000 for c in levels}
-        return D.Run(S.full(folder, sweep=S.sweep(thread=thread, fork=None, levels=levels),
-                            switch=S.switch(fibers=fibers),
-                            maxconns=S.maxconns(held=quick_levels(
-                                SUITE.PRESETS["quick"]["maxconns"])[-1])))
+        return D.Run(synth.full(folder, sweep=synth.sweep(thread=thread, fork=None, levels=levels),
+                            switch=synth.switch(fibers=fibers),
+                            maxconns=synth.maxconns(held=quick_levels(
+                                harness_suite.PRESETS["quick"]["maxconns"])[-1])))
 
     def test_every_claim_reaches_a_verdict(self):
         with tempfile.TemporaryDirectory(prefix="report-quick-") as tmp:
-            run = self.quick_run(Path(tmp), SUITE.PRESETS["quick"]["sweep"])
+            run = self.quick_run(Path(tmp), harness_suite.PRESETS["quick"]["sweep"])
             results = claims.evaluate(run)
             self.assertEqual(set(results), {c.ID for c in claims.CLAIMS})
             for cid, r in results.items():

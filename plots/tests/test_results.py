@@ -13,12 +13,11 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
-sys.path.insert(0, str(ROOT / "harness"))
 import data as D  # noqa: E402
-import export as X  # noqa: E402
-import report as R  # noqa: E402
-import suite as SUITE  # noqa: E402
-import synth as S  # noqa: E402
+import export  # noqa: E402
+import report  # noqa: E402
+import suite  # noqa: E402
+import synth  # noqa: E402
 
 PAGE = ROOT / "results" / "README.md"
 REFERENCE = ROOT / "results" / "reference"
@@ -61,7 +60,7 @@ class Documented(unittest.TestCase):
     def suite_files(self):
         """Every JSON file the suite writes: one per step but the report, plus suite.json,
         plus whatever the report reads and the reference run holds."""
-        names = {f"{s}.json" for s in SUITE.STEPS if s != "report"} | {"suite.json"}
+        names = {f"{s}.json" for s in suite.STEPS if s != "report"} | {"suite.json"}
         names |= {f"{n}.json" for n in D.EXPERIMENTS}
         names |= {p.name for p in REFERENCE.glob("*.json")}
         return names
@@ -78,7 +77,7 @@ class Documented(unittest.TestCase):
     def test_every_synthetic_field_is_named(self):
         # The synthetic files stand in for fields a fresh run has and the reference may not.
         with tempfile.TemporaryDirectory(prefix="results-doc-") as tmp:
-            for path in sorted(S.full(tmp).glob("*.json")):
+            for path in sorted(synth.full(tmp).glob("*.json")):
                 self.assertEqual(undocumented(self.page, path.name,
                                               json.loads(path.read_text())),
                                  [], f"{path.name}: fields not on {PAGE}")
@@ -88,11 +87,11 @@ class Documented(unittest.TestCase):
         (figures, comparisons, margin) are on the page."""
         # threads.json with A/A pairs: C11's entry gets a `noise_floor`.
         with tempfile.TemporaryDirectory(prefix="results-doc-") as tmp:
-            folder = S.full(Path(tmp) / "run", engines=S.engines(ratio=1.15, rounds=5,
+            folder = synth.full(Path(tmp) / "run", engines=synth.engines(ratio=1.15, rounds=5,
                                                                   jitter=0.03),
-                            threads=S.threads(ratio=1.5, rounds=5,
+                            threads=synth.threads(ratio=1.5, rounds=5,
                                               aa=[0.99, 1.0, 1.01, 1.0, 0.995]))
-            self.assertEqual(R.main([str(folder), "--no-charts", "--no-reference"]), 0)
+            self.assertEqual(report.main([str(folder), "--no-charts", "--no-reference"]), 0)
             doc = json.loads((folder / "verdicts.json").read_text())
         self.assertIn("verdicts.json", self.sections)
         self.assertEqual(undocumented(self.page, "verdicts.json", doc), [])
@@ -111,7 +110,7 @@ class Documented(unittest.TestCase):
     def test_the_check_can_fail(self):
         self.assertNotIn("brand-new.json", self.sections)
         page = self.page.replace("`ratio_t2_over_t1_shared`", "the ratio")
-        self.assertEqual(undocumented(page, "threads.json", S.threads()),
+        self.assertEqual(undocumented(page, "threads.json", synth.threads()),
                          ["ratio_t2_over_t1_shared"])
         self.assertEqual(undocumented(self.page, "brand-new.json", {"figure": 1}), ["figure"])
 
@@ -119,7 +118,7 @@ class Documented(unittest.TestCase):
 class Export(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory(prefix="export-test-")
-        self.dir = S.full(Path(self.tmp.name) / "run")
+        self.dir = synth.full(Path(self.tmp.name) / "run")
 
     def tearDown(self):
         self.tmp.cleanup()
@@ -129,16 +128,16 @@ class Export(unittest.TestCase):
             return list(csv.DictReader(f))
 
     def test_every_json_gets_a_csv(self):
-        status = X.write_all(self.dir)
+        status = export.write_all(self.dir)
         self.assertEqual(set(status), {p.name for p in self.dir.glob("*.json")})
         for name in status:
             self.assertTrue((self.dir / name).with_suffix(".csv").exists(), name)
 
     def test_one_row_per_measurement(self):
-        X.write_all(self.dir)
+        export.write_all(self.dir)
         rows = self.read("sweep.csv")
         points = [r for r in rows if r["table"] == "points"]
-        self.assertEqual(len(points), len(S.sweep()["points"]))
+        self.assertEqual(len(points), len(synth.sweep()["points"]))
         fiber = [r for r in points if r["model"] == "fiber" and r["mode"] == "churn"
                  and r["conns"] == "100"]
         self.assertEqual(len(fiber), 1)
@@ -154,7 +153,7 @@ class Export(unittest.TestCase):
         (self.dir / "brand-new.json").write_text(json.dumps(
             {"experiment": "brand-new", "meta": {"host": "x"}, "figure": 3.5,
              "items": [{"n": 1, "v": {"a": 2}}, {"n": 2, "tags": ["x", "y"]}]}))
-        X.write_all(self.dir)
+        export.write_all(self.dir)
         rows = self.read("brand-new.csv")
         self.assertEqual([r["table"] for r in rows], ["", "items", "items"])
         self.assertEqual((rows[0]["figure"], rows[1]["v.a"], rows[2]["tags"]),
@@ -162,12 +161,12 @@ class Export(unittest.TestCase):
 
     def test_unreadable_json_is_reported_not_fatal(self):
         (self.dir / "broken.json").write_text("{nope")
-        status = X.write_all(self.dir)
+        status = export.write_all(self.dir)
         self.assertTrue(status["broken.json"].startswith("not exported"))
         self.assertTrue((self.dir / "switch.csv").exists())
 
     def test_report_step_writes_the_csv(self):
-        self.assertEqual(R.main([str(self.dir), "--no-charts", "--no-reference"]), 0)
+        self.assertEqual(report.main([str(self.dir), "--no-charts", "--no-reference"]), 0)
         self.assertTrue((self.dir / "sweep.csv").exists())
         self.assertTrue((self.dir / "REPORT.md").exists())
 

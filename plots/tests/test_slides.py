@@ -16,9 +16,9 @@ sys.path.insert(0, str(HERE.parent))
 os.environ.setdefault("MPLCONFIGDIR", tempfile.mkdtemp(prefix="mpl-"))
 import data as D  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
-import report as R  # noqa: E402
-import slides as SL  # noqa: E402
-import synth as S  # noqa: E402
+import report  # noqa: E402
+import slides  # noqa: E402
+import synth  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
 
 OTHER = {"claims": [{"id": "C1", "verdict": "does not hold"}, {"id": "C2", "verdict": "holds"}]}
@@ -35,12 +35,12 @@ class Slides(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory(prefix="slides-test-")
         cls.runs = Path(cls.tmp.name) / "runs"
-        cls.folder = S.full(cls.runs / "synth" / "run1")
-        assert R.main([str(cls.folder), "--no-charts", "--no-reference"]) == 0
+        cls.folder = synth.full(cls.runs / "synth" / "run1")
+        assert report.main([str(cls.folder), "--no-charts", "--no-reference"]) == 0
         other = cls.runs / "other" / "run2"
         other.mkdir(parents=True)
         (other / "verdicts.json").write_text(__import__("json").dumps(OTHER))
-        cls.rc = SL.main([str(cls.folder), "--runs", str(cls.runs)])
+        cls.rc = slides.main([str(cls.folder), "--runs", str(cls.runs)])
 
     @classmethod
     def tearDownClass(cls):
@@ -50,18 +50,18 @@ class Slides(unittest.TestCase):
         self.assertEqual(self.rc, 0)
         made = sorted((self.folder / "slides").glob("*.png"))
         self.assertEqual([p.name.split("-", 1)[1][:-4] for p in made],
-                         [stem for stem, _, _ in SL.key_charts()])
-        self.assertIn("switch_cost", [stem for stem, _, _ in SL.key_charts()])
+                         [stem for stem, _, _ in slides.key_charts()])
+        self.assertIn("switch_cost", [stem for stem, _, _ in slides.key_charts()])
         for p in made:
             self.assertEqual(png_size(p), (1920, 1080), p.name)
 
     def test_large_type_and_verdicts_under_the_title(self):
-        stem, text, fn = next(c for c in SL.key_charts() if c[0] == "switch_cost")
-        fig, _ = SL.draw_slide(D.Run(self.folder), stem, text, fn)
+        stem, text, fn = next(c for c in slides.key_charts() if c[0] == "switch_cost")
+        fig, _ = slides.draw_slide(D.Run(self.folder), stem, text, fn)
         fig.canvas.draw()
         sizes = [t.get_fontsize() for t in fig.findobj(Text)
                  if t.get_text().strip() and t.get_visible()]
-        self.assertGreaterEqual(min(sizes), SL.MIN_PT)
+        self.assertGreaterEqual(min(sizes), slides.MIN_PT)
         head = [t.get_text() for t in fig.texts if t.get_gid() == "verdicts"][0]
         for cid in ("C4", "C5", "C9"):
             self.assertIn(cid, head)

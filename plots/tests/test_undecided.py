@@ -18,12 +18,12 @@ ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 import claims  # noqa: E402
-import claims_table as CT  # noqa: E402
+import claims_table  # noqa: E402
 import data as D  # noqa: E402
 import document  # noqa: E402
 import figures as F  # noqa: E402
-import report as R  # noqa: E402
-import synth as S  # noqa: E402
+import report as report_cli  # noqa: E402
+import synth  # noqa: E402
 import verdict as V  # noqa: E402
 
 FIG = "synthetic ratio"
@@ -45,11 +45,11 @@ class Rounds(unittest.TestCase):
         self.assertEqual((e["needs"], e["rounds"], e["n"], e["threshold"]), (V.ROUNDS, 20, 5, 1.05))
         self.assertAlmostEqual(e["half_width"], 0.10)
         self.assertAlmostEqual(e["distance"], 0.05)
-        text = CT.would_decide(r)
+        text = claims_table.would_decide(r)
         self.assertIn(f"{FIG} 1.1 [1, 1.2] (n=5) straddles 1.05", text)
         self.assertIn("about 20 rounds would decide it on this machine (this run has 5", text)
         self.assertIn("an estimate from the interval's width", text)
-        self.assertIn("about 20 rounds would decide it (now 5)", CT.would_decide_short(r))
+        self.assertIn("about 20 rounds would decide it (now 5)", claims_table.would_decide_short(r))
 
     def test_the_rule(self):
         est = V.rounds_to_clear
@@ -75,23 +75,23 @@ class Rounds(unittest.TestCase):
         r = decide(F.estimate(FIG, 1.05, 1.00, 1.10, 5, "x", "t"))
         (e,) = r["open"]
         self.assertEqual((e["needs"], e["rounds"]), (V.AT, None))
-        self.assertIn("at the threshold", CT.would_decide(r))
-        self.assertIn("no number of rounds will decide it here", CT.would_decide(r))
-        self.assertNotIn("rounds would decide", CT.would_decide(r))
+        self.assertIn("at the threshold", claims_table.would_decide(r))
+        self.assertIn("no number of rounds will decide it here", claims_table.would_decide(r))
+        self.assertNotIn("rounds would decide", claims_table.would_decide(r))
         # Within 0.5% of it counts as on it; 1% off does not.
         self.assertEqual(decide(F.estimate(FIG, 1.054, 1.0, 1.1, 5, "x", "t"))["open"][0]
                          ["needs"], V.AT)
         self.assertEqual(decide(F.estimate(FIG, 1.0605, 1.0, 1.1, 5, "x", "t"))["open"][0]
                          ["needs"], V.ROUNDS)
-        self.assertIn("at the threshold", CT.would_decide_short(r))
+        self.assertIn("at the threshold", claims_table.would_decide_short(r))
 
     def test_measured_once_needs_repetitions(self):
         r = decide(F.once(FIG, 1.06, "x", "t"))
         (e,) = r["open"]
         self.assertEqual((e["needs"], e["rounds"], e["basis"]), (V.REPETITIONS, None,
                                                                  "one sample"))
-        self.assertIn(f"{FIG} 1.06 (n=1, measured once)", CT.would_decide(r))
-        self.assertIn("needs repetitions", CT.would_decide(r))
+        self.assertIn(f"{FIG} 1.06 (n=1, measured once)", claims_table.would_decide(r))
+        self.assertIn("needs repetitions", claims_table.would_decide(r))
 
     def test_bound_names_the_limit(self):
         # An upper bound whose value lies above the threshold: only the limit can decide.
@@ -101,18 +101,18 @@ class Rounds(unittest.TestCase):
         self.assertEqual(r["verdict"], V.INCONCLUSIVE)
         (e,) = r["open"]
         self.assertEqual((e["needs"], e["rounds"], e["bound"]), (V.LIMIT, None, F.AT_MOST))
-        text = CT.would_decide(r)
+        text = claims_table.would_decide(r)
         self.assertIn("0.6 [0.45, 0.7] (n=5; at most this) straddles 0.5", text)
         self.assertIn("the load generator (echo-load) saturated its core", text)
         self.assertIn("no number of rounds lifts that limit", text)
         self.assertNotIn("rounds would decide", text)
-        self.assertIn("limit: a client-bound peak", CT.would_decide_short(r))
+        self.assertIn("limit: a client-bound peak", claims_table.would_decide_short(r))
         # Below the threshold an upper bound can be confirmed: rounds, and the bound named.
         r = decide(F.bounded(F.estimate("share", 0.45, 0.40, 0.55, 5, "x", "s"), F.AT_MOST),
                    "<", 0.5)
         (e,) = r["open"]
         self.assertEqual((e["needs"], e["rounds"]), (V.ROUNDS, 20))
-        self.assertIn("a bound read on a client-bound peak", CT.would_decide(r))
+        self.assertIn("a bound read on a client-bound peak", claims_table.would_decide(r))
 
     def test_noise_floor_needs_both_intervals_clear(self):
         # The ratio clears 1.05 (0.025 of 0.03: 5 rounds); its A/A floor 1.0 [0.95, 1.06]
@@ -131,55 +131,55 @@ class Rounds(unittest.TestCase):
         self.assertEqual((e["needs"], e["rounds"], e["noise_floor"], e["threshold"]),
                          (V.ROUNDS, 8, "A/A", 1.05))
         self.assertIn("cpu ratio 1.08 [1.05, 1.1] (n=5) and its A/A noise floor 1 [0.95, "
-                      "1.06] (n=5) reach across 1.05: about 8 rounds", CT.would_decide(r))
+                      "1.06] (n=5) reach across 1.05: about 8 rounds", claims_table.would_decide(r))
 
     def test_decided_verdicts_say_nothing_more(self):
         r = decide(F.estimate(FIG, 1.10, 1.06, 1.20, 5, "x", "t"))
         self.assertEqual((r["verdict"], r["open"]), (V.HOLDS, []))
-        self.assertEqual((CT.would_decide(r), CT.would_decide_short(r)), ("", ""))
+        self.assertEqual((claims_table.would_decide(r), claims_table.would_decide_short(r)), ("", ""))
 
 
-class NotRun(S.SyntheticRuns):
+class NotRun(synth.SyntheticRuns):
     def c11(self, **docs):
         run = D.Run(self.new_folder(**docs))
-        return CT.annotate(run, {"C11": claims.by_id("C11").verdict(run)})["C11"]
+        return claims_table.annotate(run, {"C11": claims.by_id("C11").verdict(run)})["C11"]
 
     def test_step_status_as_recorded(self):
         why = "not run: over budget (predicted 412 s)"
         r = self.c11(threads={"experiment": "threads", "status": "not run",
                               "reason": "over budget (predicted 412 s)"},
-                     suite=dict(S.suite(), steps={"threads": {"status": why}}))
+                     suite=dict(synth.suite(), steps={"threads": {"status": why}}))
         self.assertEqual(r["verdict"], V.NOTRUN)
         self.assertEqual(r["not_run"]["steps"], [{"step": "threads", "status": why}])
-        self.assertEqual(CT.would_decide(r), "not run: step `threads` not run: over budget "
+        self.assertEqual(claims_table.would_decide(r), "not run: step `threads` not run: over budget "
                          "(predicted 412 s); what would lift it: a larger time budget for "
                          "the step (the full preset's) would run it")
 
     def test_quick_preset(self):
         quick = "not run in the quick preset (about 1 min); the full preset runs it"
         r = self.c11(threads={"experiment": "threads", "status": "not run", "reason": quick},
-                     suite=dict(S.suite(), steps={"threads": {"status": "not run: " + quick}}))
-        self.assertEqual(CT.would_decide(r), f"not run: step `threads` {quick}")
+                     suite=dict(synth.suite(), steps={"threads": {"status": "not run: " + quick}}))
+        self.assertEqual(claims_table.would_decide(r), f"not run: step `threads` {quick}")
 
     def test_missing_and_failed_step(self):
         r = self.c11(threads=None)
-        self.assertEqual(CT.would_decide(r), "not run: step `threads`: threads.json not in the "
+        self.assertEqual(claims_table.would_decide(r), "not run: step `threads`: threads.json not in the "
                          "run folder; what would lift it: a run that includes the step would "
                          "(`./run.sh full` runs every step)")
         r = self.c11(threads={"experiment": "threads", "status": "failed",
                               "reason": "threads_scale.py exited 1"})
         self.assertIn("threads failed: threads_scale.py exited 1; what would lift it: a run "
-                      "in which the step succeeds", CT.would_decide(r))
+                      "in which the step succeeds", claims_table.would_decide(r))
 
     def test_a_limit_the_claim_names(self):
         # Every step ran; server and load filled both cores: the claim's own words say why.
-        r = self.c11(threads=S.threads(ratio=1.5, load_cores=1.0, server_cores=1.0,
+        r = self.c11(threads=synth.threads(ratio=1.5, load_cores=1.0, server_cores=1.0,
                                        rounds=5))
         self.assertEqual((r["verdict"], r["not_run"]["steps"]), (V.NOTRUN, []))
         self.assertIn("not run: not measurable here: server and load filled every core",
-                      CT.would_decide(r))
+                      claims_table.would_decide(r))
         self.assertIn("What would measure it: a machine with at least four cores",
-                      CT.would_decide(r))
+                      claims_table.would_decide(r))
 
 
 class InTheReport(unittest.TestCase):
@@ -190,9 +190,9 @@ class InTheReport(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory(prefix="undecided-")
-        cls.dir = S.full(Path(cls.tmp.name) / "run",
-                         engines=S.engines(ratio=1.17, rounds=5, jitter=0.05), threads=None)
-        assert R.main([str(cls.dir), "--no-charts", "--no-reference"]) == 0
+        cls.dir = synth.full(Path(cls.tmp.name) / "run",
+                         engines=synth.engines(ratio=1.17, rounds=5, jitter=0.05), threads=None)
+        assert report_cli.main([str(cls.dir), "--no-charts", "--no-reference"]) == 0
         cls.doc = {c["id"]: c for c in
                    json.loads((cls.dir / "verdicts.json").read_text())["claims"]}
         cls.text = (cls.dir / "REPORT.md").read_text()
@@ -248,7 +248,7 @@ class InTheReport(unittest.TestCase):
         report = document.build(ref)
         for cid, r in report.results.items():
             if r["verdict"] in (V.INCONCLUSIVE, V.NOTRUN):
-                self.assertTrue(CT.would_decide(r), cid)
+                self.assertTrue(claims_table.would_decide(r), cid)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ import sys
 import tempfile
 import unittest
 from pathlib import Path
+from formatting import figure_text, interval_text
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -17,8 +18,8 @@ sys.path.insert(0, str(HERE.parent))
 import claims  # noqa: E402
 import data as D  # noqa: E402
 import figures as F  # noqa: E402
-import report as R  # noqa: E402
-import synth as S  # noqa: E402
+import report  # noqa: E402
+import synth  # noqa: E402
 import verdict as V  # noqa: E402
 
 C2_TPUT = "throughput merged/naive (median of paired rounds)"
@@ -49,19 +50,19 @@ class Compare(unittest.TestCase):
     def test_never_rounds_first(self):
         # C14's case: 1.0487 prints as 1.05 but is below 1.05; an exact count shows it.
         self.assertEqual(self.outcome(F.exact("g", 1.0487, "", "t"), ">=", 1.05), F.NO)
-        self.assertEqual(F.fmt(F.timing("g", 1.0487, "", "t")), "1.05")
+        self.assertEqual(figure_text(F.timing("g", 1.0487, "", "t")), "1.05")
 
     def test_exact_interval_is_the_value(self):
         e = F.exact("c", 2.0, "", "t")
         self.assertEqual((e["low"], e["high"], e["exact"]), (2.0, 2.0, True))
         self.assertEqual(self.outcome(e, ">=", 2.0), F.YES)
         self.assertEqual(self.outcome(e, ">", 2.0), F.NO)
-        self.assertEqual(F.fmt_interval(e), " (exact)")
+        self.assertEqual(interval_text(e), " (exact)")
 
     def test_single_sample(self):
         once = F.once("o", 100.0, "", "t")
         self.assertEqual((once["low"], once["high"], once["n"]), (None, None, 1))
-        self.assertEqual(F.fmt_interval(once), " (n=1, no interval)")
+        self.assertEqual(interval_text(once), " (n=1, no interval)")
         test = F.compare(once, ">=", 90.0)
         self.assertEqual((test["outcome"], test["basis"]), (F.YES, "one sample"))
         # Within SINGLE_MARGIN of the threshold a single sample cannot decide.
@@ -85,15 +86,15 @@ class Compare(unittest.TestCase):
         self.assertEqual(self.outcome(at_least, ">=", 0.3), F.YES)
         self.assertEqual(self.outcome(at_least, ">=", 0.5), F.STRADDLES)
         self.assertEqual(F.compare(at_least, ">=", 0.5)["bound"], F.AT_LEAST)
-        self.assertIn("at least this", F.fmt_interval(at_least))
+        self.assertIn("at least this", interval_text(at_least))
 
     def test_interval_is_deterministic(self):
         self.assertEqual(F.interval([1.0, 2.0, 3.0, 4.0]), F.interval([1.0, 2.0, 3.0, 4.0]))
 
 
-class Decide(S.SyntheticRuns):
+class Decide(synth.SyntheticRuns):
     def c2(self, **engines):
-        run = D.Run(self.new_folder(engines=S.engines(**engines)))
+        run = D.Run(self.new_folder(engines=synth.engines(**engines)))
         return claims.by_id("C2").verdict(run)
 
     def test_straddling_run_is_inconclusive(self):
@@ -168,7 +169,7 @@ class Decide(S.SyntheticRuns):
     def test_rules_say_intervals_are_compared(self):
         for c in claims.CLAIMS:
             self.assertIn("compared with the figure's 95% interval", c.verdict(
-                D.Run(S.full(Path(self.tmp.name) / f"r{c.ID}")))["rule"], c.ID)
+                D.Run(synth.full(Path(self.tmp.name) / f"r{c.ID}")))["rule"], c.ID)
 
 
 class VerdictsJson(unittest.TestCase):
@@ -179,9 +180,9 @@ class VerdictsJson(unittest.TestCase):
 
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory(prefix="verdicts-json-")
-        self.dir = S.full(Path(self.tmp.name) / "run",
-                          engines=S.engines(ratio=1.15, rounds=5, jitter=0.03))
-        self.assertEqual(R.main([str(self.dir), "--no-charts", "--no-reference"]), 0)
+        self.dir = synth.full(Path(self.tmp.name) / "run",
+                          engines=synth.engines(ratio=1.15, rounds=5, jitter=0.03))
+        self.assertEqual(report.main([str(self.dir), "--no-charts", "--no-reference"]), 0)
         self.doc = json.loads((self.dir / "verdicts.json").read_text())
 
     def tearDown(self):

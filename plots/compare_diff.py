@@ -1,0 +1,156 @@
+"""Two runs' difference, before anything is written: loading the two run folders, matching
+their figures by claim and name, the noise decision for each pair (figures.differ against the
+run-to-run band learned from the machine's other runs) and what a changed verdict follows from
+(claim_change); every numeric field of their JSON files paired by record (measurements).
+compare.py writes it as Markdown, CSV and charts; summary.py reads a claim's change from here.
+"""
+import json
+from pathlib import Path
+
+import claims
+import data as D
+import export
+import figures as F
+from harness_api import meta  # the CPU model's words, as history.py groups runs
+from sections import peers
+
+# The band is learned from the most recent runs only: it follows the machine as it is now, and
+# each run costs about a second to evaluate.
+BAND_MAX_RUNS = 20
+
+
+class BadFolder(Exception):
+    pass
+
+
+def load(folder):
+    """D.Run for a run folder, or BadFolder saying in one line why it is not one."""
+    d = Path(folder)
+    why = D.folder_problem(d)
+    if why:
+        raise BadFolder(why)
+    for path in sorted(d.glob("*.json")):
+        try:
+            doc = json.loads(path.read_text())
+        except (OSError, ValueError) as e:
+            raise BadFolder(f"{path}: not valid JSON ({e})")
+        if not isinstance(doc, dict):
+            raise BadFolder(f"{path}: malformed (the top level is not an object)")
+    run = D.Run(d)
+    if run.problem():
+        raise BadFolder(run.problem())
+    if not run.data:
+        raise BadFolder(f"{folder}: not a run folder (no experiment JSON: "
+                        f"{', '.join(n + '.json' for n in D.EXPERIMENTS)})")
+    return run
+
+
+def label(run):
+    return run.dir.resolve().name
+
+
+def claim_rows(fa, fb, section="", learned=None):
+    """[(name, figure A, figure B, B/A, class, reading, band)] over the union of the figure
+    names (figures.differ's class and reading; band: figures.run_band of the figure in the runs
+    learned from, {(section, name): [(value, its interval's relative half-width), ...]})."""
+    a, b = F.by_name(fa), F.by_name(fb)
+    rows = []
+    for name in F.names(fa, fb):
+        seen = (learned or {}).get((section, name), [])
+        band = F.run_band([v for v, _ in seen], [h for _, h in seen if h is not None])
+        rows.append((name, a.get(name), b.get(name), *F.differ(a.get(name), b.get(name), band),
+                     band))
+    return rows
+
+
+def machine(run):
+    return meta.model_words(run.meta().get("cpu_model"))
+
+
+def run_figures(run):
+    """((section, name), figure) of every claim's figures and the peers' in one run."""
+    for cid, res in claims.evaluate(run, True).items():
+        yield from (((cid, n), f) for n, f in F.by_name(res["figures"]).items())
+    try:
+        peer_figs = peers.figures(run)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, ZeroDivisionError):
+        peer_figs = []
+    yield from ((("Peers", n), f) for n, f in F.by_name(peer_figs).items())
+
+
+def learn(ra, rb, root):
+    """({(section, name): [(value, its interval's half-width over it, or None) per run]}, a
+    line saying where from): the figures but exact counts of the finished suite runs under root
+    (suite.json records the report step, its last) of A's and B's CPU model (and preset when
+    they share one), the BAND_MAX_RUNS most recent, A and B left out: they must not widen the
+    band they are judged by."""
+    where = f"`{root}`"
+    if machine(ra) != machine(rb):
+        return {}, (f"none: A and B ran on different CPU models, so no run-to-run band is "
+                    f"learned (under {where}) and the floor alone applies")
+    own = {ra.dir.resolve(), rb.dir.resolve()}
+    kinds = {(r.get("suite") or {}).get("preset") for r in (ra, rb)}
+    runs = []
+    for path in sorted(Path(root).rglob("suite.json")) if Path(root).is_dir() else []:
+        run = D.Run(path.parent) if path.parent.resolve() not in own else None
+        suite = run and run.get("suite") or {}
+        if "report" in suite.get("steps", {}) and machine(run) == machine(ra) \
+                and (len(kinds) > 1 or suite.get("preset") in kinds):
+            runs.append(run)
+    runs = sorted(runs, key=lambda r: (r.meta().get("date", ""), str(r.dir)))[-BAND_MAX_RUNS:]
+    values = {}
+    for run in runs:
+        for key, fig in run_figures(run):
+            v, low, high = fig.get("value"), fig.get("low"), fig.get("high")
+            if not fig.get("exact") and v is not None:
+                half = (high - low) / 2 / abs(v) if v and low is not None else None
+                values.setdefault(key, []).append((v, half))
+    model = ra.meta().get("cpu_model", "an unknown CPU")
+    which = f"the {next(iter(kinds))} preset" if len(kinds) == 1 and None not in kinds \
+        else "any preset"
+    return values, (f"{len(runs)} other run(s) of {model}, {which}, under {where} (the "
+                    f"{BAND_MAX_RUNS} most recent at most; A and B left out)")
+
+
+UNCHANGED = "unchanged"
+CHANGED_BEYOND = "verdict changed beyond noise"
+CHANGED_WITHIN = "verdict changed, figures within noise"
+CHANGED_UNKNOWN = "verdict changed, noise unknown"
+CHANGED_MISSING = "verdict changed, a deciding figure measured in one run only"
+
+
+def claim_change(va, vb, rows):
+    """(reading, [deciding figures that moved]) of one claim: whether a changed verdict
+    follows a change beyond the noise of the figures its rule compared with thresholds (in
+    either run; every figure when neither rule compared one)."""
+    if va == vb:
+        return UNCHANGED, []
+    deciding = [r for r in rows if (r[1] or {}).get("decides") or (r[2] or {}).get("decides")]
+    deciding = deciding or rows
+    moved = [r[0] for r in deciding if r[4] in (F.BEYOND, "exact differs")]
+    if moved:
+        return CHANGED_BEYOND, moved
+    if any(r[4] == "one side only" for r in deciding):
+        return CHANGED_MISSING, [r[0] for r in deciding if r[4] == "one side only"]
+    if any(r[4] == F.UNKNOWN for r in deciding):
+        return CHANGED_UNKNOWN, [r[0] for r in deciding if r[4] == F.UNKNOWN]
+    return CHANGED_WITHIN, []
+
+
+ID_FIELDS = ("name", "model", "mode", "conns", "engine", "kind", "variant", "round", "bar",
+             "resource", "backend", "threads")
+
+
+def measurements(doc):
+    """{(record, field): number} of one JSON document, using plots/export.py's records. A
+    record of a list is named by its identifying fields (model, mode, conns, ...) when it has
+    them, so the same point of two runs pairs even when their lists differ in length."""
+    out = {}
+    for table, key, fields in export.records(doc):
+        ident = [f"{k}={fields[k]}" for k in ID_FIELDS if k in fields]
+        rec = f"{table}[{' '.join(ident)}]" if ident and key.isdigit() else \
+            f"{table}[{key}]" if table else ""
+        for field, v in fields.items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and field not in ID_FIELDS:
+                out.setdefault((rec, field), float(v))
+    return out
