@@ -4,9 +4,6 @@ import textwrap
 
 import data as D
 import matplotlib
-import verdict as V
-
-import data as D
 from switch_figures import switch_fig
 
 matplotlib.use("Agg")  # no display; must be chosen before pyplot is imported anywhere
