@@ -189,10 +189,9 @@ static inline __attribute__((always_inline)) void evict(fb_runtime *rt, shared_s
  * runtime: its fields are read only to compute addresses, and a prefetch never faults. With
  * one fiber claiming over and over there is nothing to fetch.
  *
- * copystack/resume at 10^5 fibers against the same tree without it (2-core Xeon VM,
- * 2026-12-02, 6 alternating runs each): at 8 live bytes, 30 to 91 ns (huge pages or not, the
- * records' 77 MB do not stay in the cache) against 22.5 to 26 ns; at 512 bytes 116 against
- * 115 ns (median); one fiber 22.6 ns on both. 8, 16 or 32 claims ahead measured alike.
+ * At 10^5 fibers the records do not stay in the cache, so without the prefetch every resume
+ * waits for memory; with one fiber it costs nothing (results/notes/harness.md has the
+ * measurements, with 8, 16 and 32 claims ahead).
  */
 /* The lines of record `a` a resume reads: the hot line (on aarch64 it starts at `next`: save_buf
  * and ahead end the line before), the register line, and `inline_len` bytes of inline live
@@ -308,8 +307,8 @@ static inline fiber *fiber_of(sw_ctx *ctx)
  * and a context resumes straight in switch_to's caller, as in guarded mode. A frame here
  * that outlived the jump would be copied with every live part (48 bytes), and each side of
  * a resume would return through it: one more return per switch whose predicted target the
- * stack switch has made stale. On the 2-core Xeon VM, copystack/resume at 8 live bytes and one
- * fiber took 58 ns with that frame and 28 ns without (results/notes/harness.md, 2026-12-02).
+ * stack switch has made stale: a resume with that frame took about twice as long
+ * (results/notes/harness.md).
  */
 static void LINE_ALIGNED copy_jump(sw_ctx *from, sw_ctx *to)
 {

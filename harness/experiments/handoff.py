@@ -31,8 +31,8 @@ KINDS = ["thread", "fiber"]
 TASK_MARGIN = 512  # pids left for the rest of the machine
 MAP_MARGIN = 1000
 # What one run costs before any has been timed: the process's start and exit besides its
-# measured window, and per context its creation and teardown (a 2-core AMD EPYC VM,
-# 2026-12-03: m=10,000 threads took 2.3 s a run on the quiet machine, fibers well under one).
+# measured window, and per context its creation and teardown: a thread costs about ten times a
+# fiber (the measurements behind these priors: results/notes/harness.md).
 RUN_START_S = 0.1
 PER_CONTEXT_PRIOR_S = {"thread": 2.5e-4, "fiber": 2e-5}
 

@@ -60,9 +60,9 @@ CHURN_CONFIGS = ["naive", "merged", "edge", "uring-poll", "uring", "epoll (model
                  "uring (model)"]
 COMPLETION_CONFIGS = ["merged", "uring-poll", "uring", "epoll (model)", "uring (model)"]
 NOT_BUILT = {}
-# What each part took of the step (AMD EPYC VM, 2026-12-03; quick: idle 20.9 s, churn 16.6 s;
-# full: idle 405 s, churn 190 s, completion 148 s): with a budget, each part's rounds end by
-# its cumulative share of it, so a slower machine cuts rounds from every part alike.
+# Each part's share of the step, as the parts' measured times divide it (results/notes/
+# harness.md): with a budget, each part's rounds end by its cumulative share of it, so a
+# slower machine cuts rounds from every part alike.
 PART_WEIGHTS = {"quick": {"idle": 0.56, "churn": 0.44, "completion": 0.1},
                 "full": {"idle": 0.55, "churn": 0.25, "completion": 0.2}}
 

@@ -54,8 +54,9 @@ MISSES_SLACK = 0.25
 
 REFERENCE_ROWS = ("switch/floor", "switch/floor-fp")
 # A spread measured in one sitting cannot see what moves between VMs of the same CPU model
-# (the host, its other tenants, the microcode): the Intel Xeon VMs of 2026-12-01 moved single
-# figures by up to 6.5% (results/baseline/NOTES.md). The tolerance never goes below that.
+# (the host, its other tenants, the microcode): VMs of one model have moved single figures by
+# several percent between sittings (results/baseline/NOTES.md). The tolerance never goes
+# below that.
 MIN_TIMING_TOLERANCE = 0.10
 SPREAD_SIGMAS = 3.0
 ALPHA = 0.05

@@ -1,9 +1,9 @@
 """Machine description and /proc helpers shared by Switchyard's benchmark drivers.
 
-Every result file carries a `meta` block (see shared/DESIGN.md): git sha, compiler and flags,
+Every result file carries a `meta` block: git sha, compiler and flags,
 CPU model, core count, kernel, pinning and date. Drivers import this module:
 
-    import meta
+    from lib import meta
     info = meta.collect(repo_root, build_dir, pinning={"server": "0", "load": "1"})
     run_dir = meta.new_run_dir(repo_root / "results" / "runs", info)
 

@@ -41,8 +41,7 @@ IDLE_SAMPLES = 5  # /proc/meminfo reads, 0.1 s apart, before the server starts a
 # perf and the memory baselines. They matter only for a model's first level: the plans run
 # each model's levels in ascending order, and from its first level of 100 connections on its
 # own rounds predict the next (lib/budget.RoundCosts). The figures are the ramp-ups of a
-# quick run on a 2-core AMD EPYC VM (2026-12-03): fork 1.9 s for 1,000 connections, thread
-# 2.9 s for 10,000.
+# quick run on the slower of the machines measured (results/notes/harness.md).
 ROUND_START_S = 0.3
 PER_CONN_PRIOR_S = {"process-per-connection": 2e-3, "process-pool": 2e-3,
                     "thread-per-connection": 3e-4}

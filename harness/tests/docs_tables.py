@@ -1,10 +1,10 @@
 #!/usr/bin/python3
-"""The READMEs' tables of steps, engines, timer structures and models, and the counts the top
-README states, checked against the registries they describe: a member added to a registry, or
-renamed, or declaring other properties than its README row says, fails here until the README
-says so.
+"""The READMEs' tables of steps, engines, timer structures and models, the top README's
+Layout block (the tree's folders, switch backends, server models) and the counts it states,
+checked against the registries they describe: a member added to a registry, or renamed, or
+declaring other properties than its README row says, fails here until the README says so.
 
-usage: docs_tables.py --engine-info EXE --echo-server EXE --timer-info EXE
+usage: docs_tables.py --engine-info EXE --echo-server EXE --timer-info EXE --switch-info EXE
 """
 import argparse
 import json
@@ -85,17 +85,58 @@ def stated_count(readme, noun):
     return NUMBER_WORDS.index(m.group(1)) if m and m.group(1) in NUMBER_WORDS else None
 
 
+def layout_block():
+    """README.md's Layout block: {folder: its text}, a folder being a line's first word."""
+    text = (ROOT / "README.md").read_text()
+    m = re.search(r"^## Layout\n\n```\n(.*?)^```", text, re.S | re.M)
+    if not m:
+        check(False, "README.md: no Layout block (## Layout, then a fenced block)")
+        return {}
+    out, name = {}, None
+    for ln in m.group(1).splitlines():
+        word = re.match(r"^([a-z]+)/ ", ln)
+        if word:
+            name = word.group(1)
+            out[name] = ""
+        if name:
+            out[name] += " " + ln
+    return out
+
+
+def check_layout(backends, models):
+    """The Layout block names every folder of the tree's top level and of harness/, every
+    switch backend and every server model, and nothing that is not there."""
+    block = layout_block()
+    tracked = subprocess.run(["git", "-C", str(ROOT), "ls-files"], capture_output=True,
+                             text=True, timeout=30).stdout.splitlines()
+    if not tracked:  # not a git checkout: the folders on disk
+        tracked = [str(p.relative_to(ROOT)) for p in ROOT.rglob("*") if p.is_file()]
+    top = sorted({t.split("/")[0] for t in tracked if "/" in t and not t.startswith(".")})
+    check(sorted(block) == top, f"README.md's Layout names {sorted(block)}, the tree has {top}")
+    sub = sorted({t.split("/")[1] for t in tracked if t.startswith("harness/") and
+                  t.count("/") >= 2})
+    missing = [d for d in sub if f"{d}/" not in block.get("harness", "")]
+    check(not missing, f"README.md's Layout omits harness/ folders {missing}")
+    for folder, names, what in (("switch", backends, "backends"), ("servers", models, "models")):
+        words = set(re.findall(r"[a-z][a-z0-9-]*", block.get(folder, "")))
+        missing = [n for n in names if n not in words]
+        check(not missing, f"README.md's Layout omits {folder}/ {what} {missing}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--engine-info", required=True)
     ap.add_argument("--echo-server", required=True)
     ap.add_argument("--timer-info", required=True)
+    ap.add_argument("--switch-info", required=True)
     a = ap.parse_args()
     engines, models = members(a.engine_info), members(a.echo_server)
+    check_layout(members(a.switch_info), models)
 
-    steps = first_column("plots/README.md", "| step |")
+    steps = first_column("harness/experiments/README.md", "| step |")
     check(steps == ORDER + ["report"],
-          f"plots/README.md's step table {steps} is not the registry's {ORDER} + report")
+          f"harness/experiments/README.md's step table {steps} is not the registry's "
+          f"{ORDER} + report")
     table = first_column("engines/README.md", "| engine |")
     check(sorted(table) == sorted(engines),
           f"engines/README.md's engine table {table} is not the registry's {engines}")
