@@ -6,8 +6,8 @@
  * records how long after its deadline it ran again (CLOCK_MONOTONIC). P other fibers sleep far
  * beyond the run meanwhile (deadlines spread over 10 to 20 s), so the structure holds P + 1
  * timers. The lateness is the structure's rounding plus the engine's wait and the kernel's
- * wake-up: harness/experiments/timers.py sets it beside cyclictest's figure, the kernel's own floor.
- * Prints one JSON line: {"timers", "engine", "sleeps", "sleep_us", "pending", "lateness_us":
+ * wake-up: harness/experiments/timers.py sets it beside cyclictest's figure, the kernel's own
+ * floor. Prints one JSON line: {"timers", "engine", "sleeps", "sleep_us", "pending", "lateness_us":
  * {"p50", "p99", "max", "mean"}}, then exits without waiting for the far sleepers.
  */
 #include "cli_args.h"
