@@ -338,7 +338,7 @@ cmd_compare() {
 }
 
 cmd_history() {
-    "$PY" "$ROOT/harness/tools/history.py" "$@"
+    "$PY" "$ROOT/plots/history.py" "$@"
 }
 
 cmd_slides() {

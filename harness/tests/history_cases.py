@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Cases for `./run.sh history` (harness/tools/history.py): three run folders of two machines, one
+"""Cases for `./run.sh history` (plots/history.py): three run folders of two machines, one
 of them a deliberately slowed run, made from the committed regression baselines.
 
 usage: history_cases.py CASE --work DIR
@@ -52,7 +52,7 @@ def make_runs(work):
 
 
 def history(work, *args):
-    p = subprocess.run([PY, HARNESS / "tools" / "history.py", "--runs-root", Path(work) / "none",
+    p = subprocess.run([PY, HARNESS.parent / "plots" / "history.py", "--runs-root", Path(work) / "none",
                         "--out", Path(work) / "out", *map(str, args)],
                        capture_output=True, text=True, timeout=120, cwd=work)
     print(p.stdout + p.stderr, end="")

@@ -143,7 +143,7 @@ def case_fuzz_regress(a):
 
 
 def case_fuzz_history(a):
-    from tools import history
+    import history  # plots/history.py, on the PYTHONPATH
     _, _, cur = regress_files(a.work)
     run_dir = Path(a.work) / "runs" / "r1"
     shutil.rmtree(run_dir.parent, ignore_errors=True)

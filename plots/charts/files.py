@@ -1,4 +1,4 @@
-"""A chart written to disk, as every chart of plots/ (and harness/tools/history.py's) is: a PNG for
+"""A chart written to disk, as every chart of plots/ (history's and compare's too) is: a PNG for
 Markdown and a browser, an SVG for REPORT.html to inline, from the same figure, which is then
 closed (pyplot keeps every open figure otherwise)."""
 import matplotlib.pyplot as plt

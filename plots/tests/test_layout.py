@@ -25,10 +25,10 @@ LAYERS = [
     {"charts", "sections", "reference", "glossary"},
     {"claims_table"},
     {"compare_diff"},
-    {"summary", "compare_charts"},
+    {"summary", "compare_charts", "history_charts"},
     {"document"},
     {"page"},
-    {"report", "slides", "compare"},
+    {"report", "slides", "compare", "history"},
 ]
 
 

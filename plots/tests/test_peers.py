@@ -14,7 +14,7 @@ import compare  # noqa: E402
 import data as D  # noqa: E402
 import synth  # noqa: E402
 from sections import peers as section  # noqa: E402
-from tools import history  # noqa: E402
+import history  # noqa: E402
 
 
 class Section(synth.SyntheticRuns):

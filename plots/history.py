@@ -48,13 +48,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from gate import regress_files as RF
-from gate import regress_gate as G
-from lib import changepoint as CP
-from lib import meta as M
-from lib import stats
+from harness_api import changepoint as CP
+from harness_api import meta as M
+from harness_api import regress_files as RF
+from harness_api import regress_gate as G
+from harness_api import stats
+from history_charts import draw, run_label
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 EXACT_CHANGE = 0.005
 # The least change of level a step of a timing must make: over segments of at least 3 runs
 # the noise of one run averages out, so the floor can be half the one a pair of runs needs
@@ -248,51 +249,6 @@ def series(runs, figure):
     return [(run, run["figures"].get(figure), move_at.get(i, "")) for i, run in enumerate(runs)]
 
 
-def run_label(run):
-    sha = str(run["sha"])[:7] + ("+" if run["dirty"] else "")
-    return "%s %s" % (sha, run["date"][:10])
-
-
-def draw(path, figure, points, model):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    xs = list(range(len(points)))
-    fig, ax = plt.subplots(figsize=(max(5.0, 0.8 * len(points) + 2), 3.4))
-    for x, (run, f, move) in zip(xs, points):
-        if f is None:
-            ax.annotate("no figure", (x, 0), xycoords=("data", "axes fraction"),
-                        xytext=(0, 4), textcoords="offset points", ha="center", fontsize=7,
-                        color="0.5")
-            continue
-        color = {"up": "tab:red", "down": "tab:green"}.get(move, "tab:blue")
-        ax.errorbar([x], [f.value], yerr=[[f.value - f.low], [f.high - f.value]], fmt="o",
-                    color=color, capsize=4, markersize=6 if move else 4)
-        if move:
-            ax.annotate("moved " + move, (x, f.high), xytext=(0, 6), textcoords="offset points",
-                        ha="center", fontsize=7, color=color)
-    known = [f for _, f, _ in points if f]
-    ax.plot([x for x, (_, f, _) in zip(xs, points) if f], [f.value for f in known],
-            color="0.7", lw=0.8, zorder=0)
-    ax.set_xticks(xs)
-    ax.set_xticklabels([run_label(r) for r, _, _ in points], rotation=30, ha="right", fontsize=7)
-    ax.set_xlim(-0.5, len(points) - 0.5)
-    unit = known[0].unit if known else ""
-    ax.set_ylabel(unit)
-    lo = min(f.low for f in known) if known else 0
-    hi = max(f.high for f in known) if known else 1
-    ax.set_ylim(min(0, lo), hi * 1.15 if hi > 0 else 1)
-    ax.set_title("%s on %s" % (figure, model), fontsize=9)
-    ax.text(0.0, -0.42, "points in commit order; bars: 95% interval (exact counts have none); "
-            "red/green: the first run after a step of the series", transform=ax.transAxes,
-            fontsize=6.5, color="0.35")
-    fig.tight_layout()
-    for ext in ("png", "svg"):
-        fig.savefig(path.with_suffix("." + ext), dpi=110)
-    plt.close(fig)
-
-
 def file_stem(figure):
     return re.sub(r"[^A-Za-z0-9.-]+", "_", figure).strip("_")
 
@@ -306,7 +262,7 @@ def write(runs_by_machine, wanted, out, charts=True):
           "partition, segments of at least 3 runs) that moves the level by at least %d%% "
           "(exact counts: 0.5%%). A series of fewer than 6 runs is read run against run "
           "before (intervals apart, Mann-Whitney p < 0.05 and more than %d%%, what moves "
-          "between sittings). Written by `./run.sh history` (harness/tools/history.py).")
+          "between sittings). Written by `./run.sh history` (plots/history.py).")
           % (round(100 * STEP_FLOOR), round(100 * G.MIN_TIMING_TOLERANCE)), ""]
     rows = []
     for machine, runs in sorted(runs_by_machine.items()):
