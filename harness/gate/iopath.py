@@ -182,6 +182,7 @@ def main(argv=None):
     ap.add_argument("--configs", help=f"comma list (default: all of {', '.join(CONFIGS)})")
     ap.add_argument("--json", action="store_true", help="print the counts as JSON")
     a = ap.parse_args(argv)
+    a.bin = str(Path(a.bin).resolve())  # the servers and perf run from other folders
     configs = a.configs.split(",") if a.configs else None
     bad = [c for c in configs or [] if c not in CONFIGS]
     if bad:

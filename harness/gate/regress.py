@@ -278,6 +278,11 @@ def main(argv=None):
     ap.add_argument("--expect-failure", metavar="CHECK",
                     help="exit 0 only if the gate fails, and on CHECK alone (self-test)")
     args = ap.parse_args(argv)
+    # The measurements run their programs from other working directories (iopath's servers,
+    # valgrind's output folders): a relative folder would name nothing there.
+    args.bin = str(Path(args.bin).resolve())
+    if args.base_bin:
+        args.base_bin = str(Path(args.base_bin).resolve())
     try:
         if args.update and (args.compare or args.doctor):
             raise RuntimeError("--update records a fresh measurement: no --compare or --doctor")

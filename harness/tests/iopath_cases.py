@@ -5,6 +5,9 @@ run of one build, and they see a read path that does one more system call per re
 usage: iopath_cases.py CASE --work DIR     (exit 77 with `not run: why` where perf's
                                              tracepoints, valgrind or SCHED_FIFO are missing)
 """
+import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -51,6 +54,25 @@ def case_extra_read(a):
           "eager: exactly one system call more per request", (ad, eg))
     check(eg["instructions_per_request"] > ad["instructions_per_request"] * 1.05,
           "eager: more instructions per request", (ad, eg))
+
+
+def case_relative_bin(a):
+    """--bin given relative to the caller's folder still names the build: the servers and perf
+    run from other folders, which once made every configuration "not run" (Workload failed: No
+    such file or directory)."""
+    available()
+    # From the build's parent, as `--bin build/bin` is given: a path with no "..", which read
+    # from a temporary folder names nothing.
+    where = BIN.parent.parent
+    rel = os.path.relpath(BIN, where)
+    p = subprocess.run([sys.executable, HARNESS / "gate" / "iopath.py", "--bin", rel,
+                        "--configs", "epoll", "--json"], cwd=where, capture_output=True,
+                       text=True, timeout=120)
+    check(p.returncode == 0, "iopath.py with a relative --bin exits 0", p.stderr[-400:])
+    got = json.loads(p.stdout) if p.returncode == 0 else {}
+    epoll = got.get("epoll") or {}
+    check(abs((epoll.get("syscalls_per_request") or 0) - 2.01) < 0.002,
+          "epoll measured through the relative folder", got)
 
 
 if __name__ == "__main__":
