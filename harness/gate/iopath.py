@@ -24,13 +24,12 @@ reason. Exit 0; 1 when a count could not be taken; 2 for bad usage.
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from lib import perf
+from lib import perf, server
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -64,13 +63,12 @@ def _serve(bin_dir, args, requests, wrap, tmp):
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                            cwd=tmp)
     try:
-        line = srv.stdout.readline()
-        m = re.match(r"listening [\d.]+:(\d+)", line)
-        if not m:
+        port = server.listening_port(srv.stdout.readline())
+        if port is None:
             srv.wait(timeout=30)
             why = (srv.stderr.read().strip().splitlines() or [f"exit {srv.returncode}"])[-1]
             raise NotRun(why)
-        ld = subprocess.run([*FIFO, str(bin_dir / "echo-load"), "--port", m.group(1), "--conns",
+        ld = subprocess.run([*FIFO, str(bin_dir / "echo-load"), "--port", str(port), "--conns",
                              str(CONNS), "--size", str(SIZE), "--requests", str(requests),
                              "--warmup", "0", "--max-time", "120", "--json"],
                             capture_output=True, text=True, timeout=180)
@@ -79,10 +77,10 @@ def _serve(bin_dir, args, requests, wrap, tmp):
     finally:
         _interrupt(srv)
     out, err = srv.communicate(timeout=60)
-    stats = [s for s in out.splitlines() if s.startswith("{")]
-    if srv.returncode != 0 or not stats:
+    stats = server.last_json(out)
+    if srv.returncode != 0 or stats is None:
         raise RuntimeError(f"echo-server ended {srv.returncode}: {err.strip()[-300:]}")
-    return json.loads(stats[-1])
+    return stats
 
 
 def _interrupt(proc):
