@@ -25,7 +25,6 @@ also carry the BTI and PAC bits in its GNU property note and start each switch w
 import argparse
 import datetime
 import glob
-import json
 import os
 import re
 import shutil
@@ -33,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 from experiments._step import Experiment, counted
+from lib import meta
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SWITCH = os.path.join(ROOT, "switch")
@@ -179,12 +179,7 @@ def main():
            "measurement": "instructions on the switch path, counted in the disassembly of "
                           "the assembled source (static, exact; not a timing)",
            "rows": rows, "not_counted": skipped}
-    text = json.dumps(doc, indent=2) + "\n"
-    if args.out_file:
-        with open(args.out_file, "w") as f:
-            f.write(text)
-    else:
-        sys.stdout.write(text)
+    meta.emit_json(doc, args.out_file)
     return check_expectations(rows, args.expect)
 
 

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from experiments._step import Experiment, counted, module_cmd, run, write_json
-from lib import callgrind
+from lib import callgrind, meta
 
 # C17's isolated cost: the wheel's arm and cancel and the tree's arm, mostly-cancelled
 # workload, from 10^2 pending timers to 10^4 (quick) or 10^6 (full: setting up a million timers
@@ -79,11 +79,9 @@ def main():
                     help="sanity range for one row's count (tests)")
     args = ap.parse_args()
     try:
-        loops = tuple(int(x) for x in args.loops.split(","))
-        if len(loops) != 2 or loops[0] >= loops[1] or loops[0] < 0:
-            raise ValueError
-    except ValueError:
-        print("icount.py: --loops wants two increasing counts, e.g. 1000,11000", file=sys.stderr)
+        loops = callgrind.two_loops(args.loops)
+    except ValueError as e:
+        print("icount.py: %s" % e, file=sys.stderr)
         return 2
     try:
         doc = callgrind.run(args.bin, args.rows.split(",") if args.rows else None, loops, args.jobs,
@@ -91,12 +89,7 @@ def main():
     except RuntimeError as e:
         print("icount.py: %s" % e, file=sys.stderr)
         return 1
-    text = json.dumps(doc, indent=2) + "\n"
-    if args.out_file:
-        with open(args.out_file, "w") as f:
-            f.write(text)
-    else:
-        sys.stdout.write(text)
+    meta.emit_json(doc, args.out_file)
     return check_expectations(doc, args.expect)
 
 

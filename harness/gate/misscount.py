@@ -18,12 +18,13 @@ usage: misscount.py [--bin DIR] [--rows ROW,...] [--loops A,B]
 """
 
 import argparse
-import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+
+from lib import callgrind, meta
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_BIN = os.path.join(os.path.dirname(os.path.dirname(HERE)), "build", "bin")
@@ -93,19 +94,16 @@ def main():
     ap.add_argument("--loops", default="%d,%d" % LOOPS, help="the two loop lengths")
     args = ap.parse_args()
     try:
-        loops = tuple(int(x) for x in args.loops.split(","))
-        if len(loops) != 2 or loops[0] >= loops[1] or loops[0] < 0:
-            raise ValueError
-    except ValueError:
-        print("misscount.py: --loops wants two increasing counts, e.g. 20000,220000",
-              file=sys.stderr)
+        loops = callgrind.two_loops(args.loops)
+    except ValueError as e:
+        print("misscount.py: %s" % e, file=sys.stderr)
         return 2
     try:
         figures = run(args.bin, args.rows.split(",") if args.rows else None, loops)
     except RuntimeError as e:
         print("misscount.py: %s" % e, file=sys.stderr)
         return 1
-    sys.stdout.write(json.dumps(figures, indent=2) + "\n")
+    meta.emit_json(figures)
     return 0
 
 

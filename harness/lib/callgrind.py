@@ -44,6 +44,18 @@ SINGULAR = {"switches": "switch", "hops": "hop", "calls": "call", "creates": "cr
             "signals": "signal", "handoffs": "hand-off", "resumes": "resume"}
 
 
+def two_loops(text):
+    """The two loop lengths of a --loops argument ("A,B", 0 <= A < B): the counts are the
+    difference of two runs, so the second must run more loops. ValueError otherwise."""
+    try:
+        loops = tuple(int(x) for x in text.split(","))
+    except ValueError:
+        loops = ()
+    if len(loops) != 2 or loops[0] >= loops[1] or loops[0] < 0:
+        raise ValueError(f"--loops wants two increasing counts, e.g. 1000,11000 (not {text!r})")
+    return loops
+
+
 def backends(icount_exe):
     out = subprocess.run([icount_exe, "--list"], check=True, capture_output=True, text=True)
     return out.stdout.split()

@@ -8,6 +8,7 @@ says "not run: <reason>" and exits 77 (CTest's skip).
 
 usage: agents_cases.py CASE --work DIR --bin BUILD/bin --hist-export PATH
 """
+import contextlib
 import json
 import os
 import random
@@ -284,7 +285,11 @@ def old_agent(net):
     return f"old:{path}"
 
 
-def case_netns(a):
+@contextlib.contextmanager
+def namespaces(a):
+    """The two namespaces, their keys and sshd, made for one case (`not run` where they cannot
+    be had) and torn down after it, also when it fails; prints the setup's and the case's
+    times."""
     why = can_run()
     if why:
         not_run(why)
@@ -295,6 +300,14 @@ def case_netns(a):
         net.keys()
         net.start_sshd()
         print(f"setup: {time.monotonic() - t0:.2f} s")
+        yield net
+    finally:
+        net.close()
+    print(f"total: {time.monotonic() - t0:.1f} s")
+
+
+def case_netns(a):
+    with namespaces(a) as net:
         check_merge_exact(a)
         # agent-b has no echo-load at the path given: this one is copied there.
         p, doc, took = sweep(a, net, ["agent-a", "agent-b:/nonexistent/echo-load"],
@@ -330,9 +343,6 @@ def case_netns(a):
               and took < 20, "an unreachable host fails within seconds with one line",
               f"exit {p.returncode} after {took:.1f} s: {p.stderr.strip()}")
         print(f"unreachable: {took:.1f} s: {lines[0]}")
-    finally:
-        net.close()
-    print(f"total: {time.monotonic() - t0:.1f} s")
 
 
 def driver(a, net, script, args, out, hosts=("agent-a",)):
@@ -358,16 +368,7 @@ def case_netns_drivers(a):
     """The drivers besides the sweep that run echo-load, with --load-host: the engine
     comparison (a count run, which agents run as a window, and a tput run) and a maxconns
     level from two agents (started, polled, their --rate shared out from the whole load's)."""
-    why = can_run()
-    if why:
-        not_run(why)
-    t0 = time.monotonic()
-    net = Net(a.work)
-    try:
-        net.up()
-        net.keys()
-        net.start_sshd()
-        print(f"setup: {time.monotonic() - t0:.2f} s")
+    with namespaces(a) as net:
         doc, took = driver(a, net, "experiments/engines.py", [
             "--engines", "merged,naive", "--rounds", "1", "--duration", "1.5", "--warmup",
             "0.2", "--count-requests", "3000", "--aa", "", "--profile", ""],
@@ -408,9 +409,6 @@ def case_netns_drivers(a):
         print(f"maxconns: {took:.1f} s; held {pt['held']}, {ld['requests']} requests at "
               f"{ld['requests_per_sec']:.0f}/s (rate 400)")
         check_report(a.work, docs)
-    finally:
-        net.close()
-    print(f"total: {time.monotonic() - t0:.1f} s")
 
 
 def local_server(a):
