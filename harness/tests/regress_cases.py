@@ -161,8 +161,9 @@ def case_switches_per_hop_fails(a):
           "a ring hop that switches twice fails")
 
 
-def case_update_refuses_dirty(a):
-    repo = Path(a.work) / "repo"
+def scratch_repo(work):
+    """work/repo: a fresh git repository with one committed file, f.c."""
+    repo = Path(work) / "repo"
     shutil.rmtree(repo, ignore_errors=True)
     repo.mkdir(parents=True)
     git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
@@ -170,6 +171,11 @@ def case_update_refuses_dirty(a):
     (repo / "f.c").write_text("int x;\n")
     subprocess.run(git + ["add", "f.c"], check=True)
     subprocess.run(git + ["commit", "-q", "-m", "c"], check=True)
+    return repo
+
+
+def case_update_refuses_dirty(a):
+    repo = scratch_repo(a.work)
     check(regress.dirty_reason(repo) is None, "a clean tree may record a baseline")
     (repo / "results").mkdir()
     (repo / "results" / "out.json").write_text("{}")
@@ -266,14 +272,7 @@ def case_malformed_measurement_refused(a):
 def case_update_asks_git(a):
     """--update asks git whether the tree is clean even when SWITCHYARD_GIT_SHA (what CI sets)
     names the commit, and refuses when git cannot tell."""
-    repo = Path(a.work) / "repo"
-    shutil.rmtree(repo, ignore_errors=True)
-    repo.mkdir(parents=True)
-    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
-    subprocess.run(git + ["init", "-q"], check=True)
-    (repo / "f.c").write_text("int x;\n")
-    subprocess.run(git + ["add", "f.c"], check=True)
-    subprocess.run(git + ["commit", "-q", "-m", "c"], check=True)
+    repo = scratch_repo(a.work)
     os.environ["SWITCHYARD_GIT_SHA"] = "c8fbe7bd380e"
     check(regress.dirty_reason(repo) is None, "a clean tree may record a baseline")
     (repo / "f.c").write_text("int y;\n")
