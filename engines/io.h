@@ -78,7 +78,7 @@ enum { FB_IN = ENG_IN, FB_OUT = ENG_OUT };
  * None can hang on data that arrives between a call and the wait that follows it: a
  * level-triggered engine reports what is there when the waiter registers, and an edge engine
  * reports the arrival (the new edge) or has kept it in its ready bit. fb_write always tries
- * first (see io.c). A completion engine (eng_ops.submit: uring) has no readiness to wait for:
+ * first (see io_calls.c). A completion engine (eng_ops.submit: uring) has no readiness to wait for:
  * the kernel performs the read, so the policy does not apply there.
  */
 typedef enum fb_read_policy { FB_READ_EAGER, FB_READ_WAIT, FB_READ_ADAPTIVE } fb_read_policy;

@@ -41,7 +41,7 @@
  *
  * Timeouts (--read-timeout, --idle-timeout) are the runtime's timers (--timers chooses their
  * structure): direct, every read is fb_read_timeout, whose per-fd timer stays armed across the
- * reads (io.c, io_read_timer), and with --idle-timeout a write that finds the socket full waits
+ * reads (io_read_timer), and with --idle-timeout a write that finds the socket full waits
  * for room at most that long; hooked, the sockets carry SO_RCVTIMEO and SO_SNDTIMEO, which the
  * hooked calls honour with the same timers. --poll-tick MS wraps the IO poller so that no wait
  * lasts longer than MS, the fixed tick of NtyCo's and libco's loops, for comparison with the
