@@ -25,14 +25,15 @@ or SCHED_FIFO are unavailable.
 """
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "harness" / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "harness"))
 from cases import check, run  # noqa: E402  (harness/tests/cases.py)
+from lib.server import listening_port  # noqa: E402  (the driver library's one reader)
 
 SKIP = 77
 CONNS = 100
@@ -91,8 +92,9 @@ def serve(a, server_cpu, load_cpu, fifo=False, busy=False, policy=None, requests
         hog = None
         try:
             line = srv.stdout.readline()
-            m = re.match(r"listening [\d.]+:(\d+)", line)
-            check(m, "echo-server starts", f"{line!r} {srv.stderr.read()[-300:] if not m else ''}")
+            port = listening_port(line)
+            check(port, "echo-server starts",
+                  f"{line!r} {srv.stderr.read()[-300:] if port is None else ''}")
             if busy:
                 # A CPU loop without system calls, which ends by itself should this script
                 # be killed before it can end it.
@@ -100,7 +102,7 @@ def serve(a, server_cpu, load_cpu, fifo=False, busy=False, policy=None, requests
                                         HOG])
             try:
                 ld = subprocess.run([*rt, "taskset", "-c", str(load_cpu), a.load, "--port",
-                                     m.group(1), "--conns", str(CONNS), "--size", str(SIZE),
+                                     str(port), "--conns", str(CONNS), "--size", str(SIZE),
                                      "--requests", str(requests), "--warmup", "0",
                                      "--max-time", "60", "--json"],
                                     capture_output=True, text=True, timeout=90)

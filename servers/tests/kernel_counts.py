@@ -23,7 +23,6 @@ Exit 0 when every count matches, 1 when one does not, 77 (CTest's skip) with `no
 when perf or the tracepoints are unavailable.
 """
 import json
-import re
 import socket
 import subprocess
 import sys
@@ -31,6 +30,9 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "harness"))
+from lib.server import listening_port  # noqa: E402  (the driver library's one reader)
 
 # statistics field -> the tracepoints whose sum must equal it
 EVENTS = {
@@ -117,14 +119,14 @@ def main(server, load, model, *flags):
                                  "--", server, "--model", model, "--port", "0", *flags],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         line = perf.stdout.readline()
-        m = re.match(r"listening [\d.]+:(\d+)", line)
-        if not m:
+        port = listening_port(line)
+        if port is None:
             perf.kill()
             fail(f"echo-server did not start: {line!r} {perf.stderr.read().strip()[-300:]}")
-        ld = subprocess.run([load, "--port", m.group(1), "--conns", "4", "--size", "64",
+        ld = subprocess.run([load, "--port", str(port), "--conns", "4", "--size", "64",
                              "--requests", str(REQUESTS), "--warmup", "0"],
                             capture_output=True, text=True, timeout=60)
-        stalled = stall_then_drain(int(m.group(1)))
+        stalled = stall_then_drain(port)
         # perf's only child is the server: stop it, and perf writes its counts as it ends.
         kids = subprocess.run(["pgrep", "-P", str(perf.pid)], capture_output=True, text=True)
         pids = [int(p) for p in kids.stdout.split()]
