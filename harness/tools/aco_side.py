@@ -1,0 +1,162 @@
+#!/usr/bin/python3
+"""aco_side.py - our switch and copy-stack resume beside libaco's, timed in alternating processes.
+
+libaco is not in Debian and not in this tree. Build peer-aco from a libaco checkout
+(cmake -DSWITCHYARD_LIBACO_DIR=DIR, harness/bench/peer_aco.c), then this runs ROUNDS rounds of
+one switch-bench process and one peer-aco process (the order flipped every round, so a drift
+of the machine falls on both), takes each row's median of the repetitions per process, and
+gives each pair's ratio (ours / libaco's, per round) as a median with a 95% bootstrap interval.
+A pair with a target says "met" when the whole interval is at or below it, "not met" when the
+whole interval is above it, and "inconclusive" otherwise.
+
+The pairs and targets are issue 37's: switch/asm at most 0.7x acosw, the compiler-assisted
+backend's ring hop at most 0.5x acosw, the copy-stack resume at 10^5 fibers and 8 live bytes
+at most libaco's (1.0x). The others are shown for context.
+
+  aco_side.py --bin build-aco/bin [--rounds 6] [--min-time 0.2] [--out FILE]
+
+Exit status: 0 measured (whatever the verdicts), 1 not run (the reason on standard error),
+2 bad usage.
+"""
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from gate import regress_paired as P
+from lib import meta, stats
+
+# (our row, libaco's row, target or None, what the ratio compares)
+PAIRS = [
+    ("switch/asm", "aco/acosw", 0.7, "a switch: our asm backend / acosw"),
+    ("switch/asm-nofpu", "aco/acosw", None, "a switch: asm without the FPU control words"),
+    ("switch/cc", "aco/acosw", None, "a switch: the compiler-assisted backend"),
+    ("switch/cc-nofpu", "aco/acosw", None, "a switch: compiler-assisted, no FPU words"),
+    ("switch/floor", "aco/acosw", None, "a switch: the reference floor"),
+    ("sched/ring/cc/fibers:16", "aco/acosw", 0.5, "ring hop (cc) / one acosw"),
+    ("sched/ring/cc-nofpu/fibers:16", "aco/acosw", 0.5, "ring hop (cc-nofpu) / one acosw"),
+    ("sched/star/asm/fibers:16", "aco/resume/standalone/fibers:16", None,
+     "a hop through the scheduler / aco_resume+yield, 16 fibers, no copy"),
+    ("copystack/resume/bytes:8/fibers:100000", "aco/resume/bytes:8/fibers:100000", 1.0,
+     "copy-stack resume, 8 live bytes, 10^5 fibers"),
+    ("copystack/resume/bytes:64/fibers:100000", "aco/resume/bytes:64/fibers:100000", None,
+     "copy-stack resume, 64 live bytes, 10^5 fibers"),
+    ("copystack/resume/bytes:512/fibers:100000", "aco/resume/bytes:512/fibers:100000", None,
+     "copy-stack resume, 512 live bytes, 10^5 fibers"),
+]
+NOT_BUILT = ("peer-aco is not built in %s (configure with -DSWITCHYARD_LIBACO_DIR=<a libaco "
+             "checkout>; libaco is neither in Debian nor in this repository)")
+
+
+def exact(rows):
+    return "^(%s)$" % "|".join(r.replace(".", r"\.") for r in sorted(set(rows)))
+
+
+def judge(ratios, target):
+    """(median, (low, high), verdict) of per-round ratios against a target (None: no verdict)."""
+    mid = stats.median(ratios)
+    low, high = stats.bootstrap_ci(ratios)
+    if target is None:
+        return mid, (low, high), ""
+    verdict = "met" if high <= target else "not met" if low > target else "inconclusive"
+    return mid, (low, high), verdict
+
+
+def measure(exes, rounds, cfg, log):
+    """{side: {row: [median of the repetitions, one per round]}}."""
+    filters = {"ours": exact(p[0] for p in PAIRS), "aco": exact(p[1] for p in PAIRS)}
+    per_round = {"ours": {}, "aco": {}}
+    for i in range(rounds):
+        for side in (("ours", "aco") if i % 2 == 0 else ("aco", "ours")):
+            print("aco_side: round %d of %d: %s" % (i + 1, rounds, side), file=log)
+            got = P.one_process(exes[side], dict(cfg, filter=filters[side]))
+            for row, times in got.items():
+                per_round[side].setdefault(row, []).append(stats.median(times))
+    return per_round
+
+
+def pairs_of(per_round):
+    out = []
+    for ours, aco, target, what in PAIRS:
+        a, b = per_round["ours"].get(ours, []), per_round["aco"].get(aco, [])
+        n = min(len(a), len(b))
+        if n < 2:
+            out.append({"ours": ours, "aco": aco, "what": what, "target": target,
+                        "status": "not run: %s has %d rounds, %s %d" % (ours, len(a), aco,
+                                                                        len(b))})
+            continue
+        ratios = [x / y for x, y in zip(a[:n], b[:n])]
+        mid, (low, high), verdict = judge(ratios, target)
+        out.append({"ours": ours, "aco": aco, "what": what, "target": target,
+                    "status": "ok", "ours_ns": stats.median(a), "aco_ns": stats.median(b),
+                    "ratio": mid, "interval": [low, high], "verdict": verdict,
+                    "ratios": ratios})
+    return out
+
+
+def table(rows):
+    lines = ["%-44s %9s %9s  %-22s %s" % ("ours / libaco", "ours ns", "aco ns", "ratio [95%]",
+                                           "target")]
+    for r in rows:
+        if r["status"] != "ok":
+            lines.append("%-44s %s" % (r["ours"], r["status"]))
+            continue
+        tgt = "<= %g: %s" % (r["target"], r["verdict"]) if r["target"] else ""
+        lines.append("%-44s %9.2f %9.2f  %.2f [%.2f, %.2f]%s %s"
+                     % (r["ours"] + " / " + r["aco"].split("/", 1)[1], r["ours_ns"],
+                        r["aco_ns"], r["ratio"], r["interval"][0], r["interval"][1],
+                        " " * 3, tgt))
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--bin", default="build/bin",
+                    help="the folder with switch-bench and peer-aco (default: %(default)s)")
+    ap.add_argument("--rounds", type=int, default=6,
+                    help="processes a side, alternating (default: %(default)s)")
+    ap.add_argument("--repetitions", type=int, default=3)
+    ap.add_argument("--min-time", type=float, default=0.2,
+                    help="seconds of each row in each repetition (default: %(default)s)")
+    ap.add_argument("--out", help="write the rounds, ratios and verdicts as JSON here")
+    a = ap.parse_args(argv)
+    if a.rounds < 2 or a.repetitions < 1 or not 0 < a.min_time <= 10:
+        print("aco_side.py: --rounds must be at least 2, --repetitions at least 1 and "
+              "--min-time in (0, 10] seconds", file=sys.stderr)
+        return 2
+    bin_dir = Path(a.bin).resolve()
+    exes = {"ours": bin_dir / "switch-bench", "aco": bin_dir / "peer-aco"}
+    if not os.access(exes["ours"], os.X_OK):
+        print("aco_side.py: not run: %s not found (build first: ./run.sh build)"
+              % exes["ours"], file=sys.stderr)
+        return 1
+    if not os.access(exes["aco"], os.X_OK):
+        print("aco_side.py: not run: " + NOT_BUILT % bin_dir, file=sys.stderr)
+        return 1
+    cfg = {"repetitions": a.repetitions, "min_time": a.min_time}
+    try:
+        per_round = measure(exes, a.rounds, cfg, sys.stderr)
+    except RuntimeError as e:
+        print("aco_side.py: not run: %s" % e, file=sys.stderr)
+        return 1
+    rows = pairs_of(per_round)
+    print(table(rows))
+    if a.out:
+        doc = {"kind": "switchyard-aco-side", "meta": meta.collect(Path(__file__).parents[2]),
+               "cpu": meta.cpu_identity(), "thp": thp_mode(),
+               "config": dict(cfg, rounds=a.rounds, order="alternating, flipped every round"),
+               "pairs": rows, "per_round": per_round}
+        Path(a.out).write_text(meta.json_text(doc))
+    return 0
+
+
+def thp_mode():
+    try:
+        text = Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text()
+    except OSError:
+        return "unknown"
+    return text[text.index("[") + 1:text.index("]")] if "[" in text else "unknown"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
