@@ -140,6 +140,7 @@ def inline_svg(text, prefix):
     names its clip paths and glyphs alike and ids must be unique in one document."""
     text = SVG_METADATA.sub("", SVG_PROLOGUE.sub("", text, count=1), count=1)
     text = SVG_SIZE.sub(r"\1", text, count=1)
+    text = re.sub(r">\s+<", "><", text)  # matplotlib's indentation: a tenth of the page
     text = re.sub(r'\bid="([^"]+)"', rf'id="{prefix}\1"', text)
     return re.sub(r'(href="#|url\(#)([^")]+)', rf"\1{prefix}\2", text)
 

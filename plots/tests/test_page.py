@@ -106,6 +106,11 @@ class Markdown(unittest.TestCase):
                          '<svg viewBox="0 0 10 5"><defs><clipPath id="x-0-c1"/><path id="x-0-g"/>'
                          '</defs><g clip-path="url(#x-0-c1)"><use xlink:href="#x-0-g"/></g></svg>')
 
+    def test_inline_svg_drops_indentation_not_text(self):
+        svg = '<svg viewBox="0 0 1 1">\n <g>\n  <text x="0"> 1.5 ns </text>\n </g>\n</svg>\n'
+        self.assertEqual(page.inline_svg(svg, "p-"),
+                         '<svg viewBox="0 0 1 1"><g><text x="0"> 1.5 ns </text></g></svg>\n')
+
     def test_glossary_is_alphabetical_and_short(self):
         terms = [t for t, _ in glossary.TERMS]
         self.assertEqual(terms, sorted(terms, key=str.lower))
