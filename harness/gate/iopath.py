@@ -24,6 +24,7 @@ reason. Exit 0; 1 when a count could not be taken; 2 for bad usage.
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -57,48 +58,26 @@ class NotRun(Exception):
 
 def _serve(bin_dir, args, requests, wrap, tmp):
     """One run under the fixed schedule: the server (inside `wrap`, a command prefix such as
-    perf stat or valgrind), echo-load's `requests` over CONNS connections, then SIGINT to the
-    server. Returns the server's statistics line."""
-    srv = subprocess.Popen([*FIFO, *wrap, str(bin_dir / "echo-server"), *args, "--port", "0"],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                           cwd=tmp)
+    perf stat or valgrind, run in tmp), echo-load's `requests` over CONNS connections, then
+    SIGINT to the server. Returns the server's statistics line."""
     try:
-        port = server.listening_port(srv.stdout.readline())
-        if port is None:
-            srv.wait(timeout=30)
-            why = (srv.stderr.read().strip().splitlines() or [f"exit {srv.returncode}"])[-1]
-            raise NotRun(why)
-        ld = subprocess.run([*FIFO, str(bin_dir / "echo-load"), "--port", str(port), "--conns",
-                             str(CONNS), "--size", str(SIZE), "--requests", str(requests),
-                             "--warmup", "0", "--max-time", "120", "--json"],
+        srv = server.EchoServer([*FIFO, *wrap, bin_dir / "echo-server", *args, "--port", "0"],
+                                ready_timeout=120, cwd=tmp, stop_signal=signal.SIGINT,
+                                wrapped=True)
+    except server.NotStarted as e:
+        raise NotRun(e.reason) from None
+    try:
+        ld = subprocess.run([*FIFO, str(bin_dir / "echo-load"), "--port", str(srv.port),
+                             "--conns", str(CONNS), "--size", str(SIZE), "--requests",
+                             str(requests), "--warmup", "0", "--max-time", "120", "--json"],
                             capture_output=True, text=True, timeout=180)
-        if ld.returncode != 0:
-            raise RuntimeError(f"echo-load exited {ld.returncode}: {ld.stderr.strip()[-300:]}")
-    finally:
-        _interrupt(srv)
-    out, err = srv.communicate(timeout=60)
-    stats = server.last_json(out)
-    if srv.returncode != 0 or stats is None:
-        raise RuntimeError(f"echo-server ended {srv.returncode}: {err.strip()[-300:]}")
-    return stats
-
-
-def _interrupt(proc):
-    """SIGINT to the server: the innermost process of the wrapper chain (chrt and taskset exec,
-    perf and valgrind run the server as their child or in place)."""
-    pid = proc.pid
-    while True:
-        try:
-            kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-        except OSError:
-            break
-        if not kids:
-            break
-        pid = int(kids[0])
-    try:
-        os.kill(pid, 2)
-    except ProcessLookupError:
-        pass
+    except BaseException:
+        srv.stop(60)
+        raise
+    if ld.returncode != 0:
+        srv.stop(60)
+        raise RuntimeError(f"echo-load exited {ld.returncode}: {ld.stderr.strip()[-300:]}")
+    return srv.stats(60)
 
 
 def _requests(stats):

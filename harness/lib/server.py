@@ -1,6 +1,7 @@
 """One echo-server process: started, its port read from its one `listening` line, stopped with
-SIGTERM, its final JSON statistics line read back."""
+SIGTERM (or another signal), its final JSON statistics line read back."""
 import json
+import os
 import re
 import select
 import signal
@@ -34,13 +35,32 @@ class NotStarted(RuntimeError):
         self.reason, self.returncode = reason, returncode
 
 
+def innermost(pid):
+    """The innermost process of a wrapper chain started as pid: chrt and taskset exec the
+    command, perf runs it as its first child, valgrind in place. Only for a server that starts
+    no processes of its own (the chain would go on into its first worker)."""
+    while True:
+        try:
+            with open(f"/proc/{pid}/task/{pid}/children") as f:
+                kids = f.read().split()
+        except OSError:
+            return pid
+        if not kids:
+            return pid
+        pid = int(kids[0])
+
+
 class EchoServer:
-    def __init__(self, cmd, stderr=subprocess.PIPE, ready_timeout=60):
+    def __init__(self, cmd, stderr=subprocess.PIPE, ready_timeout=60, cwd=None,
+                 stop_signal=signal.SIGTERM, wrapped=False):
         """cmd: the whole command line (pinning included). stderr: a pipe (read back on
-        failure) or an open log file. Raises NotStarted when no listening line comes within
+        failure) or an open log file. cwd: where it runs (a tool's output files land there).
+        wrapped: cmd runs the server under perf or valgrind, and the stop signal goes to the
+        innermost process of the chain. Raises NotStarted when no listening line comes within
         ready_timeout seconds (thousands of pre-forked workers take a while)."""
+        self.stop_signal, self.wrapped = stop_signal, wrapped
         self.proc = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.PIPE,
-                                     stderr=stderr, text=True)
+                                     stderr=stderr, text=True, cwd=cwd)
         ready, _, _ = select.select([self.proc.stdout], [], [], ready_timeout)
         line = self.proc.stdout.readline() if ready else ""
         port = listening_port(line)
@@ -55,13 +75,17 @@ class EchoServer:
         self.ended, self.returncode, self.stderr = None, None, ""
 
     def stop(self, timeout=30):
-        """SIGTERM, SIGKILL after `timeout` seconds; returns the statistics line as a dict, or
+        """The stop signal, SIGKILL after `timeout` seconds; returns the statistics line as a dict, or
         None. Sets `ended` (how it ended), `returncode` and `stderr` (when piped)."""
         return self._end(timeout)
 
     def _end(self, timeout):
         if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
+            try:
+                pid = innermost(self.proc.pid) if self.wrapped else self.proc.pid
+                os.kill(pid, self.stop_signal)
+            except ProcessLookupError:
+                pass
         try:
             out, err = self.proc.communicate(timeout=timeout)
             self.ended = "exited"
