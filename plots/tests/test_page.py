@@ -151,5 +151,12 @@ class Page(unittest.TestCase):
         self.assertIn("not run: star_ring.svg is not in this run folder", text)
 
 
+class Reference(unittest.TestCase):
+    def test_committed_page_is_at_most_2_mib(self):
+        """The committed reference page at most 2 MiB: a teacher opens it from a file."""
+        html = HERE.parent.parent / "results" / "reference" / "REPORT.html"
+        self.assertLessEqual(html.stat().st_size, 2 * 1024 * 1024, html)
+
+
 if __name__ == "__main__":
     unittest.main()
