@@ -71,12 +71,11 @@ def _serve(bin_dir, args, requests, wrap, tmp):
                              "--conns", str(CONNS), "--size", str(SIZE), "--requests",
                              str(requests), "--warmup", "0", "--max-time", "120", "--json"],
                             capture_output=True, text=True, timeout=180)
+        if ld.returncode != 0:
+            raise RuntimeError(f"echo-load exited {ld.returncode}: {ld.stderr.strip()[-300:]}")
     except BaseException:
         srv.stop(60)
         raise
-    if ld.returncode != 0:
-        srv.stop(60)
-        raise RuntimeError(f"echo-load exited {ld.returncode}: {ld.stderr.strip()[-300:]}")
     return srv.stats(60)
 
 

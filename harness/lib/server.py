@@ -75,8 +75,8 @@ class EchoServer:
         self.ended, self.returncode, self.stderr = None, None, ""
 
     def stop(self, timeout=30):
-        """The stop signal, SIGKILL after `timeout` seconds; returns the statistics line as a dict, or
-        None. Sets `ended` (how it ended), `returncode` and `stderr` (when piped)."""
+        """The stop signal, SIGKILL after `timeout` seconds; returns the statistics line as a
+        dict, or None. Sets `ended` (how it ended), `returncode` and `stderr` (when piped)."""
         return self._end(timeout)
 
     def _end(self, timeout):
