@@ -67,7 +67,7 @@ ALPHA = 0.05
 # to catch in at least 18 runs of 20 (results/baseline/NOTES.md has the measured rates).
 # The floor sits inside the U test (the head's times over 1 + PAIRED_FLOOR against the base's):
 # a row whose processes scatter by more than the floor (setjmp's, the no-FPU hops') then needs
-# evidence of a slowdown beyond it, not only of some slowdown, and 24 rows at once stay under
+# evidence of a slowdown beyond it, not only of some slowdown, and the 21 rows at once stay under
 # one false alarm in 20 pairings.
 PAIRED_FLOOR = 0.05
 PAIRED_ALPHA = 0.05

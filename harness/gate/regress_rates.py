@@ -153,25 +153,27 @@ def measured(results, name):
     return stats.median([r["target_change"] for r in results[name]])
 
 
-def document(cfg, rounds, n, calibrated, minutes, results, planned):
+def document(info, cfg, rounds, n, calibrated, minutes, results, planned):
+    """The --out file; info is the meta block of the run's start (the commit it built)."""
     rates = dict(verdict(results, len(results["aa"])), xchg_measured=measured(results, "xchg"),
                  slow10_measured=measured(results, "slow10"))
-    return {"kind": "switchyard-regress-rates", "meta": meta.collect(ROOT),
+    return {"kind": "switchyard-regress-rates", "meta": info,
             "cpu": meta.cpu_identity(),
             "config": dict(cfg, rounds=rounds, chain_length=n, calibrated_change=calibrated),
             "minutes": minutes, "runs_planned": planned, "rates": rates, "runs": results}
 
 
-def resumed(path, cfg, rounds):
+def resumed(path, info, cfg, rounds):
     """(chain length, calibrated change, results, minutes so far) of an earlier --out, which
-    must be of this commit and these settings; RuntimeError when it is not."""
+    must be of this commit (info: this run's meta block) and these settings; RuntimeError
+    when it is not."""
     try:
         doc = json.loads(Path(path).read_text())
     except (OSError, ValueError) as e:
         raise RuntimeError("--resume: cannot read %s (%s)" % (path, e))
     if doc.get("kind") != "switchyard-regress-rates":
         raise RuntimeError("--resume: %s is not a regress_rates.py measurement" % path)
-    was, now = doc["meta"].get("git_sha"), meta.collect(ROOT).get("git_sha")
+    was, now = doc["meta"].get("git_sha"), info.get("git_sha")
     if was != now:
         raise RuntimeError("--resume: %s measured commit %s, HEAD is %s" % (path, was, now))
     c = doc["config"]
@@ -204,9 +206,9 @@ def main(argv=None):
         cfg = dict(regress.TIMING_CONFIG, filter=args.filter)
         cfg.pop("processes")
         earlier = 0.0
-        started = time.time()
+        started, info = time.time(), meta.collect(ROOT)
         if args.resume:
-            n, calibrated, results, earlier = resumed(args.out, cfg, args.rounds)
+            n, calibrated, results, earlier = resumed(args.out, info, cfg, args.rounds)
         scratch_copy(work)
         base = build_variant(work, "base", "", log)
         if not args.resume:
@@ -224,8 +226,8 @@ def main(argv=None):
                 results[name].append(r)
             if args.out:
                 minutes = earlier + (time.time() - started) / 60
-                write_atomically(args.out, document(cfg, args.rounds, n, calibrated, minutes,
-                                                    results, args.runs))
+                write_atomically(args.out, document(info, cfg, args.rounds, n, calibrated,
+                                                    minutes, results, args.runs))
     except (OSError, RuntimeError, re.error, subprocess.SubprocessError, KeyError) as e:
         print("regress_rates.py: %s" % e, file=sys.stderr)
         return 2

@@ -2,11 +2,13 @@
 """Cases for the harness's Python layout: no import cycle among its modules; imports run one
 way (lib imports only lib; experiments, gate and tools import lib; no experiment imports
 another; nothing imports the suite); plots/ reaches into harness/ only through a declared seam,
-and harness/ never into plots/; every non-test Python file stays within 500 lines. The import
+and harness/ never into plots/; every non-test Python file stays within 500 lines; a
+README line that runs a harness module as a file sets its search path. The import
 graph is read as plots/tests/test_layout.py reads plots'.
 
 usage: layout_cases.py CASE [--work DIR]
 """
+import re
 import sys
 from pathlib import Path
 
@@ -81,6 +83,19 @@ def case_files_small(a):
     big = [f"{p.relative_to(HARNESS)}: {n} lines" for p in files
            if (n := len(p.read_text().splitlines())) > MAX_LINES]
     check(not big, f"every file within {MAX_LINES} lines", big)
+
+
+def case_readme_commands(a):
+    """A README line that runs a harness module as a file sets the package search path on the
+    same line: without it the module's first import fails, and readers copy one line."""
+    root = HARNESS.parent
+    readmes = [p for p in root.rglob("*.md") if not p.relative_to(root).parts[0].startswith(
+        ("build", "results"))]
+    check(len(readmes) > 5, "the READMEs are found", readmes)
+    bare = ["%s:%d" % (p.relative_to(root), i + 1) for p in readmes
+            for i, line in enumerate(p.read_text().splitlines())
+            if re.search(r"python3 harness/\S+\.py", line) and "PYTHONPATH=" not in line]
+    check(not bare, "every `python3 harness/...py` line sets PYTHONPATH", bare)
 
 
 def case_folders_only(a):
