@@ -3,12 +3,16 @@
 
 Builds switch-bench of HEAD from a scratch copy (git archive, under --work) three ways: as it
 is (the base), with an `xchg` on memory at the top of sw_asm_jump (a locked read-modify-write,
-several times the cost of a switch), and with a chain of dependent adds there that feeds
-the address of the context being resumed, calibrated to make switch/asm 10% slower (built
-once with CALIBRATION_LENGTH adds, timed against the base, then rebuilt with the length that
-makes 10%, until within a point of it). The chain has no branch: a delay loop's exit is
-predicted or not depending on what ran before, so its cost moved between processes (+5.5%
-to +10.4% in the gate's runs against +11.6% in its calibration). Then, RUNS times, the paired
+several times the cost of a switch), and with a run of `nop`s there, calibrated to make
+switch/asm 10% slower (built once with CALIBRATION_LENGTH, timed against the base, then
+rebuilt with the length scaled to 10%, until within a point of it). Neither slowdown has a
+branch: a delay loop's exit is predicted or not depending on what ran before, so its cost
+moved between processes (+5.5% to +10.4% in the gate's runs against +11.6% in its
+calibration). A `nop` costs a slot of the front end and nothing else, so the cost grows
+with the run's length in small, even steps (on the AMD EPYC VM 8, 16 and 32 `nop`s made
+switch/asm 5.5%, 10.3% and 21.2% slower), where a chain of dependent adds into the jump's
+address cost in steps of a cycle or more (12 adds +4.9%, 13 +15.7%) as out-of-order
+execution hid it or not. Then, RUNS times, the paired
 gate (regress_paired.run_paired and regress_gate.check_paired, the gate's own rounds, rows
 and repetitions) pairs the base with itself (A/A), with the xchg build and with the 10%
 build, the three interleaved run by run so that a drift of the machine falls on all alike.
@@ -19,7 +23,7 @@ slowed build's gate fails on switch/asm. Issue 36 asks: at most 1 false alarm in
 RUNS), 1 when not, 2 for bad usage.
 
 --out is rewritten after every run, so a measurement stopped early keeps its runs, and
---resume continues one (the same commit and settings, the chain's calibrated length reused).
+--resume continues one (the same commit and settings, the calibrated length reused).
 
   regress_rates.py --runs 20 --out FILE     about 60 minutes on a quiet 2-core machine
   regress_rates.py --runs 20 --out FILE --resume   the runs FILE lacks
@@ -44,18 +48,14 @@ ROOT = Path(__file__).resolve().parents[2]
 ASM = "switch/switch_x86_64_sysv_elf_gas.S"
 ENTRY = "sw_asm_jump:\n        .cfi_startproc\n"
 TARGET = "switch/asm"
-# Where the AMD EPYC VM's switch/asm (4.8 ns) came out 10% slower (see calibrate).
-CALIBRATION_LENGTH = 13
+# `nop`s that made the AMD EPYC VM's switch/asm (4.8 ns) 10% slower (see calibrate).
+CALIBRATION_LENGTH = 16
 CALIBRATION_STEPS = 5
 SLOWDOWNS = {
     # rax is dead here (the next instruction loads it) and the slot it swaps is written below.
     "xchg": "        xchgq   %rax, SW_ASM_RESUME(%rdi)\n",
 }
-# r8 is dead at a call (a caller-saved argument register sw_asm_jump does not take). The sum
-# stays 0, and adding it to rsi makes every load from the resumed context wait for the chain.
-CHAIN_HEAD = "        xorl    %r8d, %r8d\n"
-CHAIN_LINK = "        addq    %r8, %r8\n"
-CHAIN_TAIL = "        addq    %r8, %rsi\n"
+NOP = "        nop\n"
 
 
 def build_variant(work, name, patch, log):
@@ -107,34 +107,34 @@ def pair(base_bin, head_bin, cfg, rounds, log):
             "target_p": stats.mann_whitney_greater(shrunk, b[TARGET])}
 
 
-def chain(n):
-    return CHAIN_HEAD + CHAIN_LINK * n + CHAIN_TAIL
+def nops(n):
+    return NOP * n
 
 
 def calibrate(work, base_bin, cfg, rounds, log):
-    """(chain length that makes switch/asm closest to 10% slower, the change measured with
-    it). Out-of-order execution hides the first adds of a chain and the rest cost in steps
-    (on the AMD EPYC VM, 4: -2%, 8 and 12: +6%, 13 to 15: +11%, 16: +12%), so a guess is not
-    scaled but moved by one add (doubled while nearly all hidden), each rebuilt and timed
-    (twice the rounds, the gate's rows) until one lands within a point of 10%."""
+    """(number of `nop`s that makes switch/asm closest to 10% slower, the change measured
+    with it). Each guess is rebuilt and timed (twice the rounds, the gate's rows) and the
+    next scaled from it, the cost being about proportional to the length (doubled while
+    the change is too small to scale from), until one lands within a point of 10%."""
     n, tried = CALIBRATION_LENGTH, {}
     for _ in range(CALIBRATION_STEPS):
-        probe = build_variant(work, "calibration", chain(n), log)
+        probe = build_variant(work, "calibration", nops(n), log)
         tried[n] = pair(base_bin, probe, cfg, 2 * rounds, log)["target_change"]
-        print("regress_rates: a chain of %d adds made switch/asm %+.1f%%"
+        print("regress_rates: %d nops made switch/asm %+.1f%%"
               % (n, 100 * tried[n]), file=log)
         if abs(tried[n] - 0.10) <= 0.01:
             break
         if tried[n] < 0.02:
             nxt = 2 * n
         else:
-            nxt = n + 1 if tried[n] < 0.10 else n - 1
+            scaled = round(n * 0.10 / tried[n])
+            nxt = scaled if scaled != n else n + (1 if tried[n] < 0.10 else -1)
         if nxt in tried or nxt < 1:
             break
         n = nxt
     best = min(tried, key=lambda k: abs(tried[k] - 0.10))
     if abs(tried[best] - 0.10) > 0.03:
-        raise RuntimeError("calibration: no chain length made switch/asm 10%% slower (%s)"
+        raise RuntimeError("calibration: no number of nops made switch/asm 10%% slower (%s)"
                            % ", ".join("%d: %+.1f%%" % (k, 100 * v) for k, v in tried.items()))
     return best, tried[best]
 
@@ -161,12 +161,12 @@ def document(info, cfg, rounds, n, calibrated, minutes, results, planned):
                  slow10_measured=measured(results, "slow10"))
     return {"kind": "switchyard-regress-rates", "meta": info,
             "cpu": meta.cpu_identity(),
-            "config": dict(cfg, rounds=rounds, chain_length=n, calibrated_change=calibrated),
+            "config": dict(cfg, rounds=rounds, nops=n, calibrated_change=calibrated),
             "minutes": minutes, "runs_planned": planned, "rates": rates, "runs": results}
 
 
 def resumed(path, info, cfg, rounds):
-    """(chain length, calibrated change, results, minutes so far) of an earlier --out, which
+    """(nops, calibrated change, results, minutes so far) of an earlier --out, which
     must be of this commit (info: this run's meta block) and these settings; RuntimeError
     when it is not."""
     try:
@@ -181,7 +181,7 @@ def resumed(path, info, cfg, rounds):
     c = doc["config"]
     if any(c.get(k) != v for k, v in dict(cfg, rounds=rounds).items()):
         raise RuntimeError("--resume: %s was measured with other settings" % path)
-    return c["chain_length"], c["calibrated_change"], doc["runs"], doc["minutes"]
+    return c["nops"], c["calibrated_change"], doc["runs"], doc["minutes"]
 
 
 def main(argv=None):
@@ -217,7 +217,7 @@ def main(argv=None):
             n, calibrated = calibrate(work, base, cfg, args.rounds, log)
             results = {"aa": [], "xchg": [], "slow10": []}
         heads = {"aa": base, "xchg": build_variant(work, "xchg", SLOWDOWNS["xchg"], log),
-                 "slow10": build_variant(work, "slow10", chain(n), log)}
+                 "slow10": build_variant(work, "slow10", nops(n), log)}
         for i in range(len(results["aa"]), args.runs):
             for name, head in heads.items():
                 print("regress_rates: run %d of %d, %s" % (i + 1, args.runs, name), file=log)
@@ -237,7 +237,7 @@ def main(argv=None):
     v = verdict(results, runs)
     slow10, xchg = measured(results, "slow10"), measured(results, "xchg")
     print("regress_rates: A/A %d false alarm(s) in %d; xchg (switch/asm %+.0f%%) caught %d of "
-          "%d; 10%% (measured %+.1f%%, a chain of %d adds) caught %d of %d: %s"
+          "%d; 10%% (measured %+.1f%%, %d nops) caught %d of %d: %s"
           % (v["aa_false_alarms"], runs, 100 * xchg, v["xchg_caught"], runs, 100 * slow10, n,
              v["slow10_caught"], runs,
              "meets issue 36's rates" if v["meets_issue_36"] else "DOES NOT meet issue 36's"))
