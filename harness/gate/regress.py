@@ -98,7 +98,8 @@ def paired_timing(bin_dir, base, log):
     except P.BaseUnavailable as e:
         return run_timing(bin_dir, TIMING_CONFIG["processes"], log), None, str(e)
     cfg = dict(TIMING_CONFIG, filter=TIMING_FILTER)
-    base_t, head_t = P.run_paired(base_bin, bin_dir, cfg, TIMING_CONFIG["processes"], log)
+    base_t, head_t = P.run_until_decided(base_bin, bin_dir, cfg, G.PAIRED_LOOKS, G.open_rows,
+                                         log)
     return head_t, {"base_sha": base["sha"], "base_how": base["how"], "timing": base_t}, None
 
 

@@ -71,6 +71,13 @@ ALPHA = 0.05
 # one false alarm in 20 pairings.
 PAIRED_FLOOR = 0.05
 PAIRED_ALPHA = 0.05
+# Processes a side at each look. A row beyond the floor in its median but without the U
+# test's support at 5 is open, and the pairing runs on to 10 (regress_paired.run_until_decided):
+# a real 10% slowdown that one disturbed process left short at 5 (p 0.07 and 0.10 in the
+# real-build rates, results/baseline/NOTES.md) is decided at 10. Every look tests at
+# PAIRED_ALPHA / len(PAIRED_LOOKS), so a row's false alarms over both stay within PAIRED_ALPHA
+# (Bonferroni); a row inside the floor, or failed, at the first look is not looked at again.
+PAIRED_LOOKS = (5, 10)
 
 
 def fmt(x):
@@ -283,37 +290,66 @@ def process_medians(timing):
             for row, per in timing["samples"].items() if row not in REFERENCE_ROWS and per}
 
 
-def check_paired(paired, cur_timing, out):
+def paired_look(base, cur, alpha):
+    """("fail" | "floor" | "open", base median, head median, p) of one row's processes at
+    one look: inside the floor, beyond it with the U test's support at alpha, or beyond it
+    without."""
+    mb, mc = stats.median(base), stats.median(cur)
+    p = stats.mann_whitney_greater([c / (1 + PAIRED_FLOOR) for c in cur], base)
+    if mc <= mb * (1 + PAIRED_FLOOR):
+        return "floor", mb, mc, p
+    return ("fail" if p < alpha else "open"), mb, mc, p
+
+
+def paired_decision(base, cur, looks=PAIRED_LOOKS):
+    """(state, base median, head median, p, processes) of one row at the first look that
+    decides it, or at the last look the samples allow (looks: processes a side at each; n
+    processes allow those up to n, and n)."""
+    n = min(len(base), len(cur))
+    for k in sorted({min(k, n) for k in looks}):
+        state, mb, mc, p = paired_look(base[:k], cur[:k], PAIRED_ALPHA / len(looks))
+        if state != "open":
+            break
+    return state, mb, mc, p, k
+
+
+def open_rows(base_timing, head_timing, looks=PAIRED_LOOKS):
+    """The rows the paired timing has not decided yet: more processes a side may."""
+    base, cur = process_medians(base_timing), process_medians(head_timing)
+    return sorted(row for row in base if row in cur and
+                  paired_decision(base[row], cur[row], looks)[0] == "open")
+
+
+def check_paired(paired, cur_timing, out, looks=PAIRED_LOOKS):
     """The head's timings against the base's, measured alternately on this machine
     (regress_paired.py), into out. A row fails when its median over the base's is beyond
     PAIRED_FLOOR and the one-sided U test of the head's times shrunk by the floor against the
-    base's says they are still larger at PAIRED_ALPHA: evidence of a slowdown beyond the
+    base's says they are still larger at the look's level: evidence of a slowdown beyond the
     floor, not merely of one. The floor comes first: a shift too small to matter never fails
-    however many samples agree on it."""
+    however many samples agree on it. A row still open at the last look passes."""
     base, cur = process_medians(paired["timing"]), process_medians(cur_timing)
     who = "base %s" % paired["base_sha"][:12]
     if not base or not cur:
         out.note("note: paired timing not gated: nothing measured at the %s"
                  % ("base" if not base else "head"))
         return
+    alpha = PAIRED_ALPHA / len(looks)
     for row in sorted(base):
         label = "paired " + row
         if row not in cur:
             out.note("note: %s is not measured at the head (the base has it)" % label)
             continue
-        mb, mc = stats.median(base[row]), stats.median(cur[row])
-        p = stats.mann_whitney_greater([c / (1 + PAIRED_FLOOR) for c in cur[row]], base[row])
-        limit = mb * (1 + PAIRED_FLOOR)
-        limit_text = "%s ns (%s %s +%.0f%%), U-test p < %.2f beyond it" % (
-            fmt(limit), who, fmt(mb), 100 * PAIRED_FLOOR, PAIRED_ALPHA)
+        state, mb, mc, p, k = paired_decision(base[row], cur[row], looks)
+        limit_text = "%s ns (%s %s +%.0f%%), U-test p < %.3f beyond it" % (
+            fmt(mb * (1 + PAIRED_FLOOR)), who, fmt(mb), 100 * PAIRED_FLOOR, alpha)
         change = 100.0 * (mc - mb) / mb
-        if mc > limit and p < PAIRED_ALPHA:
+        if state == "fail":
             out.fail("paired", fail_line(label, mb, mc, "%s: beyond the %.0f%% floor, U-test "
-                                         "p=%.3f < %.2f beyond it" % (who, 100 * PAIRED_FLOOR, p,
-                                                                      PAIRED_ALPHA)))
-        elif mc > limit:
-            out.ok("paired", label, mc, limit_text,
-                   "%+.1f%%, but U-test p=%.3f beyond the floor: not significant" % (change, p))
+                                         "p=%.3f < %.3f beyond it, %d processes a side"
+                                         % (who, 100 * PAIRED_FLOOR, p, alpha, k)))
+        elif state == "open":
+            out.ok("paired", label, mc, limit_text, "%+.1f%%, but U-test p=%.3f beyond the "
+                   "floor at %d processes a side: not significant" % (change, p, k))
         else:
             out.ok("paired", label, mc, limit_text, "%+.1f%%, inside the %.0f%% floor (p=%.3f)"
                    % (change, 100 * PAIRED_FLOOR, p))

@@ -105,17 +105,35 @@ def check_bin(bin_dir):
     return exe
 
 
-def run_paired(base_bin, head_bin, cfg, rounds, log):
-    """({"samples": ...} of the base, of the head): `rounds` processes each, alternating."""
+def run_paired(base_bin, head_bin, cfg, rounds, log, samples=None):
+    """({"samples": ...} of the base, of the head): `rounds` processes each, alternating;
+    with samples ({"base": ..., "head": ...} of earlier rounds), rounds more after those,
+    the order going on where it stopped."""
     exes = {"base": check_bin(base_bin), "head": check_bin(head_bin)}
-    samples = {"base": {}, "head": {}}
-    for i in range(rounds):
+    samples = samples or {"base": {}, "head": {}}
+    done = len(next(iter(samples["base"].values()), []))
+    for i in range(done, done + rounds):
         for side in (("base", "head") if i % 2 == 0 else ("head", "base")):
-            print("regress: paired timing, round %d of %d: %s" % (i + 1, rounds, side),
+            print("regress: paired timing, round %d of %d: %s" % (i + 1, done + rounds, side),
                   file=log)
             for row, times in one_process(exes[side], cfg).items():
                 samples[side].setdefault(row, []).append(times)
     unit = "ns of CPU time per switch (switch rows) or per hop (sched rows)"
-    config = dict(cfg, processes=rounds, order="alternating, flipped every round")
+    config = dict(cfg, processes=done + rounds, order="alternating, flipped every round")
     return ({"unit": unit, "config": config, "samples": samples["base"]},
             {"unit": unit, "config": config, "samples": samples["head"]})
+
+
+def run_until_decided(base_bin, head_bin, cfg, looks, still_open, log):
+    """run_paired to the first look's processes, then on to each next look while
+    still_open(base timing, head timing) names a row (regress_gate.open_rows)."""
+    base_t, head_t = run_paired(base_bin, head_bin, cfg, looks[0], log)
+    for done, nxt in zip(looks, looks[1:]):
+        rows = still_open(base_t, head_t)
+        if not rows:
+            break
+        print("regress: paired timing: %s open at %d processes a side, %d more"
+              % (", ".join(rows), done, nxt - done), file=log)
+        base_t, head_t = run_paired(base_bin, head_bin, cfg, nxt - done, log,
+                                    {"base": base_t["samples"], "head": head_t["samples"]})
+    return base_t, head_t

@@ -13,7 +13,7 @@ with the run's length in small, even steps (on the AMD EPYC VM 8, 16 and 32 `nop
 switch/asm 5.5%, 10.3% and 21.2% slower), where a chain of dependent adds into the jump's
 address cost in steps of a cycle or more (12 adds +4.9%, 13 +15.7%) as out-of-order
 execution hid it or not. Then, RUNS times, the paired
-gate (regress_paired.run_paired and regress_gate.check_paired, the gate's own rounds, rows
+gate (regress_paired.run_until_decided and regress_gate.check_paired, the gate's own looks, rows
 and repetitions) pairs the base with itself (A/A), with the xchg build and with the 10%
 build, the three interleaved run by run so that a drift of the machine falls on all alike.
 
@@ -95,8 +95,15 @@ def scratch_copy(work):
     (work / "pristine.S").write_text(text)
 
 
-def pair(base_bin, head_bin, cfg, rounds, log):
-    base_t, head_t = P.run_paired(base_bin, head_bin, cfg, rounds, log)
+def gate_looks(rounds):
+    """The gate's looks (processes a side) scaled to `rounds` at the first."""
+    return tuple(rounds * k // G.PAIRED_LOOKS[0] for k in G.PAIRED_LOOKS)
+
+
+def pair(base_bin, head_bin, cfg, looks, log):
+    """The paired gate's decision on two builds, as regress.py takes it (looks: processes a
+    side at each look, run on while a row is open)."""
+    base_t, head_t = P.run_until_decided(base_bin, head_bin, cfg, looks, G.open_rows, log)
     out = G.Verdicts()
     G.check_paired({"base_sha": "scratch", "timing": base_t}, head_t, out)
     # The figures the gate decided on: per-process medians in ns, and its test with the floor.
@@ -104,7 +111,8 @@ def pair(base_bin, head_bin, cfg, rounds, log):
     shrunk = [t / (1 + G.PAIRED_FLOOR) for t in h[TARGET]]
     return {"failed": [ln[5:].split(": baseline")[0] for ln in out.failures],
             "target_change": stats.median(h[TARGET]) / stats.median(b[TARGET]) - 1,
-            "target_p": stats.mann_whitney_greater(shrunk, b[TARGET])}
+            "target_p": stats.mann_whitney_greater(shrunk, b[TARGET]),
+            "processes": len(h[TARGET])}
 
 
 def nops(n):
@@ -119,7 +127,7 @@ def calibrate(work, base_bin, cfg, rounds, log):
     n, tried = CALIBRATION_LENGTH, {}
     for _ in range(CALIBRATION_STEPS):
         probe = build_variant(work, "calibration", nops(n), log)
-        tried[n] = pair(base_bin, probe, cfg, 2 * rounds, log)["target_change"]
+        tried[n] = pair(base_bin, probe, cfg, (2 * rounds,), log)["target_change"]
         print("regress_rates: %d nops made switch/asm %+.1f%%"
               % (n, 100 * tried[n]), file=log)
         if abs(tried[n] - 0.10) <= 0.01:
@@ -188,7 +196,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--rounds", type=int, default=regress.TIMING_CONFIG["processes"],
-                    help="processes per side of one pairing (the gate's: %(default)s)")
+                    help="processes a side at a pairing's first look (the gate's: %(default)s)")
     ap.add_argument("--filter", default=regress.TIMING_FILTER,
                     help="switch-bench rows (default: the gate's); must keep switch/asm")
     ap.add_argument("--work", default=str(ROOT / "build-rates"))
@@ -221,9 +229,10 @@ def main(argv=None):
         for i in range(len(results["aa"]), args.runs):
             for name, head in heads.items():
                 print("regress_rates: run %d of %d, %s" % (i + 1, args.runs, name), file=log)
-                r = pair(base, head, cfg, args.rounds, log)
-                print("regress_rates:   switch/asm %+.1f%% (beyond +5%%: p=%.3f); failed %s"
-                      % (100 * r["target_change"], r["target_p"], r["failed"] or "none"),
+                r = pair(base, head, cfg, gate_looks(args.rounds), log)
+                print("regress_rates:   switch/asm %+.1f%% (beyond +5%%: p=%.3f; %d processes"
+                      " a side); failed %s" % (100 * r["target_change"], r["target_p"],
+                                               r["processes"], r["failed"] or "none"),
                       file=log)
                 results[name].append(r)
             if args.out:
