@@ -64,7 +64,8 @@ subcommands:
                with every claim's figures, B/A, the noise reading and verdict changes
   history      switch cost across run folders, per machine, in commit order, with intervals
                and the moves beyond noise: \`history [FIGURE ...] [--machine M] [DIR ...]\`
-               (default: every run under results/runs/, every switch row) writes
+               (default: every run under results/runs/; every switch row, the IO path's
+               counts, the claims' deciding figures and the peer ratios) writes
                results/history/HISTORY.md, history.csv and a chart per machine and figure
   slides       classroom slides of a run folder: \`slides DIR [--runs ROOT]\` draws one 16:9
                PNG in large type per chart that carries a claim into DIR/slides/, and writes

@@ -21,12 +21,14 @@ p < 0.05 (where both runs kept their samples), and the change exceeds what moves
 sittings of one CPU model (the regression gate's MIN_TIMING_TOLERANCE); exact counts when
 they change beyond 0.5%.
 
-Figures (FIGURE picks them by name or prefix; default: every switch row and every claim's
-deciding figures):
+Figures (FIGURE picks them by name or prefix; default: every switch row, the IO path's
+counts, every claim's deciding figures and the peers' ratios):
   switch/<row>/floor     regress: CPU time over the floor rows, one sample per process
   switch/<row>           suite (switch.json): CPU time in ns, one sample per repetition
   icount/<row>           instructions per switch, create or hop (exact)
   syscalls/<backend>     system calls per switch (exact)
+  iopath/<server>/<what> regress: an echo server's instructions, system calls or epoll_ctl
+                         per request (exact)
   claim/<id>: <figure>   suite (verdicts.json): a figure the claim's rule compared with a
                          threshold, with the interval and n the report computed
   peers/<conns>/<what> fiber/<peer>
@@ -61,7 +63,11 @@ EXACT_CHANGE = 0.005
 # the noise of one run averages out, so the floor can be half the one a pair of runs needs
 # (regress_gate.MIN_TIMING_TOLERANCE).
 STEP_FLOOR = 0.05
-DEFAULT_FIGURES = ("switch/", "claim/", "peers/")
+DEFAULT_FIGURES = ("switch/", "iopath/", "claim/", "peers/")
+# The IO path's counts per request in switch-regress.json (gate/iopath.py), as the gate names them.
+IO_COUNTS = (("io_instructions", "instructions", "instructions per request"),
+             ("io_syscalls", "syscalls", "system calls per request"),
+             ("io_epoll_ctl", "epoll_ctl", "epoll_ctl per request"))
 
 
 class Figure:
@@ -90,6 +96,9 @@ def from_regress(doc):
         out["icount/" + row] = Figure([value], exact=True, unit="instructions")
     for backend, value in counts.get("syscalls_per_switch", {}).items():
         out["syscalls/" + backend] = Figure([value], exact=True, unit="syscalls per switch")
+    for block, figure, unit in IO_COUNTS:
+        for config, value in counts.get(block, {}).items():
+            out["iopath/%s/%s" % (config, figure)] = Figure([value], exact=True, unit=unit)
     return out
 
 
