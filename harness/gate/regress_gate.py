@@ -351,8 +351,9 @@ def check_paired(paired, cur_timing, out, looks=PAIRED_LOOKS):
             out.ok("paired", label, mc, limit_text, "%+.1f%%, but U-test p=%.3f beyond the "
                    "floor at %d processes a side: not significant" % (change, p, k))
         else:
-            out.ok("paired", label, mc, limit_text, "%+.1f%%, inside the %.0f%% floor (p=%.3f)"
-                   % (change, 100 * PAIRED_FLOOR, p))
+            at = " at %d processes a side" % k if k > min(looks) else ""
+            out.ok("paired", label, mc, limit_text, "%+.1f%%, inside the %.0f%% floor%s (p=%.3f)"
+                   % (change, 100 * PAIRED_FLOOR, at, p))
     for row in sorted(set(cur) - set(base)):
         out.note("note: paired %s is new (the base has no such row)" % row)
 
