@@ -27,6 +27,7 @@ RUNS), 1 when not, 2 for bad usage.
 
   regress_rates.py --runs 20 --out FILE     about 60 minutes on a quiet 2-core machine
   regress_rates.py --runs 20 --out FILE --resume   the runs FILE lacks
+  regress_rates.py --runs 20 --nops 19 --out FILE  a length calibrated before, no calibration
   regress_rates.py --runs 3 --filter '^switch/(asm|floor|floor-fp)$'   a quick look
 """
 import argparse
@@ -203,10 +204,14 @@ def main(argv=None):
     ap.add_argument("--out", help="write the runs and the rates as JSON here, after every run")
     ap.add_argument("--resume", action="store_true",
                     help="continue the measurement in --out (same commit and settings)")
+    ap.add_argument("--nops", type=int,
+                    help="the 10%% build's length, calibrated before on this machine (no "
+                    "calibration: the runs alone measure its change)")
     args = ap.parse_args(argv)
-    if args.runs < 1 or args.rounds < 2 or (args.resume and not args.out):
-        print("regress_rates.py: --runs must be at least 1, --rounds at least 2, and --resume "
-              "needs --out", file=sys.stderr)
+    if args.runs < 1 or args.rounds < 2 or (args.resume and not args.out) or \
+            (args.nops is not None and not 1 <= args.nops <= 1000):
+        print("regress_rates.py: --runs must be at least 1, --rounds at least 2, --nops 1 to "
+              "1000, and --resume needs --out", file=sys.stderr)
         return 2
     try:
         re.compile(args.filter)
@@ -222,7 +227,8 @@ def main(argv=None):
         scratch_copy(work)
         base = build_variant(work, "base", "", log)
         if not args.resume:
-            n, calibrated = calibrate(work, base, cfg, args.rounds, log)
+            n, calibrated = (args.nops, None) if args.nops else \
+                calibrate(work, base, cfg, args.rounds, log)
             results = {"aa": [], "xchg": [], "slow10": []}
         heads = {"aa": base, "xchg": build_variant(work, "xchg", SLOWDOWNS["xchg"], log),
                  "slow10": build_variant(work, "slow10", nops(n), log)}

@@ -253,9 +253,11 @@ def case_rates_tool(a):
     check(R.verdict(results(1, 20, 18), 20)["meets_issue_36"], "1, 20, 18 of 20 meet them")
     for bad in ((2, 20, 20), (0, 19, 20), (0, 20, 17)):
         check(not R.verdict(results(*bad), 20)["meets_issue_36"], "%s of 20 do not" % (bad,))
-    p = subprocess.run([PY, HARNESS / "gate" / "regress_rates.py", "--runs", "0"],
-                       capture_output=True, text=True, timeout=30)
-    check(p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, "--runs 0: one line")
+    for bad in (["--runs", "0"], ["--nops", "0"]):
+        p = subprocess.run([PY, HARNESS / "gate" / "regress_rates.py", *bad],
+                           capture_output=True, text=True, timeout=30)
+        check(p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1,
+              "%s: one line, exit 2" % " ".join(bad), p.stderr)
 
 
 def case_run_sh_options(a):
