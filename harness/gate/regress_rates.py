@@ -112,7 +112,7 @@ def pair(base_bin, head_bin, cfg, looks, log):
     shrunk = [t / (1 + G.PAIRED_FLOOR) for t in h[TARGET]]
     return {"failed": [ln[5:].split(": baseline")[0] for ln in out.failures],
             "target_change": stats.median(h[TARGET]) / stats.median(b[TARGET]) - 1,
-            "target_p": stats.mann_whitney_greater(shrunk, b[TARGET]),
+            "target_p": stats.mann_whitney_greater_exact(shrunk, b[TARGET]),
             "processes": len(h[TARGET])}
 
 
