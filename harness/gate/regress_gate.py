@@ -83,12 +83,14 @@ PAIRED_ALPHA = 0.01
 # the pairing runs on while a row is open (regress_paired.run_until_decided). A look with a
 # share fails the rows Holm's procedure rejects at PAIRED_ALPHA * share over all rows; the
 # shares sum to 1, so over the looks the gate's false alarms stay within PAIRED_ALPHA (a union
-# bound, whatever the looks before did). 21 rows at 0.005 ask p below 0.00024 of the first:
-# 5 processes a side cannot give that (the least one-sided p is 1/252), so the first look only
-# clears; 10 can (7 inversions of 100 at most: a real 10% slowdown of a steady row); 20 leave
-# room for a slowdown whose processes scatter.
+# bound, whatever the looks before did). 5 processes a side cannot reach a twenty-first of
+# the level (the least one-sided p is 1/252), so the first look only clears. The second
+# decides steady rows: at 0.0025 over 21 rows it needs at most 6 of the 100 pairs of
+# processes out of order, which a real 10% slowdown of switch/asm gives. The last, most of
+# the level: a slowdown whose processes scatter is decided there or not at all (a 10% build
+# measured +8.2% over 20 processes a side on the AMD EPYC VM had p = 0.00027).
 PAIRED_LOOKS = (5, 10, 20)
-PAIRED_SHARES = (0.0, 0.5, 0.5)
+PAIRED_SHARES = (0.0, 0.25, 0.75)
 
 
 def fmt(x):
@@ -319,17 +321,21 @@ def look_plan(n, looks=PAIRED_LOOKS, shares=PAIRED_SHARES):
     return sorted(plan.items())
 
 
-def paired_decisions(base, cur, looks=PAIRED_LOOKS, shares=PAIRED_SHARES):
+def paired_decisions(base, cur, looks=PAIRED_LOOKS, shares=PAIRED_SHARES, final=True):
     """{row: (state, base median, head median, p, processes)} of every row both sides have
     ({row: per-process medians} each): "floor" at the first look that finds it inside the
     floor, "fail" at the first look whose Holm procedure rejects it, else "beyond" at the
-    last look the samples allow."""
+    last look the samples allow. final: no more processes will come, so the looks beyond
+    them spend their shares on what there is (look_plan); while the pairing runs, a look
+    spends its own share only."""
     rows = sorted(r for r in base if r in cur)
     if not rows:
         return {}
     n = min(min(len(base[r]), len(cur[r])) for r in rows)
+    plan = look_plan(n, looks, shares) if final else \
+        [(k, share) for k, share in zip(looks, shares) if k <= n]
     out = {}
-    for k, share in look_plan(n, looks, shares):
+    for k, share in plan:
         beyond = {}
         for r in rows:
             if r not in out or out[r][0] == "beyond":
@@ -364,8 +370,8 @@ def open_rows(base_timing, head_timing, looks=PAIRED_LOOKS, shares=PAIRED_SHARES
     """The rows the paired timing has not decided yet: beyond the floor and not failed,
     while a later look remains that more processes a side would reach."""
     base, cur = process_medians(base_timing), process_medians(head_timing)
-    return sorted(row for row, d in paired_decisions(base, cur, looks, shares).items()
-                  if d[0] == "beyond" and d[4] < max(looks))
+    decided = paired_decisions(base, cur, looks, shares, final=False)
+    return sorted(row for row, d in decided.items() if d[0] == "beyond" and d[4] < max(looks))
 
 
 def check_paired(paired, cur_timing, out, looks=PAIRED_LOOKS, shares=PAIRED_SHARES):

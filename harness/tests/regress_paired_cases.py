@@ -140,6 +140,24 @@ def case_floor_and_u_test(a):
           ["paired %s" % TARGET], "10 processes a side, every one slower: fails among 21")
 
 
+def case_looks_spend_their_share(a):
+    """While the pairing runs, a look spends its own share of the level: a row rejected only
+    at the full level is still open at 10 processes a side, and goes on to the last look. On
+    a stored measurement that stopped at 10 the looks beyond spend theirs there."""
+    base10 = [1.000 + 0.001 * i for i in range(10)]
+    # 8 processes above every base process, 2 above 6 of them: U = 92 of 100, p = 0.00036,
+    # between 0.0025 / 21 (the second look's share) and 0.01 / 21 (the whole level).
+    head = [1.2 + 0.001 * i for i in range(8)] + [1.0055, 1.0056]
+    p = stats.mann_whitney_greater_exact(head, base10)
+    check(0.0025 / 21 < p < 0.01 / 21, "the case's p lies between the two levels", p)
+    figs = {"switch/row%02d" % i: base10 for i in range(20)}
+    base_t, head_t = timing(dict(figs, **{TARGET: base10})), timing(dict(figs, **{TARGET: head}))
+    check(G.open_rows(base_t, head_t) == [TARGET], "open at 10 while the pairing runs",
+          G.open_rows(base_t, head_t))
+    check(decide(dict(figs, **{TARGET: base10}), dict(figs, **{TARGET: head})) ==
+          ["paired %s" % TARGET], "failed on the stored 10 with the whole level")
+
+
 def git_repo(path, commits, branch=None):
     """A repository at path with `commits` commits on main, then one on `branch` if given."""
     path.mkdir(parents=True)
