@@ -79,8 +79,8 @@ PAIRED_FLOOR = 0.05
 # asks it not to; on the synthetic pairings 0.01 keeps the 10% catches.
 PAIRED_ALPHA = 0.01
 # Processes a side at each look, and the share of PAIRED_ALPHA each look may spend. A row
-# inside the floor at a look passes and is not looked at again; a row beyond it is open, and
-# the pairing runs on while a row is open (regress_paired.run_until_decided). A look with a
+# cleared inside the floor at a look passes and is not looked at again (PAIRED_CLEAR); any
+# other row is open, and the pairing runs on while a row is open (regress_paired.run_until_decided). A look with a
 # share fails the rows Holm's procedure rejects at PAIRED_ALPHA * share over all rows; the
 # shares sum to 1, so over the looks the gate's false alarms stay within PAIRED_ALPHA (a union
 # bound, whatever the looks before did). 5 processes a side cannot reach a twenty-first of
@@ -91,6 +91,12 @@ PAIRED_ALPHA = 0.01
 # measured +8.2% over 20 processes a side on the AMD EPYC VM had p = 0.00027).
 PAIRED_LOOKS = (5, 10, 20)
 PAIRED_SHARES = (0.0, 0.25, 0.75)
+# A row whose median is inside the floor at a look before the last passes there only when
+# its processes support it: the base's times larger than the head's over 1 + PAIRED_FLOOR at
+# this level. On the median alone a 10% build that measured +4.4% over its first 5 processes
+# a side passed the gate. A wrong clearance costs a missed slowdown, not a false alarm, so
+# it spends nothing of PAIRED_ALPHA.
+PAIRED_CLEAR = 0.05
 
 
 def fmt(x):
@@ -303,13 +309,20 @@ def process_medians(timing):
             for row, per in timing["samples"].items() if row not in REFERENCE_ROWS and per}
 
 
-def paired_look(base, cur):
-    """("floor" | "beyond", base median, head median, p) of one row's processes at one look:
-    the head's median inside the floor over the base's, or beyond it; p is the one-sided
-    exact U test of the head's times against the base's."""
+def paired_look(base, cur, last):
+    """("floor" | "unsure" | "beyond", base median, head median, p) of one row's processes at
+    one look: the head's median beyond the floor over the base's, or inside it, and then
+    cleared when this is the last look or the processes support it (the base's times larger
+    than the head's over 1 + PAIRED_FLOOR, one-sided U test at PAIRED_CLEAR), else unsure;
+    p is the one-sided exact U test of the head's times against the base's."""
     mb, mc = stats.median(base), stats.median(cur)
     p = stats.mann_whitney_greater_exact(cur, base)
-    return ("floor" if mc <= mb * (1 + PAIRED_FLOOR) else "beyond"), mb, mc, p
+    if mc > mb * (1 + PAIRED_FLOOR):
+        return "beyond", mb, mc, p
+    if last or stats.mann_whitney_greater_exact(
+            base, [c / (1 + PAIRED_FLOOR) for c in cur]) < PAIRED_CLEAR:
+        return "floor", mb, mc, p
+    return "unsure", mb, mc, p
 
 
 def look_plan(n, looks=PAIRED_LOOKS, shares=PAIRED_SHARES):
@@ -323,9 +336,9 @@ def look_plan(n, looks=PAIRED_LOOKS, shares=PAIRED_SHARES):
 
 def paired_decisions(base, cur, looks=PAIRED_LOOKS, shares=PAIRED_SHARES, final=True):
     """{row: (state, base median, head median, p, processes)} of every row both sides have
-    ({row: per-process medians} each): "floor" at the first look that finds it inside the
-    floor, "fail" at the first look whose Holm procedure rejects it, else "beyond" at the
-    last look the samples allow. final: no more processes will come, so the looks beyond
+    ({row: per-process medians} each): "floor" at the first look that clears it inside the
+    floor, "fail" at the first look whose Holm procedure rejects it, else "beyond" (or, while
+    the pairing runs, "unsure") at the last look the samples allow. final: no more processes will come, so the looks beyond
     them spend their shares on what there is (look_plan); while the pairing runs, a look
     spends its own share only."""
     rows = sorted(r for r in base if r in cur)
@@ -335,15 +348,17 @@ def paired_decisions(base, cur, looks=PAIRED_LOOKS, shares=PAIRED_SHARES, final=
     plan = look_plan(n, looks, shares) if final else \
         [(k, share) for k, share in zip(looks, shares) if k <= n]
     out = {}
-    for k, share in plan:
-        beyond = {}
+    for i, (k, share) in enumerate(plan):
+        last = i == len(plan) - 1 and (final or k >= max(looks))
+        beyond, undecided = {}, False
         for r in rows:
-            if r not in out or out[r][0] == "beyond":
-                state, mb, mc, p = paired_look(base[r][:k], cur[r][:k])
+            if r not in out or out[r][0] in ("beyond", "unsure"):
+                state, mb, mc, p = paired_look(base[r][:k], cur[r][:k], last)
                 out[r] = (state, mb, mc, p, k)
+                undecided = undecided or state != "floor"
                 if state == "beyond":
                     beyond[r] = p
-        if not beyond:
+        if not undecided:
             break
         if share > 0:
             # Rows passed count among the m at p = 1, rows failed before at p = 0.
@@ -371,7 +386,8 @@ def open_rows(base_timing, head_timing, looks=PAIRED_LOOKS, shares=PAIRED_SHARES
     while a later look remains that more processes a side would reach."""
     base, cur = process_medians(base_timing), process_medians(head_timing)
     decided = paired_decisions(base, cur, looks, shares, final=False)
-    return sorted(row for row, d in decided.items() if d[0] == "beyond" and d[4] < max(looks))
+    return sorted(row for row, d in decided.items()
+                  if d[0] in ("beyond", "unsure") and d[4] < max(looks))
 
 
 def check_paired(paired, cur_timing, out, looks=PAIRED_LOOKS, shares=PAIRED_SHARES):
