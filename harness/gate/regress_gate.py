@@ -344,7 +344,8 @@ def paired_decisions(base, cur, looks=PAIRED_LOOKS, shares=PAIRED_SHARES, final=
     rows = sorted(r for r in base if r in cur)
     if not rows:
         return {}
-    n = min(min(len(base[r]), len(cur[r])) for r in rows)
+    # Processes of the pairing: the later looks run the rows still open alone.
+    n = max(min(len(base[r]), len(cur[r])) for r in rows)
     plan = look_plan(n, looks, shares) if final else \
         [(k, share) for k, share in zip(looks, shares) if k <= n]
     out = {}

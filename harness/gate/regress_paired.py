@@ -111,7 +111,7 @@ def run_paired(base_bin, head_bin, cfg, rounds, log, samples=None):
     the order going on where it stopped."""
     exes = {"base": check_bin(base_bin), "head": check_bin(head_bin)}
     samples = samples or {"base": {}, "head": {}}
-    done = len(next(iter(samples["base"].values()), []))
+    done = max((len(v) for v in samples["base"].values()), default=0)
     for i in range(done, done + rounds):
         for side in (("base", "head") if i % 2 == 0 else ("head", "base")):
             print("regress: paired timing, round %d of %d: %s" % (i + 1, done + rounds, side),
@@ -124,16 +124,28 @@ def run_paired(base_bin, head_bin, cfg, rounds, log, samples=None):
             {"unit": unit, "config": config, "samples": samples["head"]})
 
 
+def rows_filter(rows):
+    """A --benchmark_filter matching exactly these rows (names of letters, digits and
+    /:-_, with '.' escaped should one appear)."""
+    return "^(%s)$" % "|".join(r.replace(".", "\\.") for r in rows)
+
+
 def run_until_decided(base_bin, head_bin, cfg, looks, still_open, log):
     """run_paired to the first look's processes, then on to each next look while
-    still_open(base timing, head timing) names a row (regress_gate.open_rows)."""
+    still_open(base timing, head timing) names a row (regress_gate.open_rows). The later
+    processes run the open rows alone: both sides alike, so the pairing stays fair, and a
+    row that one noisy hop keeps open costs its own time, not every row's."""
     base_t, head_t = run_paired(base_bin, head_bin, cfg, looks[0], log)
     for done, nxt in zip(looks, looks[1:]):
         rows = still_open(base_t, head_t)
         if not rows:
             break
-        print("regress: paired timing: %s open at %d processes a side, %d more"
+        print("regress: paired timing: %s open at %d processes a side, %d more of those"
               % (", ".join(rows), done, nxt - done), file=log)
-        base_t, head_t = run_paired(base_bin, head_bin, cfg, nxt - done, log,
+        base_t, head_t = run_paired(base_bin, head_bin, dict(cfg, filter=rows_filter(rows)),
+                                    nxt - done, log,
                                     {"base": base_t["samples"], "head": head_t["samples"]})
+    for t in (base_t, head_t):
+        t["config"] = dict(t["config"], filter=cfg["filter"],
+                           later_looks="the rows open at the look before, alone")
     return base_t, head_t

@@ -267,6 +267,10 @@ def case_real_pairing(a):
     check(len(h2["samples"]["switch/asm"]) == 4 and h2["config"]["processes"] == 4 and
           len(asked) == 1 and order == ["base", "head", "head", "base"] * 2,
           "a row open: on to the next look, alternating as one pairing", (order, asked))
+    check(len(h2["samples"]["switch/floor"]) == 2 and len(b2["samples"]["switch/floor"]) == 2
+          and h2["config"]["filter"] == cfg["filter"],
+          "the later processes ran the open row alone; the config keeps the gate's filter",
+          ({r: len(v) for r, v in h2["samples"].items()}, h2["config"]))
     doc = measurement(base_t, head_t)
     p = gate(a.work, doc)
     figs = [ln for ln in p.stdout.splitlines()
