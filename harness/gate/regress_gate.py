@@ -80,16 +80,19 @@ PAIRED_FLOOR = 0.05
 PAIRED_ALPHA = 0.01
 # Processes a side at each look, and the share of PAIRED_ALPHA each look may spend. A row
 # cleared inside the floor at a look passes and is not looked at again (PAIRED_CLEAR); any
-# other row is open, and the pairing runs on while a row is open (regress_paired.run_until_decided). A look with a
-# share fails the rows Holm's procedure rejects at PAIRED_ALPHA * share over all rows; the
-# shares sum to 1, so over the looks the gate's false alarms stay within PAIRED_ALPHA (a union
-# bound, whatever the looks before did). 5 processes a side cannot reach a twenty-first of
-# the level (the least one-sided p is 1/252), so the first look only clears. The second
+# other row is open, and the pairing runs on while a row is open
+# (regress_paired.run_until_decided), the later processes running the open rows alone. A look
+# with a share fails the rows Holm's procedure rejects at PAIRED_ALPHA * share over all rows;
+# the shares sum to 1, so over the looks the gate's false alarms stay within PAIRED_ALPHA (a
+# union bound, whatever the looks before did). 5 processes a side cannot reach a twenty-first
+# of the level (the least one-sided p is 1/252), so the first look only clears. The second
 # decides steady rows: at 0.0025 over 21 rows it needs at most 6 of the 100 pairs of
 # processes out of order, which a real 10% slowdown of switch/asm gives. The last, most of
-# the level: a slowdown whose processes scatter is decided there or not at all (a 10% build
-# measured +8.2% over 20 processes a side on the AMD EPYC VM had p = 0.00027).
-PAIRED_LOOKS = (5, 10, 20)
+# the level, with the samples a scattered slowdown needs: 10% builds whose processes scatter
+# measured +8.2% and +9.9% over 20 processes a side on the AMD EPYC VM at p = 0.00027 and
+# 0.00042, short of Holm's 0.00036; processes of a few open rows take a fraction of a
+# second, so 30 more a side cost about as much as 5 of every row.
+PAIRED_LOOKS = (5, 10, 40)
 PAIRED_SHARES = (0.0, 0.25, 0.75)
 # A row whose median is inside the floor at a look before the last passes there only when
 # its processes support it: the base's times larger than the head's over 1 + PAIRED_FLOOR at
