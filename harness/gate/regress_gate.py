@@ -333,7 +333,8 @@ def look_plan(n, looks=PAIRED_LOOKS, shares=PAIRED_SHARES):
     looks up to n as they are, the later ones folded into one at n with their shares."""
     plan = {}
     for k, share in zip(looks, shares):
-        plan[min(k, n)] = plan.get(min(k, n), 0.0) + share
+        k = min(k, n)
+        plan[k] = plan.get(k, 0.0) + share
     return sorted(plan.items())
 
 
@@ -341,9 +342,9 @@ def paired_decisions(base, cur, looks=PAIRED_LOOKS, shares=PAIRED_SHARES, final=
     """{row: (state, base median, head median, p, processes)} of every row both sides have
     ({row: per-process medians} each): "floor" at the first look that clears it inside the
     floor, "fail" at the first look whose Holm procedure rejects it, else "beyond" (or, while
-    the pairing runs, "unsure") at the last look the samples allow. final: no more processes will come, so the looks beyond
-    them spend their shares on what there is (look_plan); while the pairing runs, a look
-    spends its own share only."""
+    the pairing runs, "unsure") at the last look the samples allow. final: no more processes
+    will come, so the looks beyond them spend their shares on what there is (look_plan);
+    while the pairing runs, a look spends its own share only."""
     rows = sorted(r for r in base if r in cur)
     if not rows:
         return {}

@@ -158,9 +158,13 @@ def mann_whitney_greater_exact(a, b):
     tied = len(set(a) | set(b)) < n1 + n2
     if n1 == 0 or n2 == 0 or tied or max(n1, n2) > EXACT_ONE_SIDED_MAX:
         return mann_whitney_greater(a, b)
-    u1 = sum(1 for x in a for y in b if x > y)
+    return _exact_upper_tail(n1, n2, sum(1 for x in a for y in b if x > y))
+
+
+def _exact_upper_tail(n1, n2, u):
+    """P(U >= u) for n1 and n2 distinct values, from U's exact distribution."""
     counts = _u_counts(n1, n2)
-    return sum(counts[u1:]) / float(sum(counts))
+    return sum(counts[u:]) / float(sum(counts))
 
 
 def mann_whitney_two_sided(a, b):
@@ -176,10 +180,8 @@ def mann_whitney_two_sided(a, b):
     u1 = sum(1.0 if x > y else 0.5 if x == y else 0.0 for x in a for y in b)
     tied = len(set(a) | set(b)) < n1 + n2
     if min(n1, n2) <= EXACT_SMALL and max(n1, n2) <= EXACT_MAX_N and not tied:
-        counts = _u_counts(n1, n2)
-        total = float(sum(counts))
         u = int(round(max(u1, n1 * n2 - u1)))
-        return min(1.0, 2.0 * sum(counts[u:]) / total)
+        return min(1.0, 2.0 * _exact_upper_tail(n1, n2, u))
     pooled = sorted(list(a) + list(b))
     ties = 0.0
     i = 0
