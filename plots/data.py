@@ -1,6 +1,7 @@
 """Loading one run folder: every experiment's JSON, plus small accessors the charts and the
 report share. It reads only files inside the run folder (results/...), never the build tree.
 """
+import hashlib
 import json
 import re
 import statistics
@@ -49,6 +50,21 @@ def steps(folder):
     return list(dict.fromkeys(["suite", *ran, *EXPERIMENTS]))
 
 
+# Each distinct file's validation (a walk of every value it holds), keyed by its name and a
+# digest of its text: a process that reads the same files again (compare's two runs, the report's
+# reference column, the fuzz tests' thousands of one-file variants of one run) walks each once.
+_CHECKED = {}
+
+
+def _file_problem(name, text, doc):
+    key = (name, hashlib.sha256(text.encode()).digest())
+    if key not in _CHECKED:
+        if len(_CHECKED) >= 4096:
+            _CHECKED.clear()
+        _CHECKED[key] = validate.file_problem(name, doc)
+    return _CHECKED[key]
+
+
 class Run:
     """One run folder. `get(name)` is the experiment's JSON, or None when the file is missing
     or the suite recorded the step as failed; `why(name)` says which. `problem()` names a file
@@ -65,11 +81,12 @@ class Run:
                 self.missing[name] = f"{name}.json not in the run folder"
                 continue
             try:
-                d = json.loads(path.read_text())
-            except (OSError, json.JSONDecodeError) as e:
+                text = path.read_text()
+                d = json.loads(text)
+            except (OSError, ValueError) as e:
                 self.missing[name] = f"{name}.json unreadable ({e})"
                 continue
-            why = validate.file_problem(name, d)
+            why = _file_problem(name, text, d)
             if why:
                 self.malformed.append(f"{shown(path)}: malformed: {why}")
                 if not isinstance(d, dict):

@@ -28,7 +28,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 os.environ.setdefault("MPLCONFIGDIR", tempfile.mkdtemp(prefix="mpl-"))
 import report  # noqa: E402
-import synth  # noqa: E402
+import synth_reported  # noqa: E402
 import test_page  # noqa: E402
 
 CHROMIUM = os.environ.get("SWITCHYARD_CHROMIUM", "/usr/bin/chromium")
@@ -68,24 +68,30 @@ document.querySelectorAll('details').forEach(d => d.open = true);
 const opened = wide();
 const s = document.getElementById('summary');
 const t = s ? s.parentElement.querySelector('table') : null;
-parent.document.body.setAttribute('data-measure', JSON.stringify(
+parent.document.body.setAttribute('data-measure-' + window.name, JSON.stringify(
   {closed: closed, opened: opened, summary_top: t ? t.getBoundingClientRect().top + scrollY : -1}));
 </script>"""
 WIDTHS = (1280, 390)
 SCREEN_HEIGHT = 800
 
 
-def measure(html, width):
-    """The measurements of MEASURE on a copy of the page at width x 800."""
-    probe = html.with_name(f"measure-{width}.html")
-    page = html.read_text().replace("</body>", MEASURE + "</body>")
-    probe.write_text(f'<!DOCTYPE html><html><body style="margin:0"><iframe width="{width}" '
-                     f'height="{SCREEN_HEIGHT}" style="border:0" srcdoc="{escape(page)}">'
-                     "</iframe></body></html>")
-    dom, _ = chromium(probe, "--dump-dom", f"--window-size={max(WIDTHS) + 100},{SCREEN_HEIGHT}")
+def measure(html):
+    """{width: the measurements of MEASURE on a copy of the page at width x 800} for each of
+    WIDTHS, one frame per width in one Chromium run (a start costs seconds)."""
+    probe = html.with_name("measure.html")
+    page = escape(html.read_text().replace("</body>", MEASURE + "</body>"))
+    frames = "".join(f'<iframe name="{w}" width="{w}" height="{SCREEN_HEIGHT}" '
+                     f'style="border:0;display:block" srcdoc="{page}"></iframe>'
+                     for w in WIDTHS)
+    probe.write_text(f'<!DOCTYPE html><html><body style="margin:0">{frames}</body></html>')
+    dom, _ = chromium(probe, "--dump-dom",
+                      f"--window-size={max(WIDTHS) + 100},{SCREEN_HEIGHT * len(WIDTHS)}")
     probe.unlink()
-    found = re.search(r'data-measure="([^"]*)"', dom)
-    return json.loads(found.group(1).replace("&quot;", '"')) if found else None
+    got = {}
+    for width in WIDTHS:
+        found = re.search(rf'data-measure-{width}="([^"]*)"', dom)
+        got[width] = json.loads(found.group(1).replace("&quot;", '"')) if found else None
+    return got
 
 
 def console_lines(stderr):
@@ -103,9 +109,7 @@ class Browser(unittest.TestCase):
         if cls.folder is None:
             cls.tmp = tempfile.TemporaryDirectory(prefix="browser-test-")
             cls.folder = Path(cls.tmp.name) / "run"
-        shutil.rmtree(cls.folder, ignore_errors=True)
-        synth.full(cls.folder)
-        assert report.main([str(cls.folder), "--no-reference"]) == 0
+        synth_reported.reported(cls.folder)
         cls.html = cls.folder / "REPORT.html"
         cls.dom, cls.dom_log = chromium(cls.html, "--dump-dom")
         cls.shot = cls.folder / "REPORT.png"
@@ -125,8 +129,9 @@ class Browser(unittest.TestCase):
         self.assertEqual(console_lines(self.dom_log) + console_lines(self.shot_log), [])
 
     def check_fits(self, html, summary=True):
+        measured = measure(html)
         for width in WIDTHS:
-            got = measure(html, width)
+            got = measured[width]
             self.assertIsNotNone(got, f"no measurement at {width} px")
             for state in ("closed", "opened"):
                 m = got[state]

@@ -3,7 +3,6 @@
 carries its title and its verdict strip and is the PNG's figure, and say "not run" without data;
 every claim's chart draws the figures its verdict compared and their thresholds (the reference
 run's and a synthetic run's), and a member name has one colour in every chart."""
-import io
 import os
 import re
 import shutil
@@ -11,7 +10,6 @@ import sys
 import tempfile
 import unittest
 import xml.etree.ElementTree as ET
-from contextlib import redirect_stdout
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -30,6 +28,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
 import report  # noqa: E402
 import synth  # noqa: E402
+import synth_reported  # noqa: E402
 
 REPO = HERE.parent.parent
 REFERENCE = REPO / "results" / "reference"
@@ -217,18 +216,16 @@ def chart_file_problems(folder, stem, title, strip):
 
 
 class Charts(unittest.TestCase):
-    """A full synthetic run reported once (report.main draws every chart into its folder, as
-    ./run.sh report does); its files checked, then the cheaper cases."""
+    """The full synthetic run as report.main reported it, every chart drawn into its folder as
+    ./run.sh report draws them (synth_reported.py); its files checked, then the cheaper
+    cases."""
 
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory(prefix="charts-test-")
         cls.dir = Path(cls.tmp.name)
-        cls.full = synth.full(cls.dir / "full")
-        out = io.StringIO()
-        with redirect_stdout(out):
-            cls.rc = report.main([str(cls.full)])
-        cls.said = out.getvalue()
+        cls.full = synth_reported.reported(cls.dir / "full")
+        cls.said = (cls.full / synth_reported.LOG).read_text()
 
     @classmethod
     def tearDownClass(cls):
@@ -238,7 +235,6 @@ class Charts(unittest.TestCase):
         return {p.name for p in folder.iterdir()}
 
     def test_full_synthetic_run(self):
-        self.assertEqual(self.rc, 0)
         status = dict(re.findall(r"^report: chart (\S+): (.*)$", self.said, re.M))
         self.assertEqual(list(status), charts.STEMS)
         self.assertIn("copystack", charts.STEMS)

@@ -20,7 +20,7 @@ import data as D  # noqa: E402
 import document  # noqa: E402
 import glossary  # noqa: E402
 import page  # noqa: E402
-import synth  # noqa: E402
+import synth_reported  # noqa: E402
 
 
 class Elements(HTMLParser):
@@ -122,8 +122,7 @@ class Page(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory(prefix="page-test-")
-        cls.folder = synth.full(Path(cls.tmp.name) / "run")
-        charts.draw_all(cls.folder)
+        cls.folder = synth_reported.reported(Path(cls.tmp.name) / "run")
 
     @classmethod
     def tearDownClass(cls):
