@@ -10,12 +10,14 @@ Measures, from build/bin:
           PROCESSES separate runs of switch-bench, each REPETITIONS repetitions in random
           order, alternating with as many processes of the base commit's switch-bench
           (harness/gate/regress_paired.py: the merge base with main on a branch, else HEAD~1,
-          built under build-base/);
+          built under build-base/; not when the two builds map the same code, byte for byte);
 then gates them (harness/gate/regress_gate.py says how): the counts against
 results/baseline/counts.json on every machine; the timings against the base build's, on any
 machine (paired), and against results/baseline/timing/<cpu key>.json, the stored baseline of
 this CPU model, where there is one. Without one, that part prints `not gated: no baseline for
-<cpu model> (...)`; without a base commit (a shallow clone), `paired timing not run: ...`.
+<cpu model> (...)`; without a base commit (a shallow clone), `paired timing not run: ...`,
+and with a base of the same code, `paired timing not run: the base ... builds the same
+switch-bench code as the head ...`.
 
 Each figure prints one line: `regress: ok <figure> <value> limit <limit>: <why it passed>`,
 or `FAIL <check>: baseline <b>, now <n>, change <c> (<limit>)`; then what was not gated, and a
@@ -97,6 +99,11 @@ def paired_timing(bin_dir, base, log):
         base_bin = base.get("bin") or P.build_base(base["sha"], log=log)
     except P.BaseUnavailable as e:
         return run_timing(bin_dir, TIMING_CONFIG["processes"], log), None, str(e)
+    if P.same_code(base_bin, bin_dir):
+        return run_timing(bin_dir, TIMING_CONFIG["processes"], log), None, \
+            "the base %s builds the same switch-bench code as the head (every section " \
+            "the loader maps, byte for byte, the git sha compiled in aside): no timing of " \
+            "it can differ but by the machine" % base["sha"][:12]
     cfg = dict(TIMING_CONFIG, filter=TIMING_FILTER)
     base_t, head_t = P.run_until_decided(base_bin, bin_dir, cfg, G.PAIRED_LOOKS, G.open_rows,
                                          log)

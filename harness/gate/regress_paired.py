@@ -10,11 +10,23 @@ alternating and the order flipped every round (base-head, head-base, ...), so th
 the machine over the minute falls on both alike. Both run unpinned, as the timing half of the
 gate always has: the same placement rules for both.
 
+Before any of that, `same_code` compares what the loader maps of the two switch-bench files:
+when base and head build the same code (a commit that touches no switch-bench source), no
+timing of it can differ but by the machine, and the pairing is not run. This is a count, not
+a timing: two builds of one code from different paths have measured 14-18% apart on one row
+over 40 processes a side right after the test suite, beyond what any level of the U test can
+absorb (results/baseline/NOTES.md), and a gate must not fail a commit for that.
+
 regress_gate.check_paired decides on what this measures.
 """
+import hashlib
 import json
 import os
+import re
+import shutil
+import struct
 import subprocess
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -81,15 +93,72 @@ def build_base(sha, build_type="Release", base_dir=BASE_DIR, root=ROOT, log=None
     return build / "bin"
 
 
-def one_process(exe, cfg):
-    """{row: [CPU time of each repetition]} from one switch-bench process."""
+SHF_ALLOC, SHT_NOBITS = 0x2, 8
+BUILD_INFO = Path("harness") / "bench" / "bench_build_info.h"
+
+
+def build_sha(bin_dir):
+    """The git sha harness/bench/build_info.cmake compiled into this build's switch-bench
+    (read from the build folder above bin_dir), or None."""
+    try:
+        text = (Path(bin_dir).parent / BUILD_INFO).read_text()
+    except OSError:
+        return None
+    m = re.search(r'#define SWITCHYARD_GIT_SHA "([^"\n]+)"', text)
+    return m.group(1) if m else None
+
+
+def loaded_digest(exe, blank=()):
+    """sha256 of what the loader maps of the ELF64 file exe: the name, address, size and
+    flags of every allocated section, and the bytes of each but a NOBITS one (.bss), each
+    string of `blank` zeroed in them first. ValueError when exe is not a little-endian
+    ELF64 file, OSError when it cannot be read. Debug sections (which name the source
+    paths) are left out, as the loader leaves them."""
+    data = Path(exe).read_bytes()
+    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        raise ValueError("%s: not a little-endian ELF64 file" % exe)
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+    heads = [struct.unpack_from("<IIQQQQ", data, shoff + i * shentsize) for i in range(shnum)]
+    if not heads or shstrndx >= shnum:
+        raise ValueError("%s: no section headers" % exe)
+    names = data[heads[shstrndx][4]:heads[shstrndx][4] + heads[shstrndx][5]]
+    h = hashlib.sha256()
+    for name_at, kind, flags, addr, offset, size in heads:
+        if not flags & SHF_ALLOC:
+            continue
+        name = names[name_at:names.index(b"\0", name_at)]
+        h.update(struct.pack("<QQQQ", len(name), addr, size, flags) + name)
+        if kind != SHT_NOBITS:
+            body = data[offset:offset + size]
+            for s in blank:
+                body = body.replace(s, b"\0" * len(s))
+            h.update(body)
+    return h.hexdigest()
+
+
+def same_code(base_bin, head_bin):
+    """True when the two builds' switch-bench map the same bytes at the same addresses, the
+    git sha each build compiled in aside (the only difference two builds of one code have
+    there); False when they differ or either cannot be read."""
+    shas = [s.encode() for s in (build_sha(base_bin), build_sha(head_bin)) if s]
+    try:
+        return len({loaded_digest(Path(b) / "switch-bench", shas)
+                    for b in (base_bin, head_bin)}) == 1
+    except (OSError, ValueError, struct.error):
+        return False
+
+
+def one_process(exe, cfg, name=None):
+    """{row: [CPU time of each repetition]} from one switch-bench process (name: what an
+    error calls it, exe by default)."""
     cmd = [str(exe), "--benchmark_filter=" + cfg["filter"], "--benchmark_format=json",
            "--benchmark_repetitions=%d" % cfg["repetitions"],
            "--benchmark_enable_random_interleaving=true",
            "--benchmark_min_time=%g" % cfg["min_time"]]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
-        raise RuntimeError("%s failed (exit %d): %s" % (exe, proc.returncode,
+        raise RuntimeError("%s failed (exit %d): %s" % (name or exe, proc.returncode,
                                                        proc.stderr.strip()[-300:]))
     rows = {}
     for r in json.loads(proc.stdout)["benchmarks"]:
@@ -105,21 +174,41 @@ def check_bin(bin_dir):
     return exe
 
 
+def fresh_copy(exe, folder):
+    """exe copied to folder/switch-bench, a new file each call (the last one removed first)."""
+    dst = Path(folder) / "switch-bench"
+    dst.unlink(missing_ok=True)
+    shutil.copyfile(exe, dst)
+    dst.chmod(0o755)
+    return dst
+
+
 def run_paired(base_bin, head_bin, cfg, rounds, log, samples=None):
     """({"samples": ...} of the base, of the head): `rounds` processes each, alternating;
     with samples ({"base": ..., "head": ...} of earlier rounds), rounds more after those,
-    the order going on where it stopped."""
+    the order going on where it stopped.
+
+    Each process runs a fresh copy of its side's switch-bench, at one path for both sides.
+    Whatever all the processes of one file share (its path in argv, where the page cache
+    holds its pages) would otherwise be shared by one side alone: two files of the same
+    code measured a star hop 13% apart over 30 processes each on the AMD EPYC VM, every
+    process of one file in a mode the other's never reached, and minutes later not at all
+    (results/baseline/NOTES.md, 2026-12-04). A new file per process makes that scatter
+    between processes, which the U test is made for."""
     exes = {"base": check_bin(base_bin), "head": check_bin(head_bin)}
     samples = samples or {"base": {}, "head": {}}
     done = max((len(v) for v in samples["base"].values()), default=0)
-    for i in range(done, done + rounds):
-        for side in (("base", "head") if i % 2 == 0 else ("head", "base")):
-            print("regress: paired timing, round %d of %d: %s" % (i + 1, done + rounds, side),
-                  file=log)
-            for row, times in one_process(exes[side], cfg).items():
-                samples[side].setdefault(row, []).append(times)
+    with tempfile.TemporaryDirectory(prefix="switchyard-pair.") as tmp:
+        for i in range(done, done + rounds):
+            for side in (("base", "head") if i % 2 == 0 else ("head", "base")):
+                print("regress: paired timing, round %d of %d: %s"
+                      % (i + 1, done + rounds, side), file=log)
+                copy = fresh_copy(exes[side], tmp)
+                for row, times in one_process(copy, cfg, exes[side]).items():
+                    samples[side].setdefault(row, []).append(times)
     unit = "ns of CPU time per switch (switch rows) or per hop (sched rows)"
-    config = dict(cfg, processes=done + rounds, order="alternating, flipped every round")
+    config = dict(cfg, processes=done + rounds, order="alternating, flipped every round",
+                  files="a fresh copy of the side's switch-bench for each process")
     return ({"unit": unit, "config": config, "samples": samples["base"]},
             {"unit": unit, "config": config, "samples": samples["head"]})
 

@@ -16,6 +16,8 @@ execution hid it or not. Then, RUNS times, the paired
 gate (regress_paired.run_until_decided and regress_gate.check_paired, the gate's own looks, rows
 and repetitions) pairs the base with itself (A/A), with the xchg build and with the 10%
 build, the three interleaved run by run so that a drift of the machine falls on all alike.
+Each process runs a fresh copy of its side's file (regress_paired.run_paired), so the A/A
+pairing, too, is two files of one code, as a pairing of two commits is.
 
 A run counts as a false alarm when the A/A gate fails on any figure, as caught when the
 slowed build's gate fails on switch/asm. Issue 36 asks: at most 1 false alarm in 20 A/A,

@@ -11,12 +11,14 @@ import io
 import json
 import math
 import random
+import struct
 import subprocess
 import sys
 from pathlib import Path
 
 HARNESS = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(HARNESS))
+from gate import regress as R  # noqa: E402
 from gate import regress_gate as G  # noqa: E402
 from gate import regress_paired as P  # noqa: E402
 from lib import stats  # noqa: E402
@@ -283,6 +285,124 @@ def case_real_pairing(a):
     p = gate(a.work, doc, "--doctor", "switch/asm=3",
              "--expect-failure", "paired switch/asm")
     check(p.returncode == 0, "a head 3x slower fails on that figure alone")
+
+
+def elf_section(data, name):
+    """(file offset, size) of the ELF64 section `name` in data."""
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    entsize, num, strndx = struct.unpack_from("<HHH", data, 0x3A)
+    heads = [struct.unpack_from("<IIQQQQ", data, shoff + i * entsize) for i in range(num)]
+    names = heads[strndx][4]
+    for h in heads:
+        if data[names + h[0]:names + h[0] + len(name) + 1] == name + b"\0":
+            return h[4], h[5]
+    raise KeyError(name)
+
+
+def fake_build(folder, exe_bytes, sha):
+    """A build folder as regress_paired.same_code reads one: bin/switch-bench and the
+    build-info header naming sha (none when sha is None)."""
+    (folder / "bin").mkdir(parents=True, exist_ok=True)
+    (folder / "bin" / "switch-bench").write_bytes(exe_bytes)
+    header = folder / P.BUILD_INFO
+    header.parent.mkdir(parents=True, exist_ok=True)
+    if sha is None:
+        header.unlink(missing_ok=True)
+    else:
+        header.write_text('#define SWITCHYARD_GIT_SHA "%s"\n' % sha)
+    return folder / "bin"
+
+
+def case_same_code(a):
+    """Two builds of one code are the same code whatever git sha each compiled in and
+    whatever their debug sections say; a byte of code or data more is not; and a base of the
+    same code is not timed against the head."""
+    bin_dir = Path(a.bin) if a.bin else Path(a.work).resolve().parents[2] / "bin"
+    sha = P.build_sha(bin_dir)
+    check(sha is not None, "the build names the git sha it compiled in", bin_dir)
+    exe = (bin_dir / "switch-bench").read_bytes()
+    rodata = elf_section(exe, b".rodata")
+    check(sha.encode() in exe[rodata[0]:rodata[0] + sum(rodata)], "the sha is in .rodata", sha)
+    other = ("0123456789abcdef" * 4)[:len(sha)]
+    work = Path(a.work)
+    head = fake_build(work / "head", exe, sha)
+    check(P.same_code(bin_dir, head), "a copy is the same code")
+    base_exe = exe.replace(sha.encode(), other.encode())
+    base = fake_build(work / "base", base_exe, other)
+    check(P.same_code(base, head), "another sha compiled in: the same code")
+    fake_build(work / "base", base_exe, None)
+    check(not P.same_code(base, head), "another sha, and the build does not say which: not "
+          "known to be the same")
+    debug = bytearray(base_exe)
+    off, size = elf_section(exe, b".debug_str")
+    debug[off + size // 2] ^= 0xFF
+    base = fake_build(work / "base", bytes(debug), other)
+    check(P.same_code(base, head), "debug sections (the source paths) differ: the same code")
+    for section in (b".text", b".rodata", b".data"):
+        off, size = elf_section(exe, section)
+        changed = bytearray(base_exe)
+        changed[off + size // 2] ^= 0x01
+        base = fake_build(work / "base", bytes(changed), other)
+        check(not P.same_code(base, head), "a byte of %s differs: not the same code"
+              % section.decode())
+    base = fake_build(work / "base", b"#!/bin/sh\n", other)
+    check(not P.same_code(base, head), "a base that is not ELF: not known to be the same")
+    # regress.py's pairing step: a base of the same code runs the head's own timing alone.
+    base = fake_build(work / "base", exe.replace(sha.encode(), other.encode()), other)
+    calls = []
+    R.run_timing = lambda b, n, log: calls.append(("head", b, n)) or {"samples": {}}
+    P.run_until_decided = lambda *args: calls.append("paired") or ({}, {})
+    timing, paired, why = R.paired_timing(head, {"bin": base, "sha": "c" * 40, "how": "t"},
+                                          io.StringIO())
+    check(paired is None and calls == [("head", head, R.TIMING_CONFIG["processes"])] and
+          why.startswith("the base cccccccccccc builds the same switch-bench code"),
+          "the same code: not paired, one line saying why", (calls, why))
+
+
+FAKE_BENCH = """#!/bin/sh
+# A switch-bench that reports one row and appends a line to its own file, so that a file run
+# twice shows it: a fresh copy always has this script's own line count.
+echo "$0 $(wc -l < "$0")" >> %s
+echo '{"benchmarks": [{"run_type": "iteration", "run_name": "switch/asm", "cpu_time": 1.0}]}'
+echo "# ran" >> "$0"
+exit 0
+"""
+
+
+def case_fresh_copies(a):
+    """Every process of the pairing runs a new copy of its side's file, at one path for both
+    sides, removed afterwards; an error names the side's own file."""
+    work = Path(a.work)
+    ran = work / "ran.log"
+    ran.unlink(missing_ok=True)
+    sides = {}
+    for side in ("base", "head"):
+        (work / side).mkdir(exist_ok=True)
+        exe = work / side / "switch-bench"
+        exe.write_text(FAKE_BENCH % ran)
+        exe.chmod(0o755)
+        sides[side] = exe
+    lines = len(FAKE_BENCH.splitlines())
+    cfg = {"filter": "x", "repetitions": 1, "min_time": 0.01}
+    base_t, head_t = P.run_paired(work / "base", work / "head", cfg, 3, io.StringIO())
+    runs = [ln.rsplit(" ", 1) for ln in ran.read_text().splitlines()]
+    paths = {path for path, _ in runs}
+    check(len(runs) == 6 and len(paths) == 1 and all(int(n) == lines for _, n in runs),
+          "6 processes, each a fresh file, all at one path", runs)
+    path = Path(paths.pop())
+    check(path not in sides.values() and not path.exists() and not path.parent.exists(),
+          "not the sides' own files, and the copies removed", path)
+    check(all(sides[s].read_text() == FAKE_BENCH % ran for s in sides),
+          "the sides' own files never ran")
+    check(len(base_t["samples"]["switch/asm"]) == 3 and "copy" in base_t["config"]["files"],
+          "3 samples a side; the config says how they ran", base_t["config"])
+    sides["head"].write_text("#!/bin/sh\nexit 3\n")
+    try:
+        P.run_paired(work / "base", work / "head", cfg, 1, io.StringIO())
+        check(False, "a failing head raises")
+    except RuntimeError as e:
+        check(str(sides["head"]) in str(e) and "exit 3" in str(e), "the error names the "
+              "head's file", str(e))
 
 
 def case_rates_tool(a):
