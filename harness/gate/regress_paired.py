@@ -94,6 +94,9 @@ def build_base(sha, build_type="Release", base_dir=BASE_DIR, root=ROOT, log=None
 
 
 SHF_ALLOC, SHT_NOBITS = 0x2, 8
+# The linker's hash of the whole file, debug sections and their source paths included: it
+# differs between any two builds, and no instruction reads it.
+BUILD_ID = b".note.gnu.build-id"
 BUILD_INFO = Path("harness") / "bench" / "bench_build_info.h"
 
 
@@ -110,10 +113,10 @@ def build_sha(bin_dir):
 
 def loaded_digest(exe, blank=()):
     """sha256 of what the loader maps of the ELF64 file exe: the name, address, size and
-    flags of every allocated section, and the bytes of each but a NOBITS one (.bss), each
-    string of `blank` zeroed in them first. ValueError when exe is not a little-endian
-    ELF64 file, OSError when it cannot be read. Debug sections (which name the source
-    paths) are left out, as the loader leaves them."""
+    flags of every allocated section, and the bytes of each but a NOBITS one (.bss) and the
+    build ID, each string of `blank` zeroed in them first. ValueError when exe is not a
+    little-endian ELF64 file, OSError when it cannot be read. Debug sections (which name the
+    source paths) are left out, as the loader leaves them."""
     data = Path(exe).read_bytes()
     if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
         raise ValueError("%s: not a little-endian ELF64 file" % exe)
@@ -129,7 +132,7 @@ def loaded_digest(exe, blank=()):
             continue
         name = names[name_at:names.index(b"\0", name_at)]
         h.update(struct.pack("<QQQQ", len(name), addr, size, flags) + name)
-        if kind != SHT_NOBITS:
+        if kind != SHT_NOBITS and name != BUILD_ID:
             body = data[offset:offset + size]
             for s in blank:
                 body = body.replace(s, b"\0" * len(s))

@@ -334,10 +334,12 @@ def case_same_code(a):
     check(not P.same_code(base, head), "another sha, and the build does not say which: not "
           "known to be the same")
     debug = bytearray(base_exe)
-    off, size = elf_section(exe, b".debug_str")
-    debug[off + size // 2] ^= 0xFF
+    for section in (b".debug_str", b".note.gnu.build-id"):
+        off, size = elf_section(exe, section)
+        debug[off + size - 1] ^= 0xFF
     base = fake_build(work / "base", bytes(debug), other)
-    check(P.same_code(base, head), "debug sections (the source paths) differ: the same code")
+    check(P.same_code(base, head), "debug sections (the source paths) and so the build ID "
+          "differ: the same code")
     for section in (b".text", b".rodata", b".data"):
         off, size = elf_section(exe, section)
         changed = bytearray(base_exe)
