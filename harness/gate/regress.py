@@ -102,8 +102,8 @@ def paired_timing(bin_dir, base, log):
     if P.same_code(base_bin, bin_dir):
         return run_timing(bin_dir, TIMING_CONFIG["processes"], log), None, \
             "the base %s builds the same switch-bench code as the head (every section " \
-            "the loader maps, byte for byte, the git sha compiled in aside): no timing of " \
-            "it can differ but by the machine" % base["sha"][:12]
+            "the loader maps, byte for byte, the git sha compiled in and the build ID aside): " \
+            "no timing of it can differ but by the machine" % base["sha"][:12]
     cfg = dict(TIMING_CONFIG, filter=TIMING_FILTER)
     base_t, head_t = P.run_until_decided(base_bin, bin_dir, cfg, G.PAIRED_LOOKS, G.open_rows,
                                          log)
