@@ -201,7 +201,9 @@ def run_paired(base_bin, head_bin, cfg, rounds, log, samples=None):
     exes = {"base": check_bin(base_bin), "head": check_bin(head_bin)}
     samples = samples or {"base": {}, "head": {}}
     done = max((len(v) for v in samples["base"].values()), default=0)
-    with tempfile.TemporaryDirectory(prefix="switchyard-pair.") as tmp:
+    # Beside the head's build, which runs its programs: a temporary folder may be noexec.
+    with tempfile.TemporaryDirectory(prefix="pair.", dir=Path(head_bin).resolve().parent) \
+            as tmp:
         for i in range(done, done + rounds):
             for side in (("base", "head") if i % 2 == 0 else ("head", "base")):
                 print("regress: paired timing, round %d of %d: %s"

@@ -394,6 +394,8 @@ def case_fresh_copies(a):
     path = Path(paths.pop())
     check(path not in sides.values() and not path.exists() and not path.parent.exists(),
           "not the sides' own files, and the copies removed", path)
+    check(path.parent.parent == work.resolve(), "the copies beside the head's build (a "
+          "temporary folder may not allow running programs)", path)
     check(all(sides[s].read_text() == FAKE_BENCH % ran for s in sides),
           "the sides' own files never ran")
     check(len(base_t["samples"]["switch/asm"]) == 3 and "copy" in base_t["config"]["files"],
