@@ -13,7 +13,7 @@ gate always has: the same placement rules for both.
 Before any of that, `same_code` compares what the loader maps of the two switch-bench files:
 when base and head build the same code (a commit that touches no switch-bench source), no
 timing of it can differ but by the machine, and the pairing is not run. This is a count, not
-a timing: two builds of one code from different paths have measured 14-18% apart on one row
+a timing: two builds of one code, from build/ and build-base/, measured a hop row 14% apart
 over 40 processes a side right after the test suite, beyond what any level of the U test can
 absorb (results/baseline/NOTES.md), and a gate must not fail a commit for that.
 
@@ -142,8 +142,8 @@ def loaded_digest(exe, blank=()):
 
 def same_code(base_bin, head_bin):
     """True when the two builds' switch-bench map the same bytes at the same addresses, the
-    git sha each build compiled in aside (the only difference two builds of one code have
-    there); False when they differ or either cannot be read."""
+    git sha each build compiled in and the build ID aside (the only differences two builds
+    of one code have there); False when they differ or either cannot be read."""
     shas = [s.encode() for s in (build_sha(base_bin), build_sha(head_bin)) if s]
     try:
         return len({loaded_digest(Path(b) / "switch-bench", shas)
