@@ -93,17 +93,19 @@ def paired_timing(bin_dir, base, log):
     the commit to build, or {"bin", "sha", "how"} of a base already built, or {"why"} when
     there is none. The head's processes of the pairing are its timing samples for the stored
     baseline too, so the pairing costs the base's processes alone."""
-    if "why" in base:
-        return run_timing(bin_dir, TIMING_CONFIG["processes"], log), None, base["why"]
-    try:
-        base_bin = base.get("bin") or P.build_base(base["sha"], log=log)
-    except P.BaseUnavailable as e:
-        return run_timing(bin_dir, TIMING_CONFIG["processes"], log), None, str(e)
-    if P.same_code(base_bin, bin_dir):
-        return run_timing(bin_dir, TIMING_CONFIG["processes"], log), None, \
-            "the base %s builds the same switch-bench code as the head (every section " \
-            "the loader maps, byte for byte, the git sha compiled in and the build ID aside): " \
-            "no timing of it can differ but by the machine" % base["sha"][:12]
+    why = base.get("why")
+    if why is None:
+        try:
+            base_bin = base.get("bin") or P.build_base(base["sha"], log=log)
+            if P.same_code(base_bin, bin_dir):
+                why = "the base %s builds the same switch-bench code as the head (every " \
+                      "section the loader maps, byte for byte, the git sha compiled in and " \
+                      "the build ID aside): no timing of it can differ but by the machine" \
+                      % base["sha"][:12]
+        except P.BaseUnavailable as e:
+            why = str(e)
+    if why:
+        return run_timing(bin_dir, TIMING_CONFIG["processes"], log), None, why
     cfg = dict(TIMING_CONFIG, filter=TIMING_FILTER)
     base_t, head_t = P.run_until_decided(base_bin, bin_dir, cfg, G.PAIRED_LOOKS, G.open_rows,
                                          log)

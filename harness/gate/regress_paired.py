@@ -111,6 +111,20 @@ def build_sha(bin_dir):
     return m.group(1) if m else None
 
 
+def elf_sections(data):
+    """(name, type, flags, address, file offset, size) of every section of the little-endian
+    ELF64 file whose bytes are data; ValueError when data is not one."""
+    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        raise ValueError("not a little-endian ELF64 file")
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+    heads = [struct.unpack_from("<IIQQQQ", data, shoff + i * shentsize) for i in range(shnum)]
+    if not heads or shstrndx >= shnum:
+        raise ValueError("no section headers")
+    names = data[heads[shstrndx][4]:heads[shstrndx][4] + heads[shstrndx][5]]
+    return [(names[at:names.index(b"\0", at)],) + tuple(rest) for at, *rest in heads]
+
+
 def loaded_digest(exe, blank=()):
     """sha256 of what the loader maps of the ELF64 file exe: the name, address, size and
     flags of every allocated section, and the bytes of each but a NOBITS one (.bss) and the
@@ -118,19 +132,10 @@ def loaded_digest(exe, blank=()):
     little-endian ELF64 file, OSError when it cannot be read. Debug sections (which name the
     source paths) are left out, as the loader leaves them."""
     data = Path(exe).read_bytes()
-    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
-        raise ValueError("%s: not a little-endian ELF64 file" % exe)
-    shoff, = struct.unpack_from("<Q", data, 0x28)
-    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
-    heads = [struct.unpack_from("<IIQQQQ", data, shoff + i * shentsize) for i in range(shnum)]
-    if not heads or shstrndx >= shnum:
-        raise ValueError("%s: no section headers" % exe)
-    names = data[heads[shstrndx][4]:heads[shstrndx][4] + heads[shstrndx][5]]
     h = hashlib.sha256()
-    for name_at, kind, flags, addr, offset, size in heads:
+    for name, kind, flags, addr, offset, size in elf_sections(data):
         if not flags & SHF_ALLOC:
             continue
-        name = names[name_at:names.index(b"\0", name_at)]
         h.update(struct.pack("<QQQQ", len(name), addr, size, flags) + name)
         if kind != SHT_NOBITS and name != BUILD_ID:
             body = data[offset:offset + size]

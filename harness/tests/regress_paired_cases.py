@@ -11,7 +11,6 @@ import io
 import json
 import math
 import random
-import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -289,13 +288,9 @@ def case_real_pairing(a):
 
 def elf_section(data, name):
     """(file offset, size) of the ELF64 section `name` in data."""
-    shoff, = struct.unpack_from("<Q", data, 0x28)
-    entsize, num, strndx = struct.unpack_from("<HHH", data, 0x3A)
-    heads = [struct.unpack_from("<IIQQQQ", data, shoff + i * entsize) for i in range(num)]
-    names = heads[strndx][4]
-    for h in heads:
-        if data[names + h[0]:names + h[0] + len(name) + 1] == name + b"\0":
-            return h[4], h[5]
+    for sec in P.elf_sections(data):
+        if sec[0] == name:
+            return sec[4], sec[5]
     raise KeyError(name)
 
 
