@@ -4,7 +4,6 @@ REPORT.md, those parts' lines joined. plots/page.py renders the same parts as RE
 so the two never disagree on what a section says."""
 from typing import NamedTuple
 
-import charts
 import claims
 from claims_table import annotate, claim_section
 import verdict as V
@@ -37,6 +36,7 @@ class Report(NamedTuple):
 
 def drawn_charts(run):
     """The charts of the run folder, in the charts list's order."""
+    import charts  # matplotlib (half a second) only for a report that gets written
     return [c for c in charts.STEMS if (run.dir / f"{c}.png").exists()]
 
 

@@ -10,7 +10,6 @@ and the chart list links to the charts drawn on the page instead of to the files
 import html
 import re
 
-import charts
 import document
 import glossary
 import summary
@@ -151,6 +150,7 @@ class Figures:
     links back to it rather than carrying another copy of the SVG."""
 
     def __init__(self, run):
+        import charts  # matplotlib (half a second) only for a page that gets written
         self.run, self.shown = run, set()
         self.titles = {stem: charts.title(stem, text) for stem, text, _ in charts.CHARTS}
 

@@ -13,14 +13,12 @@ import io
 import os
 import shutil
 import sys
-import tempfile
 from contextlib import redirect_stdout
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
-os.environ.setdefault("MPLCONFIGDIR", tempfile.mkdtemp(prefix="mpl-"))
 import report  # noqa: E402
 import synth  # noqa: E402
 

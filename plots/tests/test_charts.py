@@ -3,7 +3,6 @@
 carries its title and its verdict strip and is the PNG's figure, and say "not run" without data;
 every claim's chart draws the figures its verdict compared and their thresholds (the reference
 run's and a synthetic run's), and a member name has one colour in every chart."""
-import os
 import re
 import shutil
 import sys
@@ -15,7 +14,6 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
-os.environ.setdefault("MPLCONFIGDIR", tempfile.mkdtemp(prefix="mpl-"))
 import charts  # noqa: E402
 import charts.marks as marks  # noqa: E402
 import charts.style as style  # noqa: E402

@@ -4,7 +4,6 @@ the run-to-run band (the effect floor, a band learned from a machine's other run
 counts, the exit status, bad folders, and a claim added to the report."""
 import io
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -15,7 +14,6 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
-os.environ.setdefault("MPLCONFIGDIR", tempfile.mkdtemp(prefix="mpl-"))
 import compare  # noqa: E402
 import compare_diff  # noqa: E402
 import figures as F  # noqa: E402

@@ -2,7 +2,6 @@
 """REPORT.html: the Markdown subset converts and escapes as written, chart SVGs go inline with
 ids of their own, and a whole report has every claim's section, every chart and no resource
 from elsewhere. The page in a real browser: tests/test_browser.py."""
-import os
 import re
 import sys
 import tempfile
@@ -13,7 +12,6 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
-os.environ.setdefault("MPLCONFIGDIR", tempfile.mkdtemp(prefix="mpl-"))
 import charts  # noqa: E402
 import claims  # noqa: E402
 import data as D  # noqa: E402

@@ -2,7 +2,6 @@
 """slides.py: 16:9 slides in large type of the charts that carry a claim, each with the
 claims' verdicts under its title; an index of every run's verdicts; bad input refused in one
 line with exit 2."""
-import os
 import struct
 import subprocess
 import sys
@@ -13,7 +12,6 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
-os.environ.setdefault("MPLCONFIGDIR", tempfile.mkdtemp(prefix="mpl-"))
 import data as D  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import report  # noqa: E402
