@@ -9,10 +9,14 @@ PY=/usr/bin/python3 # Debian's interpreter: the one with matplotlib and numpy
 # (lib, experiments, gate, tools, the suite) and plots/.
 export PYTHONPATH="$ROOT/harness:$ROOT/plots"
 JOBS=$(nproc 2>/dev/null || echo 2)
-# Tests at once: twice the CPUs. A good part of the suite waits rather than computes (clients
-# that stay idle or read slowly, timeouts, timers on real deadlines): even four at a time on
-# one CPU kept it only 88% busy (results/notes/harness.md, 2026-12-03).
-TEST_JOBS=$((2 * JOBS))
+# Tests at once. The release suite waits more than it computes (clients that stay idle or read
+# slowly, timeouts, timers on real deadlines): at twice the CPUs a 2-core machine still idled
+# for a third of its middle stretch, at three times it did not (340 s -> 313 s). The sanitizer
+# suite (ASan's start and LeakSanitizer's exit scan in every process) and the aarch64 one
+# (qemu-user) compute: three times the CPUs only added contention there (193 s -> 204 s,
+# 40 s -> 45 s). results/notes/harness.md, 2026-12-05.
+WAITING_TEST_JOBS=$((3 * JOBS))
+COMPUTING_TEST_JOBS=$((2 * JOBS))
 PACKAGES=(cmake gcc g++ make pkg-config libboost-context-dev libevent-dev libbenchmark-dev
     libbenchmark-tools liburing-dev valgrind linux-perf python3 python3-matplotlib python3-numpy
     python3-scipy chromium gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross
@@ -181,11 +185,12 @@ configure_build() {
 
 cmd_build() { configure_build build; }
 
+# run_ctest DIR JOBS [CTEST ARGS...]
 run_ctest() {
-    local dir=$1
-    shift
-    say "test: ctest in $dir $*"
-    ctest --test-dir "$ROOT/$dir" --output-on-failure -j "$TEST_JOBS" --timeout 300 "$@"
+    local dir=$1 jobs=$2
+    shift 2
+    say "test: ctest in $dir, $jobs at once $*"
+    ctest --test-dir "$ROOT/$dir" --output-on-failure -j "$jobs" --timeout 300 "$@"
 }
 
 # The tree's lint: pyflakes over every Python file and clang-format's check over every C and
@@ -205,12 +210,12 @@ cmd_test() {
     cmd_setup
     cmd_lint
     configure_build build
-    run_ctest build
+    run_ctest build "$WAITING_TEST_JOBS"
     configure_build build-asan -DSWITCHYARD_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
     # Left out under ASan: no-asan (tests that measure system calls or run under valgrind),
     # python (tests that run no program of this build) and matrix (the combinations of a test
     # matrix beyond its covering part: engines/tests/CMakeLists.txt).
-    ASAN_OPTIONS=detect_leaks=1 run_ctest build-asan -LE 'no-asan|python|matrix'
+    ASAN_OPTIONS=detect_leaks=1 run_ctest build-asan "$COMPUTING_TEST_JOBS" -LE 'no-asan|python|matrix'
     test_aarch64
     say "test: all suites passed"
 }
@@ -221,7 +226,7 @@ cmd_test() {
 test_aarch64() {
     local start=$SECONDS
     configure_build build-aarch64 -DCMAKE_TOOLCHAIN_FILE="$ROOT/$AARCH64_TOOLCHAIN"
-    run_ctest build-aarch64
+    run_ctest build-aarch64 "$COMPUTING_TEST_JOBS"
     say "test: aarch64 suite under qemu-user: $((SECONDS - start)) s (build and tests)"
 }
 
