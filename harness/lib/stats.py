@@ -60,13 +60,28 @@ def robust_spread(xs):
     return 1.4826 * median([abs(x - m) for x in xs]) / abs(m)
 
 
+def resample(xs, rng):
+    """len(xs) values drawn from xs with replacement: the indices rng.randrange(len(xs)) would
+    give, one after another (CPython draws them by rejection on getrandbits of the length's
+    bit count), without its two Python calls per index, which were most of the time of every
+    interval (2,000 resamples each)."""
+    n = len(xs)
+    bits, getrandbits = n.bit_length(), rng.getrandbits
+    out = []
+    for _ in range(n):
+        r = getrandbits(bits)
+        while r >= n:
+            r = getrandbits(bits)
+        out.append(xs[r])
+    return out
+
+
 def bootstrap_ci(xs, stat=median, level=0.95, seed=1, draws=BOOTSTRAP_DRAWS):
     """(low, high): the percentile bootstrap interval of stat over resamples of xs."""
     if not xs:
         raise ValueError("interval of no samples")
     rng = random.Random(seed)
-    n = len(xs)
-    values = sorted(stat([xs[rng.randrange(n)] for _ in range(n)]) for _ in range(draws))
+    values = sorted(stat(resample(xs, rng)) for _ in range(draws))
     tail = (1.0 - level) / 2.0
     return quantile(values, tail), quantile(values, 1.0 - tail)
 
@@ -78,8 +93,8 @@ def ratio_ci(num, den, level=0.95, seed=1, draws=BOOTSTRAP_DRAWS):
     rng = random.Random(seed)
     values = []
     for _ in range(draws):
-        a = median([num[rng.randrange(len(num))] for _ in num])
-        b = median([den[rng.randrange(len(den))] for _ in den])
+        a = median(resample(num, rng))
+        b = median(resample(den, rng))
         values.append(a / b)
     values.sort()
     tail = (1.0 - level) / 2.0
