@@ -63,8 +63,8 @@ def robust_spread(xs):
 def resample(xs, rng):
     """len(xs) values drawn from xs with replacement: the indices rng.randrange(len(xs)) would
     give, one after another (CPython draws them by rejection on getrandbits of the length's
-    bit count), without its two Python calls per index, which were most of the time of every
-    interval (2,000 resamples each)."""
+    bit count), so every interval stays what it was, without randrange's two Python calls per
+    index, which would be most of an interval's time (2,000 resamples each)."""
     n = len(xs)
     bits, getrandbits = n.bit_length(), rng.getrandbits
     out = []
