@@ -28,7 +28,7 @@ RUNS), 1 when not, 2 for bad usage.
 --resume continues one (the same settings, and the same commit or one that differs from it
 in Markdown and results/ alone; the calibrated length reused).
 
-  regress_rates.py --runs 20 --out FILE     about 60 minutes on a quiet 2-core machine
+  regress_rates.py --runs 20 --out FILE     about 2.5 hours on a quiet 2-core machine
   regress_rates.py --runs 20 --out FILE --resume   the runs FILE lacks
   regress_rates.py --runs 20 --nops 19 --out FILE  a length calibrated before, no calibration
   regress_rates.py --runs 3 --filter '^switch/(asm|floor|floor-fp)$'   a quick look
