@@ -27,6 +27,13 @@
  * known only after rsp itself has been loaded; that dependency cost asm-nofpu about 10% on
  * this machine (3.9 against 3.5 ns per switch).
  *
+ * Why the x87 control word is compared before it is loaded: fldcw is microcoded and
+ * costly, and almost every switch finds to's word equal to the one in force (few programs
+ * change it), so a load that would change nothing is skipped. The word compared is the one
+ * just stored, read back through store forwarding. The MXCSR is loaded every time: reading
+ * back what stmxcsr stored waits for that store's data, which cost more than the ldmxcsr
+ * it would save (results/notes/harness.md has both measurements).
+ *
  * Why `jmp *%rcx` and not `ret`: the return-stack predictor would predict a `ret` to the
  * caller of this call, but we resume a different context's caller, so every switch would
  * be mispredicted (about 9 against 4 ns here). The indirect-branch predictor instead learns
@@ -67,8 +74,13 @@ sw_asm_jump:
         movq    SW_ASM_R14(%rsi), %r14          /* slot 5 */
         movq    SW_ASM_R15(%rsi), %r15          /* slot 6 */
         ldmxcsr SW_ASM_MXCSR(%rsi)              /* slot 7: to's MXCSR */
-        fldcw   SW_ASM_X87CW(%rsi)              /* slot 7: to's x87 control word */
+        movzwl  SW_ASM_X87CW(%rdi), %edx        /* slot 7: the x87 control word now, */
+        cmpw    SW_ASM_X87CW(%rsi), %dx         /*  against to's */
+        jne     .Lasm_load_x87cw
         jmp     *%rcx                           /* resume to; rsi still holds `to` */
+.Lasm_load_x87cw:
+        fldcw   SW_ASM_X87CW(%rsi)              /* to's x87 control word */
+        jmp     *%rcx
         .cfi_endproc
         .size   sw_asm_jump, .-sw_asm_jump
 
