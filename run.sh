@@ -66,6 +66,10 @@ subcommands:
   compare      two run folders side by side: \`compare A B\` (e.g. results/reference and a
                folder under results/runs/) writes results/compare/<A>-vs-<B>/COMPARE.md
                with every claim's figures, B/A, the noise reading and verdict changes
+  bands        record this machine's run-to-run noise for fresh clones: every figure of the
+               finished runs under results/runs/ (at least 3 per CPU model and preset, the
+               20 most recent) into results/baseline/bands/<cpu model>-<preset>.json, which
+               compare adds to the runs it finds (\`bands [--runs-root DIR] [--out DIR]\`)
   history      switch cost across run folders, per machine, in commit order, with intervals
                and the moves beyond noise: \`history [FIGURE ...] [--machine M] [DIR ...]\`
                (default: every run under results/runs/; every switch row, the IO path's
@@ -98,6 +102,8 @@ options:
     compare --runs-root DIR  learn each figure's run-to-run band from the finished runs under
                              DIR (default results/runs; same CPU model and preset, A and B
                              left out, at least 3, else the 10% floor alone)
+    compare --bands-dir DIR  the runs recorded per CPU model and preset (default
+                             results/baseline/bands; ./run.sh bands writes them)
     compare --fail-on-verdict-change   exit 1 when a verdict differs between A and B
 
 quick and full: one measuring run per machine at a time (a lock, /tmp/switchyard-suite.lock
@@ -347,6 +353,10 @@ cmd_compare() {
     "$PY" "$ROOT/plots/compare.py" "$@"
 }
 
+cmd_bands() {
+    "$PY" "$ROOT/plots/bands.py" "$@"
+}
+
 cmd_history() {
     "$PY" "$ROOT/plots/history.py" "$@"
 }
@@ -369,6 +379,7 @@ quick | full) cmd_suite "$sub" "$@" ;;
 report) cmd_report "$@" ;;
 slides) cmd_slides "$@" ;;
 compare) cmd_compare "$@" ;;
+bands) cmd_bands "$@" ;;
 history) cmd_history "$@" ;;
 setup) cmd_setup ;;
 build) cmd_build ;;
@@ -377,7 +388,7 @@ test) cmd_test ;;
 regress) cmd_regress "$@" ;;
 help | -h | --help) usage ;;
 *)
-    echo "run.sh: unknown subcommand '$sub' (valid: quick, full, setup, build, lint, test, regress, report, slides, compare, history, help, or none)" >&2
+    echo "run.sh: unknown subcommand '$sub' (valid: quick, full, setup, build, lint, test, regress, report, slides, compare, bands, history, help, or none)" >&2
     exit 2
     ;;
 esac

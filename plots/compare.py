@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """compare.py - two run folders side by side: every claim's figures, B/A, verdict changes.
 
-    /usr/bin/python3 plots/compare.py A B [--out DIR] [--runs-root DIR] [--fail-on-verdict-change]
-                                          [--no-charts]
+    /usr/bin/python3 plots/compare.py A B [--out DIR] [--runs-root DIR] [--bands-dir DIR]
+                                          [--fail-on-verdict-change] [--no-charts]
 
 A and B are run folders (results/runs/<host>/<run>/ or results/reference). Writes into DIR
 (default results/compare/<A>-vs-<B>/): COMPARE.md (both machines, the verdicts of both runs,
@@ -18,21 +18,23 @@ with a two-sided Mann-Whitney U test (alpha 0.05, harness/lib/stats.py), togethe
 intervals: `beyond noise` when the test rejects and the intervals are apart, `within noise`
 when neither, `unclear` when they disagree (3 samples a side can never reach p < 0.05).
 Closer than the run-to-run band (figures.run_band: the effect floor, or the band learned from
-the machine's other runs under --runs-root, default results/runs, when wider) a difference is
-`within run-to-run noise`, whatever the test says.
+the machine's other runs under --runs-root, default results/runs, and the runs recorded for its
+CPU model and preset under --bands-dir, default results/baseline/bands (bands.py), when wider)
+a difference is `within run-to-run noise`, whatever the test says.
 Exact counts (instructions, syscalls and epoll_ctl per request) are compared for equality.
 A figure measured once has no noise band of its own. A changed verdict is "verdict changed
 beyond noise" when a figure its rule compared with a threshold moved beyond the noise (or an
 exact count differs), "verdict changed, figures within noise" when none did.
 
 Exit status: 0, or 1 with --fail-on-verdict-change when some verdict differs; 2 for usage
-errors and for a missing or malformed run folder (one line on stderr).
+errors and for a missing or malformed run folder or band file (one line on stderr).
 """
 import csv
 import json
 import sys
 from pathlib import Path
 
+import bands
 import claims
 import figures as F
 from compare_diff import (CHANGED_BEYOND, BadFolder, claim_change, claim_rows, label, learn,
@@ -43,8 +45,8 @@ from sections.machine import machine_section
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNS_ROOT = ROOT / "results" / "runs"
-USAGE = ("usage: compare.py A B [--out DIR] [--runs-root DIR] [--fail-on-verdict-change] "
-         "[--no-charts]")
+USAGE = ("usage: compare.py A B [--out DIR] [--runs-root DIR] [--bands-dir DIR] "
+         "[--fail-on-verdict-change] [--no-charts]")
 
 
 def ratio_text(r):
@@ -172,16 +174,21 @@ def write_pairs(ra, rb, path):
 
 
 def parse(argv):
-    pos, out, fail, charts, root = [], None, False, True, RUNS_ROOT
+    pos, out, fail, charts, root, bands_dir = [], None, False, True, RUNS_ROOT, bands.BANDS_DIR
     it = iter(argv)
     for arg in it:
         if arg in ("--help", "-h"):
             return None
-        if arg in ("--out", "--runs-root"):
+        if arg in ("--out", "--runs-root", "--bands-dir"):
             v = next(it, None)
             if v is None:
                 raise BadFolder(f"{arg} needs a folder; " + USAGE)
-            out, root = (v, root) if arg == "--out" else (out, Path(v))
+            if arg == "--out":
+                out = v
+            elif arg == "--runs-root":
+                root = Path(v)
+            else:
+                bands_dir = Path(v)
         elif arg == "--fail-on-verdict-change":
             fail = True
         elif arg == "--no-charts":
@@ -192,7 +199,7 @@ def parse(argv):
             pos.append(arg)
     if len(pos) != 2:
         raise BadFolder(USAGE)
-    return pos, out, fail, charts, root
+    return pos, out, fail, charts, root, bands_dir
 
 
 def main(argv):
@@ -201,17 +208,20 @@ def main(argv):
         if parsed is None:
             print(__doc__.strip())
             return 0
-        (a, b), out, fail, charts, root = parsed
+        (a, b), out, fail, charts, root, bands_dir = parsed
         ra, rb = load(a), load(b)
         if not root.is_dir() and root != RUNS_ROOT:
             raise BadFolder(f"--runs-root {root}: no such folder")
-    except BadFolder as e:
+        if not bands_dir.is_dir() and bands_dir != bands.BANDS_DIR:
+            raise BadFolder(f"--bands-dir {bands_dir}: no such folder")
+        learned = learn(ra, rb, root, bands_dir)
+    except (BadFolder, bands.Malformed) as e:
         print(f"compare: {e}", file=sys.stderr)
         return 2
     out = Path(out) if out else ROOT / "results" / "compare" / f"{label(ra)}-vs-{label(rb)}"
     try:
         out.mkdir(parents=True, exist_ok=True)
-        return write(ra, rb, out, fail, charts, learn(ra, rb, root))
+        return write(ra, rb, out, fail, charts, learned)
     except OSError as e:  # --out an existing file, under /proc, read-only: one line
         print(f"compare: cannot write into --out {out}: {e.strerror or e}", file=sys.stderr)
         return 2

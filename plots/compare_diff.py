@@ -7,6 +7,7 @@ compare.py writes it as Markdown, CSV and charts; summary.py reads a claim's cha
 import json
 from pathlib import Path
 
+import bands
 import claims
 import data as D
 import export
@@ -14,9 +15,7 @@ import figures as F
 from harness_api import meta  # the CPU model's words, as history.py groups runs
 from sections import peers
 
-# The band is learned from the most recent runs only: it follows the machine as it is now, and
-# each run costs about a second to evaluate.
-BAND_MAX_RUNS = 20
+BAND_MAX_RUNS = bands.MAX_RUNS
 
 
 class BadFolder(Exception):
@@ -78,37 +77,42 @@ def run_figures(run):
     yield from ((("Peers", n), f) for n, f in F.by_name(peer_figs).items())
 
 
-def learn(ra, rb, root):
+def learn(ra, rb, root, bands_dir=bands.BANDS_DIR):
     """({(section, name): [(value, its interval's half-width over it, or None) per run]}, a
     line saying where from): the figures but exact counts of the finished suite runs under root
     (suite.json records the report step, its last) of A's and B's CPU model (and preset when
-    they share one), the BAND_MAX_RUNS most recent, A and B left out: they must not widen the
-    band they are judged by."""
+    they share one), with the runs recorded for that model and preset under bands_dir
+    (bands.py: a fresh clone has no runs of its own), each run once, the BAND_MAX_RUNS most
+    recent, A and B left out: they must not widen the band they are judged by."""
     where = f"`{root}`"
     if machine(ra) != machine(rb):
         return {}, (f"none: A and B ran on different CPU models, so no run-to-run band is "
                     f"learned (under {where}) and the floor alone applies")
-    own = {ra.dir.resolve(), rb.dir.resolve()}
+    own = {label(ra), label(rb)}
     kinds = {(r.get("suite") or {}).get("preset") for r in (ra, rb)}
-    runs = []
-    for path in sorted(Path(root).rglob("suite.json")) if Path(root).is_dir() else []:
-        run = D.Run(path.parent) if path.parent.resolve() not in own else None
-        suite = run and run.get("suite") or {}
-        if "report" in suite.get("steps", {}) and machine(run) == machine(ra) \
-                and (len(kinds) > 1 or suite.get("preset") in kinds):
-            runs.append(run)
-    runs = sorted(runs, key=lambda r: (r.meta().get("date", ""), str(r.dir)))[-BAND_MAX_RUNS:]
+    local = [bands.entry(run, run_figures(run)) for run in bands.finished_runs(root)
+             if run.dir.resolve().name not in own and machine(run) == machine(ra)
+             and (len(kinds) > 1 or (run.get("suite") or {}).get("preset") in kinds)]
+    recorded, path = [], None
+    if len(kinds) == 1 and None not in kinds:
+        path = bands.path_for(machine(ra), next(iter(kinds)), bands_dir)
+        recorded = bands.load(machine(ra), next(iter(kinds)), bands_dir)
+    runs = bands.merged(local, recorded, leave_out=own)
     values = {}
-    for run in runs:
-        for key, fig in run_figures(run):
-            v, low, high = fig.get("value"), fig.get("low"), fig.get("high")
-            if not fig.get("exact") and v is not None:
-                half = (high - low) / 2 / abs(v) if v and low is not None else None
-                values.setdefault(key, []).append((v, half))
+    for e in runs:
+        for key, vh in e["figures"].items():
+            values.setdefault(key, []).append(vh)
     model = ra.meta().get("cpu_model", "an unknown CPU")
     which = f"the {next(iter(kinds))} preset" if len(kinds) == 1 and None not in kinds \
         else "any preset"
-    return values, (f"{len(runs)} other run(s) of {model}, {which}, under {where} (the "
+    found = {e["id"] for e in local}
+    from_file = sum(1 for e in runs if e["id"] not in found)
+    also = f" and `{path}`" if recorded else ""
+    return values, (f"{len(runs)} other run(s) of {model}, {which}, under {where}{also} "
+                    f"({len(runs) - from_file} found, {from_file} recorded; the "
+                    f"{BAND_MAX_RUNS} most recent at most; A and B left out)"
+                    if recorded else
+                    f"{len(runs)} other run(s) of {model}, {which}, under {where} (the "
                     f"{BAND_MAX_RUNS} most recent at most; A and B left out)")
 
 

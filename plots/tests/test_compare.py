@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """plots/compare.py on synthetic run folders: verdict changes, the noise reading of timings,
-the run-to-run band (the effect floor, a band learned from a machine's other runs), exact
-counts, the exit status, bad folders, and a claim added to the report."""
+the run-to-run band (the effect floor, a band learned from a machine's other runs and from the
+runs recorded for its CPU model), exact counts, the exit status, bad folders, and a claim added to the report."""
 import io
 import json
 import subprocess
@@ -14,6 +14,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
+import bands  # noqa: E402
 import compare  # noqa: E402
 import compare_diff  # noqa: E402
 import figures as F  # noqa: E402
@@ -288,10 +289,11 @@ class RunToRun(unittest.TestCase):
     def history(self, *ns, model=None, rel=0.005):
         return [self.run_folder(v, model, rel=rel) for v in ns]
 
-    def asm(self, a, b):
-        """(class, reading, band) of switch/asm, A against B, learning from the runs root."""
+    def asm(self, a, b, bands_dir=bands.BANDS_DIR):
+        """(class, reading, band) of switch/asm, A against B, learning from the runs root (and
+        the runs recorded under bands_dir)."""
         ra, rb = compare_diff.load(a), compare_diff.load(b)
-        values, _ = compare_diff.learn(ra, rb, self.root)
+        values, _ = compare_diff.learn(ra, rb, self.root, bands_dir)
         res_a, res_b = claims.evaluate(ra), claims.evaluate(rb)
         row = {r[0]: r for r in compare_diff.claim_rows(res_a["C5"]["figures"], res_b["C5"]["figures"],
                                              "C5", values)}["switch/asm"]
@@ -377,6 +379,74 @@ class RunToRun(unittest.TestCase):
         cls, _, band = self.asm(a, b)
         self.assertEqual((cls, band["text"]), (F.BEYOND, "floor 10% (2 run(s): fewer than 3)"))
         self.assertGreater(F.run_band([5.0, 5.75, 5.0, 6.0])["share"], 0.2)
+
+    def record(self, *ns, runs_root=None):
+        """Runs of switch/asm at ns under another root (another machine of the same model),
+        recorded by bands.py into a band folder: that folder."""
+        other = Path(self.tmp.name) / (runs_root or "other-machine")
+        for v in ns:
+            self.run_folder(v, root=other)
+        out = Path(self.tmp.name) / "bands"
+        with redirect_stdout(io.StringIO()):
+            self.assertEqual(bands.main(["--runs-root", str(other), "--out", str(out)]), 0)
+        return out
+
+    def test_recorded_runs_give_a_fresh_clone_its_band(self):
+        # No run of its own under the runs root: the four recorded runs learn 17.8%, so a
+        # 14% move that the floor alone calls beyond noise is within the machine's band.
+        recorded = self.record(4.7, 4.9, 5.1, 5.3)
+        self.assertTrue((recorded / "synthetic-cpu-quick.json").exists())
+        elsewhere = Path(self.tmp.name) / "fresh-clone"
+        a, b = self.run_folder(5.0, root=elsewhere), self.run_folder(5.7, root=elsewhere)
+        self.assertEqual(self.asm(a, b)[0], F.BEYOND)
+        cls, note, band = self.asm(a, b, recorded)
+        self.assertEqual((cls, band["text"]), (F.RUN_TO_RUN, "learned 17.8% (4 runs)"))
+        values, source = compare_diff.learn(compare_diff.load(a), compare_diff.load(b),
+                                            self.root, recorded)
+        self.assertIn("(0 found, 4 recorded;", source)
+        self.assertEqual(self.asm(a, self.run_folder(6.5, root=elsewhere), recorded)[0],
+                         F.BEYOND)
+
+    def test_a_run_found_and_recorded_counts_once_and_a_and_b_stay_out(self):
+        recorded = self.record(4.7, 4.9, 5.1, 5.3, runs_root="runs")  # the runs root itself
+        a, b = self.run_folder(5.0), self.run_folder(5.4)
+        values, source = compare_diff.learn(compare_diff.load(a), compare_diff.load(b),
+                                            self.root, recorded)
+        self.assertEqual(sorted(v for v, _ in values[("C5", "switch/asm")]), [4.7, 4.9, 5.1, 5.3])
+        self.assertIn("(4 found, 0 recorded;", source)
+        # Recorded with A and B among them (recorded after they ran): A and B are left out.
+        recorded = self.record(runs_root="runs")
+        values, _ = compare_diff.learn(compare_diff.load(a), compare_diff.load(b),
+                                       Path(self.tmp.name) / "empty", recorded)
+        self.assertEqual(sorted(v for v, _ in values[("C5", "switch/asm")]), [4.7, 4.9, 5.1, 5.3])
+
+    def test_recording_merges_and_refuses_what_it_cannot_learn_from(self):
+        recorded = self.record(4.7, 4.9, 5.1)
+        self.record(5.3, 5.5, 5.6, runs_root="third-machine")
+        doc = json.loads((recorded / "synthetic-cpu-quick.json").read_text())
+        self.assertEqual(len(doc["runs"]), 6)  # the file's three kept beside the new three
+        self.assertEqual((doc["kind"], doc["preset"]), (bands.KIND, "quick"))
+        # Two runs are too few: nothing written, exit 1; a missing root is a usage error.
+        few = Path(self.tmp.name) / "few"
+        self.run_folder(5.0, root=few), self.run_folder(5.0, root=few)
+        err = io.StringIO()
+        with redirect_stdout(io.StringIO()), redirect_stderr(err):
+            self.assertEqual(bands.main(["--runs-root", str(few), "--out", str(few / "b")]), 1)
+            self.assertEqual(bands.main(["--runs-root", str(few / "none")]), 2)
+            self.assertEqual(bands.main(["--out"]), 2)
+        self.assertFalse((few / "b").exists())
+        self.assertIn("no CPU model and preset has 3 finished runs", err.getvalue())
+        # A malformed band file: compare says so in one line, exit 2.
+        (recorded / "synthetic-cpu-quick.json").write_text('{"kind": "' + bands.KIND +
+                                                          '", "runs": [{"id": 1}]}')
+        a, b = self.run_folder(5.0), self.run_folder(5.4)
+        err = io.StringIO()
+        with redirect_stdout(io.StringIO()), redirect_stderr(err):
+            rc = compare.main([str(a), str(b), "--bands-dir", str(recorded), "--no-charts",
+                               "--out", str(Path(self.tmp.name) / "c")])
+        self.assertEqual(rc, 2)
+        self.assertEqual(len(err.getvalue().strip().splitlines()), 1)
+        self.assertIn("synthetic-cpu-quick.json: malformed", err.getvalue())
 
     def test_compare_md_names_each_band(self):
         self.history(4.7, 4.9, 5.1, 5.3)
