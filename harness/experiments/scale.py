@@ -157,6 +157,32 @@ class Server(server.EchoServer):
         return self.stats(timeout=timeout)
 
 
+# The server counts as settled once it burns less than SETTLE_QUIET of a SETTLE_STEP_S step.
+# When the accept count reaches the level, the server may still be at work on the connections
+# just opened; measured right away, that work is charged to the active requests of the level
+# (a fixed cost that grows with the connections opened, so a short window reads an epoll
+# engine's cost as growing with idle connections; results/notes/harness.md). An idle engine
+# server burns next to nothing, so a tenth of a step tells the two states apart.
+SETTLE_STEP_S = 0.05
+SETTLE_QUIET = 0.1
+SETTLE_TIMEOUT_S = 5.0
+
+
+def settle(cpu_ns, step=SETTLE_STEP_S, quiet=SETTLE_QUIET, timeout=SETTLE_TIMEOUT_S,
+           clock=time.monotonic, sleep=time.sleep):
+    """Waits until the server's CPU time (cpu_ns(), in ns) grows by less than quiet x step over
+    one step, at most timeout seconds: (seconds waited, server CPU ms meanwhile, settled)."""
+    t0, c0 = clock(), cpu_ns()
+    last = c0
+    while True:
+        sleep(step)
+        c = cpu_ns()
+        quiet_now = c - last < quiet * step * 1e9
+        if quiet_now or clock() - t0 >= timeout:
+            return clock() - t0, (c - c0) / 1e6, quiet_now
+        last = c
+
+
 class Idle:
     """Idle connections held by this process: connected, never written to."""
 
@@ -234,8 +260,10 @@ def ladder(a, label, levels, conns, mode, hard):
                              "status": f"not run: the server held {srv.fds() - srv.base_fds} "
                                        f"of {n} idle connections"})
                 continue
+            waited, burned, settled = settle(srv.cpu_ns)
             r = measure(a, srv, conns, mode)
-            r.update({"config": label, "idle": n, "status": "ok"})
+            r.update({"config": label, "idle": n, "status": "ok", "settle_s": round(waited, 3),
+                      "settle_cpu_ms": round(burned, 3), "settled": settled})
             rows.append(r)
     finally:
         idle.close()

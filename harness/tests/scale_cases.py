@@ -1,15 +1,20 @@
 #!/usr/bin/python3
 """Cases for harness/experiments/scale.py (claims C14, C16): a tiny run of the idle and churn
 parts writes scale.json with a measured median per configuration and level, the part left
-out recorded as not run; bad arguments exit 2.
+out recorded as not run, and each row says how long the server took to settle after its idle
+connections opened; the wait for that, on a fake clock; bad arguments exit 2.
 
 usage: scale_cases.py CASE --build-dir DIR --work DIR
 """
 import json
 import subprocess
+import sys
 from pathlib import Path
 
-from cases import check, refuses, run
+HARNESS = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(HARNESS))
+from cases import check, refuses, run  # noqa: E402  (harness/tests/cases.py)
+from experiments import scale  # noqa: E402
 
 PY = "/usr/bin/python3"
 MODULE = ["-m", "experiments.scale"]
@@ -35,10 +40,53 @@ def case_tiny(a):
         for level, point in idle[config].items():
             check(point["status"] == "ok" and point["median"] > 0,
                   f"idle {config} at {level} idle connections: a CPU per request", point)
+    rows = doc["idle"]["runs"] + doc["churn"]["runs"]
+    check(all(r["settled"] and 0 < r["settle_s"] < scale.SETTLE_TIMEOUT_S and
+              r["settle_cpu_ms"] >= 0 for r in rows if r["status"] == "ok"),
+          "every measured row waited for its server to settle, and it did",
+          [(r["settle_s"], r["settle_cpu_ms"], r["settled"]) for r in rows if "settled" in r])
     churn = doc["churn"]["summary"]
     check(churn and all(pt["status"] == "ok" and pt["median"] > 0
                         for rows in churn.values() for pt in rows.values()),
           "churn: a rate per configuration and level", churn)
+
+
+class FakeServer:
+    """A server's CPU clock on a fake clock: busy (one CPU) until busy_until seconds, idle
+    after, but for `tick` of CPU per second (a timer's wake-ups)."""
+
+    def __init__(self, busy_until, tick=0.0):
+        self.now, self.busy_until, self.tick = 0.0, busy_until, tick
+
+    def sleep(self, s):
+        self.now += s
+
+    def clock(self):
+        return self.now
+
+    def cpu_ns(self):
+        busy = min(self.now, self.busy_until)
+        return int((busy + self.tick * max(0.0, self.now - self.busy_until)) * 1e9)
+
+
+def case_settle(a):
+    # Busy for 0.32 s after the idle connections opened: the first quiet step ends at 0.40 s,
+    # and the server burned its 320 ms meanwhile, none of it charged to the measurement.
+    srv = FakeServer(0.32)
+    waited, burned, settled = scale.settle(srv.cpu_ns, clock=srv.clock, sleep=srv.sleep)
+    check(settled and abs(waited - 0.40) < 1e-9 and abs(burned - 320) < 1e-6,
+          "a busy server is waited for until one step is quiet", (waited, burned, settled))
+    # A server already idle costs one step; one that wakes for its timers (2% busy) is idle.
+    for busy, tick in ((0.0, 0.0), (0.0, 0.02)):
+        srv = FakeServer(busy, tick)
+        got = scale.settle(srv.cpu_ns, clock=srv.clock, sleep=srv.sleep)
+        check(got[2] and abs(got[0] - scale.SETTLE_STEP_S) < 1e-9,
+              f"an idle server (ticking at {tick:.0%}) settles in one step", got)
+    # One that never quiets is measured after the timeout, and says so.
+    srv = FakeServer(1e9)
+    waited, _, settled = scale.settle(srv.cpu_ns, clock=srv.clock, sleep=srv.sleep)
+    check(not settled and scale.SETTLE_TIMEOUT_S <= waited < scale.SETTLE_TIMEOUT_S + 0.1,
+          "a server busy throughout ends the wait at the timeout, unsettled", (waited, settled))
 
 
 def case_bad_args(a):
