@@ -4,9 +4,11 @@
 For every switch/switch_<arch>_*_elf_gas.S in the tree (x86_64 and aarch64 today), assembles
 the file with that architecture's compiler, disassembles the object with its objdump and
 counts the instructions of sw_asm_jump and sw_asm_nofpu_jump from the symbol to the
-instruction that leaves for the other context (`jmp *reg` on x86_64, `ret` on aarch64). A
-path must be straight-line code: any other branch before the exit is an error, because the
-count would then depend on the data. aarch64 is counted twice, as the cross build compiles it
+instruction that leaves for the other context (`jmp *reg` on x86_64, `ret` on aarch64). The
+path counted is the one a switch takes when the FP control words of the two contexts agree,
+as they almost always do: a conditional branch on it counts as not taken (x86_64's asm skips
+`fldcw` that way) and the row says how many it passed; any other branch before the exit is an
+error, because the count would then depend on more than that. aarch64 is counted twice, as the cross build compiles it
 (-mbranch-protection=standard: pointer authentication and BTI hints) and without those flags.
 Boost's jump_fcontext is counted the same way from Debian's libboost_context.a of each
 architecture when it is installed (its own instructions, not its call site's).
@@ -44,6 +46,7 @@ ARCHES = {
     "x86_64": {
         "cc": ["gcc"], "objdump": "objdump",
         "exit": re.compile(r"^jmp\s+\*%"), "branch": re.compile(r"^(j[a-z]+|call|ret|loop)"),
+        "conditional": re.compile(r"^j(?!mp\b)[a-z]+\s"),
         "variants": {"": []},
         "boost": "/usr/lib/x86_64-linux-gnu/libboost_context.a",
     },
@@ -51,6 +54,7 @@ ARCHES = {
         "cc": ["aarch64-linux-gnu-gcc"], "objdump": "aarch64-linux-gnu-objdump",
         "exit": re.compile(r"^ret\b"),
         "branch": re.compile(r"^(b|bl|br|blr|ret|cbn?z|tbn?z|b\.[a-z]+)\b"),
+        "conditional": re.compile(r"^(cbn?z|tbn?z|b\.[a-z]+)\s"),
         "variants": {"pac-bti": ["-mbranch-protection=standard"], "plain": []},
         "boost": "/usr/lib/aarch64-linux-gnu/libboost_context.a",
     },
@@ -76,12 +80,16 @@ def disassemble(objdump, path):
 
 
 def path_length(insns, arch, name):
-    """Instructions from the symbol to the exit, inclusive; refuses any other branch."""
+    """(instructions from the symbol to the exit, inclusive, the listing, conditional branches
+    passed as not taken); refuses any other branch."""
     spec = ARCHES[arch]
+    passed = 0
     for i, ins in enumerate(insns):
         if spec["exit"].match(ins):
-            return i + 1, insns[:i + 1]
-        if spec["branch"].match(ins):
+            return i + 1, insns[:i + 1], passed
+        if spec["conditional"].match(ins):
+            passed += 1
+        elif spec["branch"].match(ins):
             raise RuntimeError(f"{name} ({arch}): branch before the exit: '{ins}'")
     raise RuntimeError(f"{name} ({arch}): no exit instruction found")
 
@@ -116,17 +124,19 @@ def count_arch(arch, spec, workdir):
         if "-mbranch-protection=standard" in flags:
             check_branch_protection(spec, obj, funcs)
         for backend, sym in FUNCTIONS.items():
-            n, listing = path_length(funcs[sym], arch, sym)
+            n, listing, passed = path_length(funcs[sym], arch, sym)
             rows.append({"backend": backend, "arch": arch, "variant": variant,
                          "instructions": n, "source": os.path.relpath(sources[0], ROOT),
-                         "flags": " ".join(flags), "listing": listing})
+                         "flags": " ".join(flags), "listing": listing,
+                         "branches_not_taken": passed})
     if os.path.exists(spec["boost"]):
         funcs = disassemble(spec["objdump"], spec["boost"])
         try:
-            n, listing = path_length(funcs.get("jump_fcontext", []), arch, "jump_fcontext")
+            n, listing, passed = path_length(funcs.get("jump_fcontext", []), arch,
+                                             "jump_fcontext")
             rows.append({"backend": "fcontext", "arch": arch, "variant": "",
                          "instructions": n, "source": spec["boost"], "flags": "",
-                         "listing": listing})
+                         "listing": listing, "branches_not_taken": passed})
         except RuntimeError as e:
             skipped.append(f"fcontext/{arch}: not counted: {e}")
     else:
