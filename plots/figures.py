@@ -91,12 +91,17 @@ def paired(name, per_round, unit, source):
                 per_round)
 
 
-def estimate(name, value, low, high, n, unit, source):
+def estimate(name, value, low, high, n, unit, source, open_parts=None):
     """A figure whose interval the claim computed itself (a bootstrap over rounds of a fit,
-    or the bounds of a count of comparisons); n is the number of rounds or comparisons."""
+    or the bounds of a count of comparisons); n is the number of rounds or comparisons. A
+    count of comparisons lists as open_parts the tests (compare()) of those its interval is
+    open on: what would decide it is what would decide them."""
     if low is not None and value is not None:
         low, high = min(low, value), max(high, value)
-    return _fig(TIMING, name, value, unit, source, low=low, high=high, n=n)
+    fig = _fig(TIMING, name, value, unit, source, low=low, high=high, n=n)
+    if open_parts:
+        fig["open_parts"] = list(open_parts)
+    return fig
 
 
 # A figure read on a point where the load generator, not the server, set the pace (client-bound)
@@ -215,9 +220,12 @@ def compare(fig, op, threshold):
     worst, best = (open_lo, open_hi) if op in (">=", ">") else (open_hi, open_lo)
     outcome = YES if test(worst, threshold) else NO if not test(best, threshold) else STRADDLES
     v = fig["value"]
-    return {"figure": fig["name"], "op": op, "threshold": threshold, "outcome": outcome,
+    test = {"figure": fig["name"], "op": op, "threshold": threshold, "outcome": outcome,
             "value": v, "low": lo, "high": hi, "n": fig["n"], "basis": basis, "bound": side,
             "margin": (v / threshold - 1) if threshold else v}
+    if fig.get("open_parts"):
+        test["open_parts"] = fig["open_parts"]
+    return test
 
 
 # Kernel memory per connection below its resolution (harness/drive/memory.py says why) is

@@ -345,6 +345,8 @@ def open_entry(test):
                      "repetitions (an interval from repeated rounds) before anything can "
                      "decide it")
         return e
+    if test.get("open_parts"):
+        return parts_open_entry(e, test["open_parts"])
     rounds, side, dist = rounds_to_clear(v, lo, hi, n, t)
     e["half_width"] = side
     where = f"{head}{_interval(v, lo, hi, n, bound)} straddles {threshold_text(t)}: "
@@ -363,6 +365,26 @@ def open_entry(test):
         e["text"] = where + _rounds_text(rounds, n, side, dist, t) + (
             f"; {BOUND_LIMIT}, but its value lies on the side the bound can confirm, so "
             "rounds can decide it" if bound else "")
+    return e
+
+
+def parts_open_entry(e, parts):
+    """What would decide a count of comparisons whose interval is open on `parts` (the tests
+    of those comparisons): each of them decided. Its rounds are the most any part needs, and
+    n is that part's; a part at its threshold leaves it at the threshold."""
+    said, worst, n = [], None, e["n"]
+    for p in parts:
+        part = open_entry(p)
+        said.append(part["text"])
+        if part["needs"] != ROUNDS:
+            worst = part if worst is None or worst["needs"] == ROUNDS else worst
+        elif worst is None or (worst["needs"] == ROUNDS and part["rounds"] > worst["rounds"]):
+            worst = part
+    e.update(needs=worst["needs"], rounds=worst["rounds"], n=worst["n"],
+             half_width=worst["half_width"])
+    e["text"] = (f"{e['figure']} {_interval(e['value'], e['low'], e['high'], n)} "
+                 f"straddles {threshold_text(e['threshold'])} because {len(parts)} of its "
+                 f"comparisons {'is' if len(parts) == 1 else 'are'} open: " + "; ".join(said))
     return e
 
 

@@ -39,7 +39,7 @@ def measure(run):
     series = D.sched_series(D.bench_rows(run.get("switch")))
     if not series:
         return {"lines": [f"no scheduler rows: {run.why('switch')}"]}
-    wins, sure, maybe, total, lines, sph_ok = 0, 0, 0, 0, [], True
+    wins, sure, maybe, total, lines, sph_ok, open_parts = 0, 0, 0, 0, [], True, []
     backends = run.order("switch", {b for _, b in series})
     ratios = []
     for b in backends:
@@ -51,10 +51,13 @@ def measure(run):
             wins += ring[f][0] < star[f][0]
             ratios.append(ring[f][0] / star[f][0])
             cmp = F.compare(rows_ratio(run, f"sched/ring/{b}/fibers:{f}",
-                                         f"sched/star/{b}/fibers:{f}", "ring/star"),
+                                         f"sched/star/{b}/fibers:{f}",
+                                         f"ring/star time per hop, {b} at {f} fibers"),
                             "<", FASTER_BELOW)
             sure += cmp["outcome"] == F.YES
             maybe += cmp["outcome"] != F.NO
+            if cmp["outcome"] == F.STRADDLES:
+                open_parts.append(cmp)
             cells.append(f"{f}: {ring[f][0]:.3g}/{star[f][0]:.3g}"
                          + ("?" if cmp["outcome"] == F.STRADDLES else ""))
             for (t, s), want in ((ring[f], SWITCHES_PER_HOP["ring"]),
@@ -82,7 +85,8 @@ def measure(run):
                       D.median(ratios), "", "switch"),
                F.estimate("ring faster (share of comparisons)",
                           wins / total if total else None, sure / total if total else None,
-                          maybe / total if total else None, total, "", "switch")]
+                          maybe / total if total else None, total, "", "switch",
+                          open_parts)]
     figures += [F.exact(f"switches per hop, {p}", sph[p], "", "switch") for p in ("ring", "star")]
     for b in backends:
         for p in ("ring", "star"):

@@ -85,6 +85,30 @@ class Rounds(unittest.TestCase):
                          ["needs"], V.ROUNDS)
         self.assertIn("at the threshold", claims_table.would_decide_short(r))
 
+    def test_a_share_of_comparisons_names_the_open_ones(self):
+        # C1's share of comparisons ring wins: 1 [0.955, 1] against 1.0 sits on its threshold,
+        # but it is open only because one comparison straddles (0.72 [0.67, 1.01] against
+        # 1.0, n=11): that comparison's rounds decide it, 11 x (0.29 / 0.28)^2 -> 12.
+        part = F.compare(F.estimate("ring/star, asm at 100000 fibers", 0.72, 0.67, 1.01, 11,
+                                    "x", "t"), "<", 1.0)
+        share = F.estimate("ring faster (share of comparisons)", 1.0, 21 / 22, 1.0, 22, "", "t",
+                           [part])
+        (e,) = decide(share, threshold=1.0)["open"]
+        self.assertEqual((e["needs"], e["rounds"], e["n"]), (V.ROUNDS, 12, 11))
+        self.assertIn("(share of comparisons) 1 [0.955, 1] (n=22) straddles 1.0 because 1 of "
+                      "its comparisons is open: ring/star, asm at 100000 fibers 0.72 [0.67, "
+                      "1.01] (n=11) straddles 1.0: about 12 rounds", e["text"])
+        # Without the parts it would read as sitting on its threshold.
+        share.pop("open_parts")
+        self.assertEqual(decide(share, threshold=1.0)["open"][0]["needs"], V.AT)
+        # The part that needs most decides; a part on its own threshold leaves it there.
+        near = F.compare(F.estimate("ring/star, setjmp at 16 fibers", 0.999, 0.98, 1.02, 5,
+                                    "x", "t"), "<", 1.0)
+        share["open_parts"] = [part, near]
+        (e,) = decide(share, threshold=1.0)["open"]
+        self.assertEqual((e["needs"], e["rounds"]), (V.AT, None))
+        self.assertIn("2 of its comparisons are open", e["text"])
+
     def test_measured_once_needs_repetitions(self):
         r = decide(F.once(FIG, 1.06, "x", "t"))
         (e,) = r["open"]
