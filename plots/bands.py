@@ -21,9 +21,11 @@ import math
 import sys
 from pathlib import Path
 
+import claims
 import data as D
 import figures as F
 from harness_api import meta
+from sections import peers
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNS_ROOT = ROOT / "results" / "runs"
@@ -37,6 +39,18 @@ USAGE = "usage: bands.py [--runs-root DIR] [--out DIR]"
 
 class Malformed(Exception):
     pass
+
+
+def run_figures(run):
+    """((section, name), figure) of every claim's figures and the peers' in one run: what
+    compare reads, and so what a band is learned over."""
+    for cid, res in claims.evaluate(run, True).items():
+        yield from (((cid, n), f) for n, f in F.by_name(res["figures"]).items())
+    try:
+        peer_figs = peers.figures(run)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, ZeroDivisionError):
+        peer_figs = []
+    yield from ((("Peers", n), f) for n, f in F.by_name(peer_figs).items())
 
 
 def finished_runs(root):
@@ -176,7 +190,6 @@ def main(argv):
         print(__doc__.strip())
         return 0
     root, out = parsed
-    from compare_diff import run_figures  # the figures exactly as compare reads them
     try:
         written, skipped = record(root, out, lambda r: list(run_figures(r)))
     except Malformed as e:

@@ -8,12 +8,11 @@ import json
 from pathlib import Path
 
 import bands
-import claims
+from bands import run_figures
 import data as D
 import export
 import figures as F
 from harness_api import meta  # the CPU model's words, as history.py groups runs
-from sections import peers
 
 BAND_MAX_RUNS = bands.MAX_RUNS
 
@@ -64,17 +63,6 @@ def claim_rows(fa, fb, section="", learned=None):
 
 def machine(run):
     return meta.model_words(run.meta().get("cpu_model"))
-
-
-def run_figures(run):
-    """((section, name), figure) of every claim's figures and the peers' in one run."""
-    for cid, res in claims.evaluate(run, True).items():
-        yield from (((cid, n), f) for n, f in F.by_name(res["figures"]).items())
-    try:
-        peer_figs = peers.figures(run)
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError, ZeroDivisionError):
-        peer_figs = []
-    yield from ((("Peers", n), f) for n, f in F.by_name(peer_figs).items())
 
 
 def learn(ra, rb, root, bands_dir=bands.BANDS_DIR):

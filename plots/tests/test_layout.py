@@ -23,7 +23,7 @@ LAYERS = [
     {"verdict"},
     {"claims"},
     {"charts", "sections", "reference", "glossary"},
-    {"claims_table"},
+    {"claims_table", "bands"},
     {"compare_diff"},
     {"summary", "compare_charts", "history_charts"},
     {"document"},
