@@ -55,13 +55,19 @@ def run_figures(run):
 
 def finished_runs(root):
     """D.Run of every finished suite run under root (its suite.json records the report step,
-    the suite's last)."""
+    the suite's last), oldest first."""
     runs = []
     for path in sorted(Path(root).rglob("suite.json")) if Path(root).is_dir() else []:
         run = D.Run(path.parent)
         if "report" in ((run.get("suite") or {}).get("steps") or {}):
             runs.append(run)
-    return runs
+    return sorted(runs, key=lambda r: (r.meta().get("date", ""), r.dir.resolve().name))
+
+
+def most_recent(runs):
+    """The MAX_RUNS most recent of finished_runs' list: only those are worth evaluating, at
+    about a second a run."""
+    return runs[-MAX_RUNS:]
 
 
 def group(run):
@@ -143,7 +149,7 @@ def merged(*lists, leave_out=()):
     return sorted(out, key=lambda e: (e["date"], e["id"]))[-MAX_RUNS:]
 
 
-def record(root, bands_dir, figures_of):
+def record(root, bands_dir):
     """Writes one file per CPU model and preset with at least F.BAND_MIN_RUNS finished runs
     under root: [(path, runs in it)], [(model, preset, runs) left out for too few]."""
     groups = {}
@@ -155,7 +161,7 @@ def record(root, bands_dir, figures_of):
             skipped.append((word, preset, len(runs)))
             continue
         model = runs[-1].meta().get("cpu_model", word)
-        own = [entry(r, figures_of(r)) for r in runs]
+        own = [entry(r, run_figures(r)) for r in most_recent(runs)]
         entries = merged(own, load(word, preset, bands_dir))
         path = path_for(word, preset, bands_dir)
         dump(entries, model, preset, path)
@@ -191,7 +197,7 @@ def main(argv):
         return 0
     root, out = parsed
     try:
-        written, skipped = record(root, out, lambda r: list(run_figures(r)))
+        written, skipped = record(root, out)
     except Malformed as e:
         print(f"bands: {e}", file=sys.stderr)
         return 2

@@ -12,7 +12,6 @@ from bands import run_figures
 import data as D
 import export
 import figures as F
-from harness_api import meta  # the CPU model's words, as history.py groups runs
 
 BAND_MAX_RUNS = bands.MAX_RUNS
 
@@ -62,7 +61,7 @@ def claim_rows(fa, fb, section="", learned=None):
 
 
 def machine(run):
-    return meta.model_words(run.meta().get("cpu_model"))
+    return bands.group(run)[0]
 
 
 def learn(ra, rb, root, bands_dir=bands.BANDS_DIR):
@@ -77,30 +76,25 @@ def learn(ra, rb, root, bands_dir=bands.BANDS_DIR):
         return {}, (f"none: A and B ran on different CPU models, so no run-to-run band is "
                     f"learned (under {where}) and the floor alone applies")
     own = {label(ra), label(rb)}
-    kinds = {(r.get("suite") or {}).get("preset") for r in (ra, rb)}
-    local = [bands.entry(run, run_figures(run)) for run in bands.finished_runs(root)
-             if run.dir.resolve().name not in own and machine(run) == machine(ra)
-             and (len(kinds) > 1 or (run.get("suite") or {}).get("preset") in kinds)]
-    recorded, path = [], None
-    if len(kinds) == 1 and None not in kinds:
-        path = bands.path_for(machine(ra), next(iter(kinds)), bands_dir)
-        recorded = bands.load(machine(ra), next(iter(kinds)), bands_dir)
+    kinds = {bands.group(r)[1] for r in (ra, rb)}
+    one = next(iter(kinds)) if len(kinds) == 1 and None not in kinds else None
+    mine = [run for run in bands.finished_runs(root)
+            if run.dir.resolve().name not in own and machine(run) == machine(ra)
+            and (len(kinds) > 1 or bands.group(run)[1] in kinds)]
+    local = [bands.entry(run, run_figures(run)) for run in bands.most_recent(mine)]
+    recorded = bands.load(machine(ra), one, bands_dir) if one else []
     runs = bands.merged(local, recorded, leave_out=own)
     values = {}
     for e in runs:
         for key, vh in e["figures"].items():
             values.setdefault(key, []).append(vh)
     model = ra.meta().get("cpu_model", "an unknown CPU")
-    which = f"the {next(iter(kinds))} preset" if len(kinds) == 1 and None not in kinds \
-        else "any preset"
+    which = f"the {one} preset" if one else "any preset"
     found = {e["id"] for e in local}
     from_file = sum(1 for e in runs if e["id"] not in found)
-    also = f" and `{path}`" if recorded else ""
-    return values, (f"{len(runs)} other run(s) of {model}, {which}, under {where}{also} "
-                    f"({len(runs) - from_file} found, {from_file} recorded; the "
-                    f"{BAND_MAX_RUNS} most recent at most; A and B left out)"
-                    if recorded else
-                    f"{len(runs)} other run(s) of {model}, {which}, under {where} (the "
+    also = (f" and `{bands.path_for(machine(ra), one, bands_dir)}` ({len(runs) - from_file} "
+            f"found, {from_file} recorded;") if recorded else " ("
+    return values, (f"{len(runs)} other run(s) of {model}, {which}, under {where}{also} the "
                     f"{BAND_MAX_RUNS} most recent at most; A and B left out)")
 
 

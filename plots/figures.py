@@ -220,12 +220,12 @@ def compare(fig, op, threshold):
     worst, best = (open_lo, open_hi) if op in (">=", ">") else (open_hi, open_lo)
     outcome = YES if test(worst, threshold) else NO if not test(best, threshold) else STRADDLES
     v = fig["value"]
-    test = {"figure": fig["name"], "op": op, "threshold": threshold, "outcome": outcome,
-            "value": v, "low": lo, "high": hi, "n": fig["n"], "basis": basis, "bound": side,
-            "margin": (v / threshold - 1) if threshold else v}
+    out = {"figure": fig["name"], "op": op, "threshold": threshold, "outcome": outcome,
+           "value": v, "low": lo, "high": hi, "n": fig["n"], "basis": basis, "bound": side,
+           "margin": (v / threshold - 1) if threshold else v}
     if fig.get("open_parts"):
-        test["open_parts"] = fig["open_parts"]
-    return test
+        out["open_parts"] = fig["open_parts"]
+    return out
 
 
 # Kernel memory per connection below its resolution (harness/drive/memory.py says why) is

@@ -372,14 +372,11 @@ def parts_open_entry(e, parts):
     """What would decide a count of comparisons whose interval is open on `parts` (the tests
     of those comparisons): each of them decided. Its rounds are the most any part needs, and
     n is that part's; a part at its threshold leaves it at the threshold."""
-    said, worst, n = [], None, e["n"]
-    for p in parts:
-        part = open_entry(p)
-        said.append(part["text"])
-        if part["needs"] != ROUNDS:
-            worst = part if worst is None or worst["needs"] == ROUNDS else worst
-        elif worst is None or (worst["needs"] == ROUNDS and part["rounds"] > worst["rounds"]):
-            worst = part
+    n = e["n"]
+    entries = [open_entry(p) for p in parts]
+    said = [part["text"] for part in entries]
+    # A part that rounds cannot decide outweighs any number of rounds; the first such wins.
+    worst = max(entries, key=lambda part: (part["needs"] != ROUNDS, part["rounds"] or 0))
     e.update(needs=worst["needs"], rounds=worst["rounds"], n=worst["n"],
              half_width=worst["half_width"])
     e["text"] = (f"{e['figure']} {_interval(e['value'], e['low'], e['high'], n)} "
