@@ -56,6 +56,9 @@ def parse_args(argv):
     ap.add_argument("--count-rounds", type=int, default=None,
                     help="rounds that also run the count run (exact kernel counts; default: "
                          "every round)")
+    ap.add_argument("--full-rounds", type=int, default=None,
+                    help="rounds that run every engine (default: every round); the others run "
+                         "only the pair C2 judges, naive and merged, and the A/A pair")
     ap.add_argument("--aa", default="merged",
                     help="the engine measured twice a round, the A/A pair ('' for none)")
     ap.add_argument("--profile", default="naive,merged",
@@ -65,6 +68,8 @@ def parse_args(argv):
     load_site.check_host_flags(ap, a)
     if a.rounds < 1 or a.conns < 1 or a.size < 1 or a.duration <= 0:
         ap.error("--rounds, --conns, --size and --duration must be positive")
+    if a.full_rounds is not None and a.full_rounds < 1:
+        ap.error("--full-rounds must be positive")
     return a
 
 
@@ -91,6 +96,31 @@ def run_load(a, port, conns, requests=None, duration=None):
         return a.loader.run(port, args, a.load_cpu)
     except load.LoadFailed as e:
         sys.exit(f"{PROG}: {e}")
+
+
+# ---- the order of a round ------------------------------------------------------------------
+
+JUDGED = ("naive", "merged")  # the pair C2 judges
+
+
+def round_order(items, aa_item, rnd, full):
+    """Round rnd's items. The pair C2 judges runs back to back, its order alternating, with
+    the A/A item (merged's) on merged's other side: this VM's speed moves in steps of 30-40% every few
+    seconds, and the two halves of a ratio taken seconds apart across one such step read a
+    round of 1.0 or 0.76 among rounds of 1.5 (quick runs 2026-12-05). The other engines rotate
+    around that block; a round that is not full runs the block only."""
+    block = [e for e in JUDGED if e in items]
+    if len(block) < 2:
+        return rounds.rotated(items, rnd)  # no pair to judge: every round is full
+    if aa_item is not None and aa_item == f"{JUDGED[1]} (A/A)":
+        block.append(aa_item)
+    if rnd % 2:
+        block.reverse()
+    if not full:
+        return block
+    others = rounds.rotated([e for e in items if e not in block], rnd)
+    at = rnd % (len(others) + 1)
+    return others[:at] + block + others[at:]
 
 
 # ---- one measured run -----------------------------------------------------------------------
@@ -289,10 +319,13 @@ def main(argv=None):
     aa_item = f"{a.aa} (A/A)" if a.aa in engines else None
     items = engines + ([aa_item] if aa_item else [])
     count_rounds = a.rounds if a.count_rounds is None else a.count_rounds
+    full_rounds = a.rounds if a.full_rounds is None else a.full_rounds
     profiled = [x for x in (a.profile or "").split(",") if x in engines] if a.perf_ok else []
     gate = B.RoundGate(budget, PROFILE_SHARE if profiled else 1.0)
     with tempfile.TemporaryDirectory(prefix="engines-bench-") as tmp:
-        for rnd, e in rounds.interleaved(a.rounds, items, gate):
+        plan = rounds.interleaved(a.rounds, items, gate, lambda rnd: round_order(
+            items, aa_item, rnd, rnd < full_rounds))
+        for rnd, e in plan:
             if e == aa_item:
                 # The same engine a second time in this round: the A/A pair.
                 aa = dict(tput_run(a, a.aa, a.conns, tmp, "aa"), round=rnd)
@@ -353,10 +386,14 @@ EXPERIMENT = Experiment(
     binaries=("echo-server", "echo-load", "engine-info"),
     output="engines.json",
     presets={
-        # 5 rounds of 0.3 s, merged twice a round (the A/A pair); the exact counts in the first.
-        "quick": ["--rounds", "5", "--duration", "0.3", "--warmup", "0.15",
-                  "--count-rounds", "1"],
-        "full": ["--rounds", "5", "--duration", "2", "--sat-conns", "300", "--count-rounds", "3"],
+        # Rounds of 0.3 s, merged twice a round (the A/A pair); every engine and the exact
+        # counts in the first, then naive, merged and the A/A only, up to 16 rounds as the
+        # budget allows (the median's bootstrapped interval over 5 rounds reaches a single
+        # stray round, and C2 stayed open on one in 3 of 5 quick runs on 2026-12-05).
+        "quick": ["--rounds", "16", "--full-rounds", "1", "--duration", "0.3", "--warmup",
+                  "0.15", "--count-rounds", "1"],
+        "full": ["--rounds", "12", "--full-rounds", "3", "--duration", "2", "--sat-conns",
+                 "300", "--count-rounds", "3"],
     },
     budget_s={"quick": 46, "full": 240},
     # At least 3 rounds, up to the preset's while they fit (lib.budget.RoundGate).

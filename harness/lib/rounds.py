@@ -11,14 +11,15 @@ def rotated(items, rnd):
     return items[k:] + items[:k]
 
 
-def interleaved(rounds, items, gate=None):
-    """(round, item) for every round and, within it, every item in that round's order. gate:
-    gate(round) -> whether that round may start (lib.budget.RoundGate); the first it refuses
-    ends the loop, so every round that ran is whole."""
+def interleaved(rounds, items, gate=None, order=None):
+    """(round, item) for every round and, within it, every item in that round's order
+    (order(round) when given, else the items rotated). gate: gate(round) -> whether that round
+    may start (lib.budget.RoundGate); the first it refuses ends the loop, so every round that
+    ran is whole."""
     for rnd in range(rounds):
         if gate is not None and not gate(rnd):
             return
-        for item in rotated(items, rnd):
+        for item in (order(rnd) if order else rotated(items, rnd)):
             yield rnd, item
 
 

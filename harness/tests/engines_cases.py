@@ -7,6 +7,7 @@ usage: engines_cases.py CASE --build-dir DIR --work DIR
 """
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 from cases import check, refuses, run
@@ -17,8 +18,9 @@ MODULE = ["-m", "experiments.engines"]
 
 def case_tiny(a):
     out = Path(a.work) / "engines.json"
-    p = subprocess.run([PY, *MODULE, "--build-dir", a.build_dir, "--engines", "naive,merged",
-                        "--rounds", "2", "--duration", "0.1", "--warmup", "0.05",
+    p = subprocess.run([PY, *MODULE, "--build-dir", a.build_dir, "--engines",
+                        "naive,merged,edge", "--rounds", "2", "--full-rounds", "1",
+                        "--duration", "0.1", "--warmup", "0.05",
                         "--conns", "10", "--count-requests", "2000", "--count-rounds", "1",
                         "--profile", "", "--out-file", out],
                        capture_output=True, text=True, timeout=150)
@@ -27,8 +29,11 @@ def case_tiny(a):
     doc = json.loads(out.read_text())
     check(doc["experiment"] == "engines" and doc["rounds_run"] == 2, "two rounds of engines",
           (doc["experiment"], doc["rounds_run"]))
-    check(set(doc["summary"]) == {"naive", "merged"}, "a summary row per engine asked for",
-          sorted(doc["summary"]))
+    check(set(doc["summary"]) == {"naive", "merged", "edge"},
+          "a summary row per engine asked for", sorted(doc["summary"]))
+    check(sorted(r["round"] for r in doc["runs"] if r["engine"] == "edge") == [0, 0],
+          "edge, not judged, runs (count and throughput) in the full round only",
+          [(r["round"], r["kind"]) for r in doc["runs"] if r["engine"] == "edge"])
     for name, s in doc["summary"].items():
         check(s["requests_per_sec"] and s["requests_per_sec"] > 0
               and s["server_cpu_us_per_request"] and s["server_cpu_us_per_request"] > 0,
@@ -43,9 +48,31 @@ def case_tiny(a):
     check(doc["aa"], "the A/A pair of merged is recorded", doc["aa"])
 
 
+def case_order(a):
+    """Each round runs naive and merged back to back, in alternating order, with merged's A/A
+    run on merged's other side; full rounds add every other engine once, the others run that
+    block alone; without both judged engines every round rotates them all."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from experiments.engines import round_order
+    items = ["naive", "merged", "oneshot", "edge", "libevent", "merged (A/A)"]
+    firsts = set()
+    for rnd in range(8):
+        full = rnd < 3
+        got = round_order(items, "merged (A/A)", rnd, full)
+        check(sorted(got) == sorted(items if full else ["naive", "merged", "merged (A/A)"]),
+              f"round {rnd}: {'every engine' if full else 'the block'} once", got)
+        m = got.index("merged")
+        check({got[m - 1], got[m + 1]} == {"naive", "merged (A/A)"} if 0 < m < len(got) - 1
+              else False, f"round {rnd}: merged between naive and its A/A run", got)
+        firsts.add(got.index("naive") < m)
+    check(firsts == {True, False}, "naive runs before merged in some rounds, after in others")
+    check(round_order(["oneshot", "edge"], None, 1, False) == ["edge", "oneshot"],
+          "no judged pair: every engine, rotated")
+
+
 def case_bad_args(a):
     refuses([PY, *MODULE, "--build-dir", a.build_dir], ["--engines", "bogus"],
-            ["--rounds", "0"], ["--conns", "x"])
+            ["--rounds", "0"], ["--conns", "x"], ["--full-rounds", "0"])
 
 
 if __name__ == "__main__":
