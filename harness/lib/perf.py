@@ -59,6 +59,10 @@ class PerfStat:
             self.proc = subprocess.Popen(
                 [*self.cmd, "-D", "-1", "--control", f"fd:{ctl_r},{ack_w}", "-p", str(self.pid)],
                 pass_fds=(ctl_r, ack_w), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        except OSError:
+            os.close(ctl_w)
+            os.close(ack_r)
+            raise
         finally:
             os.close(ctl_r)
             os.close(ack_w)
