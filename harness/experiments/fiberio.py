@@ -152,6 +152,8 @@ def summarise(runs):
             variants[v] = {
                 "rounds": len(t),
                 "syscalls_per_request": med([r["syscalls_per_request"] for r in c]),
+                "io_syscalls_per_request": med([r.get("io_syscalls_per_request") for r in c]),
+                "waits_per_request": med([r.get("waits_per_request") for r in c]),
                 "epoll_ctl_per_request": med([r["epoll_ctl_per_request"] for r in c]),
                 "eagain_per_request": med([r["eagain_per_request"] for r in c]),
                 "server_cpu_us_per_request": med([r["server_cpu_us_per_request"] for r in t]),
