@@ -27,6 +27,7 @@ side of a threshold a figure's interval lies (plots/verdict.py builds verdicts o
 (plots/compare_diff.py).
 """
 import math
+import statistics
 
 from harness_api import kernel_resolution, regress_gate, stats
 
@@ -268,16 +269,31 @@ RUN_TO_RUN = "within run-to-run noise"
 # `history` and the gate draw the line between sittings at the same place.
 FLOOR = regress_gate.MIN_TIMING_TOLERANCE
 # A band learned from a machine's runs: the figure's value in each of at least BAND_MIN_RUNS
-# other runs, its spread the largest of BAND_SIGMAS robust sigmas (1.4826 MAD over the median,
-# as the gate's tolerance; 3 sigmas of one run's value are about 2.1 sigmas of the difference
-# of two runs), the largest distance of a run from the median, and sqrt(2) times the median
-# half-width of those runs' own 95% intervals: two runs' medians, each as uncertain as this
-# machine's runs of the figure have been. The last is there because a few runs' medians can
-# agree by chance: on the AMD EPYC VM three quick runs put switch/setjmp at 19.0, 19.07 and
-# 19.15 ns (a band of 1.5%) with intervals 15 to 23 ns wide, and two runs of one commit at
-# 17.2 [14.9, 18.2] and 20.5 [18.4, 21.6].
-BAND_SIGMAS = regress_gate.SPREAD_SIGMAS
+# other runs. Two runs of one commit differ by about sqrt(2) of one run's spread, and that
+# spread is itself estimated from the few runs at hand, so the band is the prediction bound of
+# such a difference at BAND_LEVEL: Student's t quantile for the runs' degrees of freedom times
+# sqrt(2) times the standard deviation of their logarithms (apart_by is a ratio, so the band is
+# one too; values that are not all positive are taken as differences over their median). It
+# is at least the runs' range (what two of them already differed by) and sqrt(2) times the
+# median half-width of those runs' own 95% intervals (two runs' medians, each as uncertain as
+# this machine's runs of the figure have been: on the AMD EPYC VM three quick runs put
+# switch/setjmp at 19.0, 19.07 and 19.15 ns with intervals 15 to 23 ns wide, and two runs of
+# one commit at 17.2 [14.9, 18.2] and 20.5 [18.4, 21.6]). Three robust sigmas of one run are
+# only 2.1 sigmas of a difference: two quick runs of one commit there had 8 of 197 figures past
+# such a band (4%), learned from 3 runs and from 10. Test plots/compare RunToRun simulates it.
+BAND_LEVEL = 0.99
 BAND_MIN_RUNS = 3
+
+
+def band_width(values):
+    """The learned part of run_band, as a share (see apart_by), for at least 3 values whose
+    median is not 0."""
+    t = stats.t_quantile(1 - (1 - BAND_LEVEL) / 2, len(values) - 1) * math.sqrt(2)
+    if min(values) > 0:
+        return max(math.expm1(t * statistics.stdev(math.log(v) for v in values)),
+                   max(values) / min(values) - 1)
+    m = abs(stats.median(values))
+    return max(t * statistics.stdev(values) / m, (max(values) - min(values)) / m)
 
 
 def apart_by(va, vb):
@@ -300,8 +316,7 @@ def run_band(values=(), halves=()):
     learned = None
     m = stats.median(values) if len(values) >= BAND_MIN_RUNS else 0
     if m:
-        learned = max(BAND_SIGMAS * stats.robust_spread(values),
-                      max(abs(v - m) for v in values) / abs(m),
+        learned = max(band_width(values),
                       math.sqrt(2) * stats.median(halves) if halves else 0.0)
     if learned is None:
         text = f"floor {FLOOR:.0%}" + (

@@ -20,6 +20,7 @@ always give the same interval and the same gate decision.
     kendall_trend(xs, ys)               (S, two-sided p) of a monotonic relation of ys to xs
                                         (Kendall; ties in either corrected, normal approx.)
     mann_kendall(ys)                    the same against the positions: a trend in order
+    t_quantile(q, df)                   Student's t distribution's q quantile (q >= 0.5)
 
 Only the standard library: the gate runs before anything else is installed.
 """
@@ -48,6 +49,33 @@ def quantile(xs, q):
     lo = math.floor(pos)
     hi = min(lo + 1, len(s) - 1)
     return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+
+
+def _t_cdf_above_half(x, df, steps=2000):
+    """P(0 < T <= x) for Student's t with df degrees of freedom (x >= 0), by Simpson's rule over
+    its density (within 1e-6 of the exact value for df >= 2 and x up to 50)."""
+    c = math.exp(math.lgamma((df + 1) / 2) - math.lgamma(df / 2)) / math.sqrt(df * math.pi)
+    h = x / steps
+    total = 0.0
+    for i in range(steps + 1):
+        w = 1 if i in (0, steps) else 4 if i % 2 else 2
+        total += w * (1 + (i * h) ** 2 / df) ** (-(df + 1) / 2)
+    return c * total * h / 3
+
+
+@functools.lru_cache(maxsize=None)
+def t_quantile(q, df):
+    """x with P(T <= x) = q for Student's t with df (>= 2) degrees of freedom, 0.5 <= q < 1:
+    what a prediction from df + 1 runs scales their standard deviation by."""
+    if not 0.5 <= q < 1 or df < 2:
+        raise ValueError(f"t_quantile needs 0.5 <= q < 1 and df >= 2 (got {q}, {df})")
+    lo, hi = 0.0, 1.0
+    while 0.5 + _t_cdf_above_half(hi, df) < q:
+        lo, hi = hi, 2 * hi
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if 0.5 + _t_cdf_above_half(mid, df) < q else (lo, mid)
+    return (lo + hi) / 2
 
 
 def robust_spread(xs):

@@ -55,5 +55,21 @@ def case_intervals_unchanged(a):
               (stats.ratio_ci(xs, ys), want))
 
 
+
+def case_t_quantile(a):
+    """Student's t quantiles as the tables give them (the run-to-run band's scale), and the
+    arguments it cannot take refused."""
+    table = {(0.995, 2): 9.925, (0.995, 3): 5.841, (0.995, 9): 3.250, (0.995, 19): 2.861,
+             (0.975, 4): 2.776, (0.5, 7): 0.0}
+    for (q, df), want in table.items():
+        got = stats.t_quantile(q, df)
+        check(abs(got - want) < 1e-3, f"t quantile {q} with {df} degrees of freedom", got)
+    for q, df in ((0.3, 5), (1.0, 5), (0.99, 1)):
+        try:
+            stats.t_quantile(q, df)
+        except ValueError:
+            continue
+        check(False, f"t_quantile({q}, {df}) is refused")
+
 if __name__ == "__main__":
     sys.exit(run(globals(), __doc__, ("--work", {"required": True})))
