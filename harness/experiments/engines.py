@@ -397,7 +397,7 @@ EXPERIMENT = Experiment(
         "full": ["--rounds", "12", "--full-rounds", "3", "--duration", "2", "--sat-conns",
                  "300", "--count-rounds", "3"],
     },
-    budget_s={"quick": 46, "full": 240},
+    budget_s={"quick": 44, "full": 240},
     # At least 3 rounds, up to the preset's while they fit (lib.budget.RoundGate).
     budgeted=True,
     run=driver(),
