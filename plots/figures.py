@@ -289,17 +289,11 @@ def band_width(values):
     median is not 0."""
     t = stats.t_quantile(1 - (1 - BAND_LEVEL) / 2, len(values) - 1) * math.sqrt(2)
     if min(values) > 0:
-        return max(math.expm1(t * _stdev([math.log(v) for v in values])),
+        return max(math.expm1(t * stats.stdev([math.log(v) for v in values])),
                    max(values) / min(values) - 1)
     m = abs(stats.median(values))
-    return max(t * _stdev(values) / m, (max(values) - min(values)) / m)
+    return max(t * stats.stdev(values) / m, (max(values) - min(values)) / m)
 
-
-def _stdev(xs):
-    """The sample standard deviation in floats (statistics.stdev's exact fractions cost a
-    millisecond a call, and compare learns a band for each of some 200 figures)."""
-    mean = math.fsum(xs) / len(xs)
-    return math.sqrt(math.fsum((x - mean) ** 2 for x in xs) / (len(xs) - 1))
 
 
 def apart_by(va, vb):

@@ -105,6 +105,11 @@ def run_load(a, port, conns, requests=None, duration=None):
 JUDGED = ("naive", "merged")  # the pair C2 judges
 
 
+def aa_label(engine):
+    """The round item of an engine's second, A/A, run."""
+    return f"{engine} (A/A)"
+
+
 def round_order(items, aa_item, rnd, full):
     """Round rnd's items. The pair C2 judges runs back to back, its order alternating, with
     merged's A/A item on merged's other side: on the AMD EPYC VM the machine's pace moves by
@@ -114,7 +119,7 @@ def round_order(items, aa_item, rnd, full):
     block = [e for e in JUDGED if e in items]
     if len(block) < 2:
         return rounds.rotated(items, rnd)  # no pair to judge: every round is full
-    if aa_item is not None and aa_item == f"{JUDGED[1]} (A/A)":
+    if aa_item == aa_label(JUDGED[1]):
         block.append(aa_item)
     if rnd % 2:
         block.reverse()
@@ -318,7 +323,7 @@ def main(argv=None):
 
     runs, profiles = [], {}
     a.runnable_base = runnable.baseline()
-    aa_item = f"{a.aa} (A/A)" if a.aa in engines else None
+    aa_item = aa_label(a.aa) if a.aa in engines else None
     items = engines + ([aa_item] if aa_item else [])
     count_rounds = a.rounds if a.count_rounds is None else a.count_rounds
     full_rounds = a.rounds if a.full_rounds is None else a.full_rounds

@@ -3,6 +3,7 @@ beside the runtimes people already use): one echo-server variant started on its 
 of echo-load against it, counted by perf (count_run: kernel system calls and epoll_ctl per
 request) or timed (tput_run: server CPU per request and throughput). `a` is the driver's
 parsed command line (server, load, CPUs, connections, sizes, durations)."""
+import functools
 import sys
 from pathlib import Path
 
@@ -22,14 +23,15 @@ WAIT_CALLS = ("epoll_wait", "epoll_pwait", "epoll_pwait2", "poll", "ppoll", "sel
 TRACEFS = ("/sys/kernel/tracing", "/sys/kernel/debug/tracing")
 
 
+@functools.lru_cache(maxsize=None)
 def wait_events():
-    """The wait calls' syscall tracepoints this kernel has."""
+    """The wait calls' syscall tracepoints this kernel has (a tuple; looked up once)."""
     for root in TRACEFS:
         found = [f"syscalls:sys_enter_{c}" for c in WAIT_CALLS
                  if Path(root, "events", "syscalls", f"sys_enter_{c}").is_dir()]
         if found:
-            return found
-    return []
+            return tuple(found)
+    return ()
 # A yardstick variant that is not a model of its own: its model and flags. Each is a control
 # of the epoll yardstick, reported as a ratio to it.
 YARDSTICK_FLAGS = {"epoll-level": ["--model", "epoll", "--trigger", "level"],
