@@ -24,9 +24,12 @@ QUOTED_SERIES = {
 }
 CHARTS = ["sweep_throughput", "sweep_p99"]
 
-RISE = 1.5  # the peak over the level-1 figure
-COLLAPSE = 0.5  # a later level over the peak
+RISE = 1.5  # a later level over the level-1 figure
+COLLAPSE = 0.5  # a level over the best level before it
 FAR_LOWER = 0.5  # fork's peak over thread's
+# The claim's range of concurrency (1 to 10^4): a peak at the last level of a sweep that
+# reached it leaves no collapse inside the range; a sweep that stopped short leaves it open.
+RANGE_TOP = 10000
 # A later level 'has errors' when at least this share of its measured requests failed or never
 # finished: the talk's 500-connection errors were a visible share, and a handful of timeouts in
 # 100,000 requests (0.06% on the reference's churn) is not a collapse.
@@ -38,18 +41,20 @@ ERROR_STATUSES = ("ok", "client-bound", "contended", "failed")
 
 RULE = ("on the steady state (the measured window, after echo-load's ramp-up; ramp-up "
         "errors are listed beside), throughput on the points whose status is ok (the others "
-        "are listed with why): thread-per-connection 'rises then collapses' when its "
-        f"peak lies past level 1 at >= {RISE}x the level-1 figure and a later level falls to "
-        f"<= {fraction_text(COLLAPSE)} the peak or has errors (>= {ERRORS_AT:.0%} of its measured "
-        "requests failed or unfinished, on a point whose load ran; a machine limit does not "
-        "count; a point not ok in every repetition is read on its ok ones when it has at "
-        f"least {D.MIN_OK_ROUNDS}; with no ok level after the peak, the fall is not measured: "
-        "anywhere from 0 to 1 of the peak; a client-bound point that served more than every "
-        "ok level is the peak as a lower bound, the server's peak being at least that, so the "
-        "rise can then only be confirmed and the fall and fork's share only confirmed below "
-        "their thresholds, never refuted); fork is 'far lower' when its peak is <= "
-        f"{fraction_text(FAR_LOWER)} "
-        "thread's. Holds when both hold in some mode, holds partly when one does, "
+        "are listed with why): thread-per-connection 'rises then collapses' when some level "
+        f"past level 1 reaches >= {RISE}x the level-1 figure and a level after it falls to "
+        f"<= {fraction_text(COLLAPSE)} the best level before it or has errors (>= "
+        f"{ERRORS_AT:.0%} of its measured requests failed or unfinished, on a point whose "
+        "load ran; a machine limit does not count; a point not ok in every repetition is read "
+        f"on its ok ones when it has at least {D.MIN_OK_ROUNDS}; each level is read against "
+        "level 1 and against the best before it, so one noisy peak does not decide the shape; "
+        f"with no ok level after the peak in a sweep that stopped below {RANGE_TOP:,} "
+        "connections, the fall is not measured: anywhere from 0 to 1 of the peak; a "
+        "client-bound point that served more than every ok level is the peak as a lower "
+        "bound, the server's peak being at least that, so the rise can then only be confirmed "
+        "and the fall and fork's share only confirmed below their thresholds, never refuted); "
+        f"fork is 'far lower' when its peak is <= {fraction_text(FAR_LOWER)} thread's. Holds "
+        "when both hold in some mode, holds partly when one does, "
         "otherwise does not hold")
 
 
@@ -63,49 +68,78 @@ def error_rate(p):
 
 
 def unmeasured_fall(mode):
-    """The fall when the peak is the last ok level: nothing after it was measured, so it may
-    lie anywhere from none (1, the peak itself) to all the way down (0). Its interval says
-    so, and the collapse it decides stays open (inconclusive) instead of reading as "no"."""
+    """The fall when the peak is the last ok level of a sweep that stopped short of the
+    claim's range: nothing after it was measured, so it may lie anywhere from none (1, the
+    peak itself) to all the way down (0). Its interval says so, and the collapse it decides
+    stays open (inconclusive) instead of reading as "no"."""
     return F.estimate(f"thread {mode} lowest level after the peak over the peak (no ok level "
                       "after the peak)", 1.0, 0.0, 1.0, 0, "x", "sweep")
 
 
 def shape_figures(mode, th, fk, later, top):
-    """The figures the rule reads for one mode: thread's peak over its first level, its
-    lowest level after the peak over the peak, fork's peak over thread's (ratios over the
-    points' repeated runs, `rounds`, with their interval; measured once in older runs), and
-    the highest error rate of a level after the peak (`later`: thread's points of every
-    status the error rate allows). top: thread's peak, (point, bound) of data.peak: a
-    client-bound peak makes the rise a lower bound and the fall and fork's share upper ones."""
+    """The figures the rule reads for one mode, ratios over the points' repeated runs
+    (`rounds`, with their interval; measured once in older runs):
+
+    - steps: per level past the first, in order, (rise, fall, errors): the level over level 1,
+      the level over the best level before it, and its error rate (`later`: thread's points
+      of every status the error rate allows; a failed level has no throughput, only errors);
+    - end: the unmeasured fall past a peak at the last level, when the sweep stopped short;
+    - fork: fork's peak over thread's.
+
+    Reading every level, not the peak alone, keeps one noisy level from deciding: a peak
+    whose repetitions spread from 0.6 to 1.8 of each other says little of the rise, while a
+    tight level before it may say it plainly. top: thread's peak, (point, bound) of
+    data.peak: a client-bound peak is read at its lower bound, so a rise to it can only be
+    confirmed and a fall from it only confirmed."""
     pk, bound = top
-    peak = D.rps(pk)
-    after = [p for p in th if p["conns"] > pk["conns"]]
-    low = min(after, key=D.rps, default=None)
-    fk_top = max(fk, key=D.rps, default=None)
-    rates = [(error_rate(p), p["conns"]) for p in later
-             if p["conns"] > pk["conns"] and error_rate(p) is not None]
-    worst = max(rates, default=(None, None))
     rounds = D.rps_rounds
-    return {"rise": F.bounded(F.ratio(f"thread {mode} peak over its first level", rounds(pk),
-                                      rounds(th[0]), "x", "sweep"), F.AT_LEAST, bound)
-            if pk["conns"] > th[0]["conns"] else
-            F.once(f"thread {mode} peak over its first level", None, "x", "sweep"),
-            "fall": F.bounded(F.ratio(f"thread {mode} lowest level after the peak over the "
-                                      "peak", rounds(low) if low and peak else [], rounds(pk),
-                                      "x", "sweep"), F.AT_MOST, bound)
-            if after else unmeasured_fall(mode),
-            "errors": F.exact(f"thread {mode} highest error rate after the peak", worst[0], "",
-                              "sweep") if worst[0] is not None else None,
-            "errors_at": worst[1],
+    read = sorted(list(th) + ([pk] if bound and pk not in th else []), key=lambda p: p["conns"])
+    first = th[0]
+    steps, seen = [], [first]
+    errors = {p["conns"]: error_rate(p) for p in later if error_rate(p) is not None}
+    for c in sorted({p["conns"] for p in read} | set(errors)):
+        if c <= first["conns"]:
+            continue
+        p = next((q for q in read if q["conns"] == c), None)
+        rise = fall = None
+        if p is not None:
+            is_bound = bound and p is pk
+            best = max(seen, key=D.rps)
+            rise = F.bounded(F.ratio(f"thread {mode} at {c} connections over its first level",
+                                     rounds(p), rounds(first), "x", "sweep"),
+                             F.AT_LEAST, is_bound)
+            fall = F.ratio(f"thread {mode} at {c} connections over the best level before it",
+                           rounds(p), rounds(best), "x", "sweep")
+            fall = F.bounded(fall, F.AT_LEAST if is_bound else F.AT_MOST,
+                             is_bound or (bound and best is pk))
+            seen.append(p)
+        err = errors.get(c)
+        steps.append((rise, fall, F.exact(f"thread {mode} error rate at {c} connections", err,
+                                          "", "sweep") if err else None))
+    last = read[-1]["conns"] if read else first["conns"]
+    end = unmeasured_fall(mode) if pk["conns"] >= last and last < RANGE_TOP else None
+    fk_top = max(fk, key=D.rps, default=None)
+    return {"steps": steps, "end": end,
+            "peak": F.bounded(F.ratio(f"thread {mode} peak over its first level", rounds(pk),
+                                      rounds(first), "x", "sweep"), F.AT_LEAST, bound),
             "fork": F.bounded(F.ratio(f"fork {mode} peak over thread's", rounds(fk_top)
-                                      if fk_top and peak else [], rounds(pk), "x", "sweep"),
+                                      if fk_top and D.rps(pk) else [], rounds(pk), "x", "sweep"),
                               F.AT_MOST, bound)}
 
 
 def rises_collapses(f, t):
-    """(rises, collapses) of one mode's figures under the tester t."""
-    errors = f["errors"] is not None and t(f["errors"], ">=", ERRORS_AT)
-    return t(f["rise"], ">=", RISE), errors or t(f["fall"], "<=", COLLAPSE)
+    """(rises, rises then collapses) of one mode's figures under the tester t: some level
+    reaches RISE over level 1, and some level after a risen one falls to COLLAPSE of the best
+    before it or has errors (or falls, unmeasured, past a last-level peak)."""
+    risen = shape = False
+    for rise, fall, errors in f["steps"]:
+        down = (errors is not None and t(errors, ">=", ERRORS_AT)) or \
+            (fall is not None and t(fall, "<=", COLLAPSE))
+        shape = shape or (risen and down)
+        risen = risen or (rise is not None and t(rise, ">=", RISE))
+    if f["end"] is not None:
+        shape = shape or (risen and t(f["end"], "<=", COLLAPSE))
+    return risen, shape
 
 
 def ramp_errors(p):
@@ -154,6 +188,7 @@ def measure(run):
                     F.repeated(f"fork {mode} peak req/s",
                                D.rps_rounds(fk_top) if fk_top else [], "req/s", "sweep")]
         modes[mode] = f = shape_figures(mode, th, fk, later, top)
+        figures.append(f["peak"])
         rises, collapses = (V.settled_text(*V.settle(lambda t, i=i: rises_collapses(f, t)[i]),
                                            "yes", "no") for i in (0, 1))
         fk_peak = max((D.rps(p) for p in fk), default=None)
@@ -161,16 +196,18 @@ def measure(run):
         lines.append(f"- {mode}: thread req/s by level (ok points): "
                      + ", ".join(level_text(p) for p in th))
         lines += left_out(run, "thread", mode, th) + left_out(run, "fork", mode, fk)
-        if f["errors"] is not None:
-            lines.append(f"  - highest error rate after the peak: {f['errors']['value']:.2%} "
-                         f"of the measured requests, at {f['errors_at']} connections (errors "
-                         f"count from {ERRORS_AT:.0%})")
+        worst = max((e for _, _, e in f["steps"] if e is not None), key=lambda e: e["value"],
+                    default=None)
+        if worst is not None:
+            lines.append(f"  - highest error rate past level {th[0]['conns']}: "
+                         f"{worst['value']:.2%} of the measured requests ({worst['name']}; "
+                         f"errors count from {ERRORS_AT:.0%})")
         if top[1]:
             lines.append(f"  - thread's peak is its client-bound point at {top[0]['conns']} "
                          f"connections ({th_peak:.0f} req/s, more than any ok level): echo-load "
                          "set the pace there, so the server's peak is at least that; the rise "
                          "reads as a lower bound, the fall and fork's share as upper bounds")
-        lines.append(f"  - thread rises: {rises}, collapses: {collapses}; fork peak "
+        lines.append(f"  - thread rises: {rises}, rises then collapses: {collapses}; fork peak "
                      f"{value_text(fk_peak, '.0f')} vs thread peak {th_peak:.0f} req/s")
     if not lines:
         return {"lines": ["no thread-per-connection points measured"]}

@@ -180,6 +180,42 @@ class Rules(unittest.TestCase):
                      levels=(1, 10, 100, 1000, 2000))
         self.assertEqual(self.result("C6", sweep=sw)["verdict"], V.HOLDS)
 
+    def c6_rounds(self, thread, spread):
+        """A sweep to 10,000 connections whose thread points have 5 repetitions each, spread
+        +-2% around their figure, or +-`spread[c]` at level c; fork far lower."""
+        levels = tuple(thread)
+        sw = synth.sweep(thread=thread, fork={c: 300 for c in levels}, levels=levels)
+        for p in sw["points"]:
+            rel = spread.get(p["conns"], 0.02) if p["model"] == "thread" else 0.02
+            r = p["load"]["requests_per_sec"]
+            p["rounds"] = [{"round": i, "status": "ok", "p99_us": 100.0,
+                            "requests_per_sec": r * (1 + rel * (i / 2 - 1))} for i in range(5)]
+        return sw
+
+    def test_c6_a_noisy_peak_does_not_stand_for_the_shape(self):
+        # Thread's peak is its last level, 10,000 (the claim's range ends there), spread from
+        # 0.5 to 1.5 of its figure; 100 is 1.8x level 1, tightly. The rise is read at 100 and
+        # no level falls to half the best before it: no collapse, fork's part alone.
+        thread = {1: 1000, 100: 1800, 1000: 1400, 10000: 2000}
+        r = self.result("C6", sweep=self.c6_rounds(thread, {10000: 0.5}))
+        self.assertEqual(r["verdict"], V.PARTLY)
+        self.assertIn("thread rises: yes, rises then collapses: no", self.text(r))
+        # The same shape in a sweep that stopped at 1,000 with its peak there: past it is
+        # unmeasured, so the collapse stays open.
+        thread = {1: 1000, 10: 1400, 100: 1800, 1000: 2000}
+        r = self.result("C6", sweep=self.c6_rounds(thread, {}))
+        self.assertEqual(r["verdict"], V.INCONCLUSIVE)
+        # A fall to a third of the best level before it, past a rise, collapses, whatever
+        # comes after it.
+        thread = {1: 1000, 100: 3000, 1000: 1000, 10000: 3500}
+        r = self.result("C6", sweep=self.c6_rounds(thread, {}))
+        self.assertEqual(r["verdict"], V.HOLDS)
+        # A fall before any level has risen is no collapse: it has to follow the rise.
+        thread = {1: 1000, 100: 400, 1000: 2000, 10000: 2100}
+        r = self.result("C6", sweep=self.c6_rounds(thread, {}))
+        self.assertEqual(r["verdict"], V.PARTLY)
+        self.assertIn("thread rises: yes, rises then collapses: no", self.text(r))
+
     def test_c6_reads_a_partly_client_bound_peak_on_its_ok_repetitions(self):
         def run(ok_rounds):
             sw = synth.sweep(thread={1: 1000, 10: 2000, 100: 5000, 1000: 2000},
@@ -202,7 +238,8 @@ class Rules(unittest.TestCase):
         self.assertIn("thread's peak is its client-bound point at 100 connections", self.text(r))
         bounds = {f["name"].split(" (")[0]: f.get("bound") for f in r["figures"]}
         self.assertEqual((bounds["thread pingpong peak over its first level"],
-                          bounds["thread pingpong lowest level after the peak over the peak"]),
+                          bounds["thread pingpong at 1000 connections over the best level "
+                                 "before it"]),
                          ("at least", "at most"))
 
     def test_c6_client_bound_peak_never_refutes_a_collapse(self):
