@@ -213,12 +213,19 @@ def straddle_text(test):
             + (f" ({test['bound']} this)" if test.get("bound") and not side else ""))
 
 
+def possible_of(outcomes):
+    """The verdicts the ways through a rule led to, in VERDICTS order. A judge returns a
+    frozenset of verdicts where a part the run did not measure could make it any of them."""
+    return [v for v in VERDICTS
+            if any(v == o or (isinstance(o, frozenset) and v in o) for o in outcomes)]
+
+
 def decide(rule, m, judge):
     """The result of a claim whose `measure` gave m: a dict of its figures beside "lines"
     (what was measured, markdown), "figures" and "numbers"; judge(m, t) is the verdict, read
     on intervals (see the module's docstring)."""
     outcomes, tests, tested, straddled = explore(judge, m)
-    verdicts = [v for v in VERDICTS if v in outcomes]
+    verdicts = possible_of(outcomes)
     verdict = verdicts[0] if len(verdicts) == 1 else INCONCLUSIVE
     figures = m.get("figures")
     if figures is not None or tested:
@@ -252,7 +259,7 @@ def decide(rule, m, judge):
         # those comparisons is tried, and only a verdict they could change is inconclusive.
         pairs = frozenset((e["figure"], x) for e in noisy
                           for x in noise_thresholds(e, tests.values()))
-        within = [v for v in VERDICTS if v in explore(judge, m, pairs)[0]]
+        within = possible_of(explore(judge, m, pairs)[0])
         if within == [verdict]:
             r["measured"].append(
                 "- " + "; ".join(e["figure"] for e in noisy) + " overlaps its A/A noise floor "
@@ -261,7 +268,20 @@ def decide(rule, m, judge):
             r["verdict"], r["noisy"] = INCONCLUSIVE, noisy
             r["possible"] = [v for v in within if v != INCONCLUSIVE]
     r["open"] = open_comparisons(r)
+    if r["verdict"] == INCONCLUSIVE:
+        # Parts of the claim the run did not measure (m["unmeasured"]: unmeasured_entry),
+        # where the rule tried both ways through them and they disagree.
+        r["open"] += list(m.get("unmeasured") or [])
     return r
+
+
+def unmeasured_entry(figure, why, lift):
+    """An open entry for a part of a claim the run left unmeasured (a point over its step's
+    budget): no figure, so no interval or rounds; what would decide it is measuring it."""
+    return {"figure": figure, "value": None, "low": None, "high": None, "n": 0, "op": None,
+            "threshold": None, "basis": "not measured", "bound": None, "noise_floor": None,
+            "needs": UNMEASURED, "rounds": None, "half_width": None, "distance": None,
+            "text": f"{figure}: not measured ({why}); {lift}"}
 
 
 def why(r):
@@ -274,8 +294,11 @@ def why(r):
             f"overlaps the A/A noise floor {figure_with_interval(e['aa'])}" for e in r["noisy"])
             + f" (within that noise it could be {' or '.join(r['possible'])})")
     if r["verdict"] == INCONCLUSIVE:
-        return ("inconclusive: " + "; ".join(straddle_text(t) for t in r["straddled"])
-                + f" (it could be {' or '.join(r['possible'])})")
+        said = [straddle_text(t) for t in r["straddled"]] + [
+            e["text"] for e in r.get("open") or [] if e["needs"] == UNMEASURED]
+        could = [v for v in r["possible"] if v != INCONCLUSIVE]
+        return ("inconclusive: " + "; ".join(said)
+                + (f" (it could be {' or '.join(could)})" if could else ""))
     if r.get("single_sample") and r["verdict"] != NOTRUN:
         return "rests on figures measured once: " + ", ".join(r["single_sample"])
     return ""
@@ -288,6 +311,7 @@ def why(r):
 # rounds).
 AT_THRESHOLD = 0.005
 ROUNDS, AT, REPETITIONS, LIMIT = "rounds", "at the threshold", "repetitions", "limit"
+UNMEASURED = "measuring"  # a part the run did not measure (unmeasured_entry)
 BOUND_LIMIT = ("the figure is a bound read on a client-bound peak: the load generator "
                "(echo-load) saturated its core there, so the server's own figure is open on "
                "that side")
@@ -433,4 +457,6 @@ def short_open(e):
         return "at the threshold: no number of rounds decides it here"
     if e["needs"] == REPETITIONS:
         return "measured once: needs repetitions"
+    if e["needs"] == UNMEASURED:
+        return "not measured: a budget with room for it"
     return "limit: a client-bound peak (echo-load saturated its core)"

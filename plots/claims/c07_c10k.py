@@ -99,7 +99,7 @@ def ramp_beside(p):
 def measure(run):
     if not run.get("sweep"):
         return {"lines": [f"no sweep: {run.why('sweep')}"]}
-    blocking, lines, figures = [], [], []
+    blocking, lines, figures, unmeasured = [], [], [], []
     for model in run.members("models"):
         pts = D.sweep_points(run, model, "pingpong")
         high = [p for p in pts if p["conns"] >= HIGH_LEVEL]
@@ -112,6 +112,11 @@ def measure(run):
                          f"({high[-1]['reason']}): its part of the claim is open")
             if model in BLOCKING_MODELS:
                 blocking.append((model, None, None))
+                unmeasured.append(V.unmeasured_entry(
+                    f"{model} at {high[-1]['conns']} connections", high[-1]["reason"],
+                    f"measuring {model} at {HIGH_LEVEL} connections or more (a sweep budget "
+                    "with room for it; the full preset's has) would decide its part, which "
+                    "either way changes the verdict"))
             continue
         high = [p for p in high if not D.over_budget(p)]
         # Its peak over the points whose throughput is the server's (status ok), or, as C6
@@ -160,7 +165,8 @@ def measure(run):
                                D.rps_rounds(low), "req/s", "sweep"),
                     F.repeated(f"thread best req/s past {DEGRADES_PAST} connections",
                                D.rps_rounds(high), "req/s", "sweep")]
-    return {"lines": lines, "figures": figures, "blocking": blocking, "degrade": degrade}
+    return {"lines": lines, "figures": figures, "blocking": blocking, "degrade": degrade,
+            "unmeasured": unmeasured}
 
 
 def judge(m, t):
@@ -174,7 +180,7 @@ def judge(m, t):
     # when both ways give the same verdict.
     unknown = sum(1 for _, top, _ in m["blocking"] if top is None)
     ways = {combine(subs + [fails] * unknown) for fails in (True, False)}
-    return ways.pop() if len(ways) == 1 else V.INCONCLUSIVE
+    return ways.pop() if len(ways) == 1 else frozenset(ways)
 
 
 def combine(subs):

@@ -304,6 +304,12 @@ class Rules(unittest.TestCase):
         r = self.result("C7", sweep=sw)
         self.assertEqual(r["verdict"], V.INCONCLUSIVE)
         self.assertIn(f"- fork at 10000 connections: not run ({why})", self.text(r))
+        # The verdict names the part left out, what would decide it and the verdicts open.
+        self.assertEqual(r["possible"], [V.HOLDS, V.PARTLY])
+        self.assertEqual([e["figure"] for e in r["open"]], ["fork at 10000 connections"])
+        self.assertIn(f"inconclusive: fork at 10000 connections: not measured ({why}); "
+                      "measuring fork at 5000 connections or more", V.why(r))
+        self.assertIn("(it could be holds or holds partly)", V.why(r))
         # A limit of the machine is still the model not working there.
         for p in sw["points"]:
             if p["model"] == "fork" and p["conns"] == 10000:
