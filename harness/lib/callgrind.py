@@ -5,7 +5,10 @@ lengths, and divides the difference of the two instruction totals by the differe
 work units (switches, creates, hops, calls) the two runs did. Start-up, set-up and teardown
 are the same in both runs and cancel out; what is left is the loop body: the switch itself
 plus the loop's counter and the peer's stop check (a few instructions, the same for every
-backend), or for sched rows the whole hop: yield, run queue and switch(es).
+backend), or for sched rows the whole hop: yield, run queue and switch(es). switch-icount's
+rows run in one callgrind process per job (`--batch`: each row warmed up once, then its two
+runs counted as parts of their own), since callgrind's start-up, not the rows, was most of
+the time: 29 rows took 19 s of two cores as 58 processes and take 4 s as two.
 
 With --exe timer-icount the rows are timers/<workload>/<op>/<structure>/pending:N (switch-bench's
 timers/ rows) and the unit is one arm, cancel or expire: timer-icount switches callgrind's
@@ -82,23 +85,32 @@ def run_once(icount_exe, row, loops, workdir):
     if proc.returncode != 0:
         raise RuntimeError("%s failed (exit %d):\n%s" % (" ".join(cmd), proc.returncode,
                                                           proc.stderr[-2000:]))
-    total = None
-    with open(out_file) as f:
-        for line in f:
-            if line.startswith("totals:") or line.startswith("summary:"):
-                total = int(line.split()[1])
+    total = totals_of(out_file)
     os.unlink(out_file)
     if total is None:
         raise RuntimeError("no instruction total in callgrind output of " + row)
-    # stdout: "<row> <unit> <count> [<unit> <count> ...]"
-    words = proc.stdout.split()
-    units = {words[i]: int(words[i + 1]) for i in range(1, len(words) - 1, 2)}
-    return total, units
+    return total, units_of(proc.stdout)
 
 
-def measure(icount_exe, row, loops, workdir):
-    (short_ir, short_units), (long_ir, long_units) = [
-        run_once(icount_exe, row, n, workdir) for n in loops]
+def totals_of(path):
+    """The instruction total of one callgrind output file (None without one)."""
+    total = None
+    with open(path) as f:
+        for line in f:
+            if line.startswith("totals:") or line.startswith("summary:"):
+                total = int(line.split()[1])
+    return total
+
+
+def units_of(line):
+    """{unit name: count} of a counting program's line "<row> <unit> <count> ..."."""
+    words = line.split()
+    return {words[i]: int(words[i + 1]) for i in range(1, len(words) - 1, 2)}
+
+
+def result_of(row, short, long):
+    """A row's result from its two runs, each (instructions, {unit: count})."""
+    (short_ir, short_units), (long_ir, long_units) = short, long
     unit = next(iter(short_units))
     done = long_units[unit] - short_units[unit]
     result = {"row": row, "unit": unit, "per_unit": (long_ir - short_ir) / done,
@@ -106,6 +118,45 @@ def measure(icount_exe, row, loops, workdir):
     if "switches" in short_units and unit == "hops":
         result["switches_per_hop"] = (long_units["switches"] - short_units["switches"]) / done
     return result
+
+
+# Programs that count many rows in one process (switch-icount --batch): callgrind's start-up,
+# about half a second of a core, is then paid once per batch, not twice per row.
+BATCHED = ("switch-icount",)
+
+
+def measure_batch(icount_exe, rows, loops, workdir, tag):
+    """Results of `rows` counted in one callgrind process: each row's two counted runs are
+    the dumped parts 2i+1 and 2i+2 (part numbers from 1), its stdout lines 3i+1 and 3i+2 (line
+    3i the uncounted warm-up's)."""
+    out_file = os.path.join(workdir, "cg.batch.%d" % tag)
+    cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out_file,
+           "--collect-atstart=no", "--dump-line=no", "--compress-strings=no",
+           "--compress-pos=no", icount_exe, "--batch", str(loops[0]), str(loops[1]), *rows]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300 + 10 * len(rows))
+    if proc.returncode != 0:
+        raise RuntimeError("%s failed (exit %d):\n%s" % (" ".join(cmd[:8]) + " ...",
+                                                          proc.returncode, proc.stderr[-2000:]))
+    lines = proc.stdout.splitlines()
+    if len(lines) != 3 * len(rows):
+        raise RuntimeError("switch-icount --batch printed %d lines for %d rows" %
+                           (len(lines), len(rows)))
+    results = []
+    for i, row in enumerate(rows):
+        runs = []
+        for k in (1, 2):
+            part = "%s.%d" % (out_file, 2 * i + k)
+            total = totals_of(part) if os.path.exists(part) else None
+            if total is None:
+                raise RuntimeError("no instruction total in callgrind's part %s (row %s)"
+                                   % (part, row))
+            runs.append((total, units_of(lines[3 * i + k])))
+        results.append(result_of(row, *runs))
+    return results
+
+
+def measure(icount_exe, row, loops, workdir):
+    return result_of(row, *[run_once(icount_exe, row, n, workdir) for n in loops])
 
 
 def context(icount_exe, loops):
@@ -155,11 +206,17 @@ def run(bin_dir, rows=None, loops=(1000, 11000), jobs=2, log=sys.stderr,
     rows = rows or default_rows(exe)
     with tempfile.TemporaryDirectory(prefix="icount.") as workdir:
         with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
-            futures = [pool.submit(measure, exe, row, loops, workdir) for row in rows]
-            results = []
-            for f in futures:
-                r = f.result()
+            if exe_name in BATCHED:
+                # One process per job, the rows dealt round-robin: the rows' costs differ
+                # by backend, and dealing mixes them.
+                futures = [pool.submit(measure_batch, exe, rows[k::jobs], loops, workdir, k)
+                           for k in range(min(jobs, len(rows)))]
+                done = {r["row"]: r for f in futures for r in f.result()}
+                results = [done[row] for row in rows]
+            else:
+                futures = [pool.submit(measure, exe, row, loops, workdir) for row in rows]
+                results = [f.result() for f in futures]
+            for r in results:
                 print("icount: %-34s %8.2f instructions per %s" %
                       (r["row"], r["per_unit"], SINGULAR[r["unit"]]), file=log)
-                results.append(r)
     return {"context": context(exe, loops), "benchmarks": to_benchmarks(results)}
