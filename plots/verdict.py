@@ -268,9 +268,9 @@ def decide(rule, m, judge):
             r["verdict"], r["noisy"] = INCONCLUSIVE, noisy
             r["possible"] = [v for v in within if v != INCONCLUSIVE]
     r["open"] = open_comparisons(r)
-    if r["verdict"] == INCONCLUSIVE:
+    if r["verdict"] == INCONCLUSIVE and any(isinstance(o, frozenset) for o in outcomes):
         # Parts of the claim the run did not measure (m["unmeasured"]: unmeasured_entry),
-        # where the rule tried both ways through them and they disagree.
+        # named only where the judge found that they could change the verdict.
         r["open"] += list(m.get("unmeasured") or [])
     return r
 
