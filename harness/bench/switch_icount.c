@@ -31,7 +31,7 @@
  * binding and the allocator's first growth, which a process of its own paid in both of its
  * runs), then A loops and B loops, each counted alone and dumped as a part of its own
  * (CALLGRIND_DUMP_STATS). The difference of the two parts is the same loop-body count as two
- * processes give; a line per part says the row and its units, in the parts' order.
+ * processes give. Three lines per row, one per run (warm-up, A, B), say the row and its units.
  */
 
 static int usage(const char *why)
@@ -151,8 +151,9 @@ static int parse_loops(const char *text, long *loops)
 }
 
 #if defined(SWITCHYARD_HAVE_VALGRIND_H)
-/* A counted run: collection on around the row alone (its line printed after, uncounted),
- * then a dump, so each part of the output holds one run. */
+/* A counted run: collection on around the row alone (its line formatted inside, as a process
+ * of its own formats it; written out after, uncounted), then a dump, so each part of the
+ * output holds one run. */
 static int counted(const char *row, long loops)
 {
     CALLGRIND_TOGGLE_COLLECT;
