@@ -295,7 +295,6 @@ def band_width(values):
     return max(t * stats.stdev(values) / m, (max(values) - min(values)) / m)
 
 
-
 def apart_by(va, vb):
     """How far apart two values are, the same either way round: the larger of B/A and A/B,
     minus 1 (0.03 for 1.03); infinite when one is 0 or the signs differ."""
