@@ -9,6 +9,7 @@ always give the same interval and the same gate decision.
     robust_spread(xs)                   1.4826 * MAD / median: a relative standard deviation
                                         that one wild repetition does not inflate
     bootstrap_ci(xs, stat, level)       percentile bootstrap interval of stat(xs)
+    bootstrap_cis(xs, stats)            the same for several statistics over one set of resamples
     ratio_ci(num, den, level)           interval of median(num) / median(den), both resampled
     mann_whitney_greater(a, b)          one-sided p-value of "a tends to be larger than b"
     mann_whitney_two_sided(a, b)        two-sided p-value of "a and b differ in location"
@@ -114,12 +115,19 @@ def resample(xs, rng):
 
 def bootstrap_ci(xs, stat=median, level=0.95, seed=1, draws=BOOTSTRAP_DRAWS):
     """(low, high): the percentile bootstrap interval of stat over resamples of xs."""
+    return bootstrap_cis(xs, lambda s: (stat(s),), level, seed, draws)[0]
+
+
+def bootstrap_cis(xs, stats, level=0.95, seed=1, draws=BOOTSTRAP_DRAWS):
+    """[(low, high)] per value of the tuple stats(resample) returns, every one over the same
+    resamples (one draw of them for several statistics of one sample; each interval is what
+    bootstrap_ci of that statistic alone gives)."""
     if not xs:
         raise ValueError("interval of no samples")
     rng = random.Random(seed)
-    values = sorted(stat(resample(xs, rng)) for _ in range(draws))
+    columns = zip(*(stats(resample(xs, rng)) for _ in range(draws)))
     tail = (1.0 - level) / 2.0
-    return quantile(values, tail), quantile(values, 1.0 - tail)
+    return [(quantile(v, tail), quantile(v, 1.0 - tail)) for v in map(sorted, columns)]
 
 
 def ratio_ci(num, den, level=0.95, seed=1, draws=BOOTSTRAP_DRAWS):

@@ -31,8 +31,8 @@ RULE = ("the pair part: one epoll_ctl ADD+DEL pair's cost rises with log2 of the
         "repetition (at least "
         f"{MIN_LEVELS} levels; interval: the repetitions resampled as whole passes), is > "
         f"{threshold_text(RISING)} ns per doubling and Kendall's trend test over the same samples "
-        "gives "
-        f"p < {TREND_P} (its interval resampled the same way), and it grows no faster than logarithmically: the most "
+        f"gives p < {TREND_P} (its interval resampled the same way), and it grows no faster "
+        "than logarithmically: the most "
         f"fds ({MOST_FDS:,}) over the fewest ({FEW_FDS}) at most {LOG_BOUND:.1f}x (log2 "
         f"{MOST_FDS} / log2 {FEW_FDS}; a linear structure would be {MOST_FDS // FEW_FDS}x); "
         f"the churn part: a churning merged server spends >= {GROWS_AT}x the CPU per "
@@ -90,15 +90,18 @@ def trend(run, pts):
     if len(passes) < 2:
         return F.once(name, stats.theil_sen(xs, ys), "ns", "switch"), \
             F.exact(p_name, p, "", "switch")
-    low, high = stats.bootstrap_ci(passes, lambda s: stats.theil_sen(*samples(s)),
-                                     F.LEVEL)
     # The p of the passes that ran is one draw: resampled as the slope is, a p near TREND_P
     # straddles it (0.058 [0.0006, 0.27] over 4 passes, where 0.0008 [0.0001, 0.0037] in the
     # run before), and the trend is neither shown nor shown absent.
-    p_low, p_high = stats.bootstrap_ci(passes, lambda s: stats.kendall_trend(*samples(s))[1],
-                                       F.LEVEL)
+    (low, high), (p_low, p_high) = stats.bootstrap_cis(
+        passes, lambda s: slope_and_p(*samples(s)), F.LEVEL)
     return F.estimate(name, stats.theil_sen(xs, ys), low, high, len(passes), "ns",
                       "switch"), F.estimate(p_name, p, p_low, p_high, len(passes), "", "switch")
+
+
+def slope_and_p(xs, ys):
+    """(Theil-Sen slope, Kendall's trend p) of ys against xs."""
+    return stats.theil_sen(xs, ys), stats.kendall_trend(xs, ys)[1]
 
 
 def row_name(n):
