@@ -75,12 +75,17 @@ def default_rows(icount_exe):
     return rows
 
 
+def callgrind_cmd(out_file, *args):
+    """valgrind's command line for one counting run writing out_file (and, where the program
+    dumps, out_file.1, .2, ...): totals only, uncompressed, for totals_of to read."""
+    return ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out_file,
+            "--dump-line=no", "--compress-strings=no", "--compress-pos=no", *args]
+
+
 def run_once(icount_exe, row, loops, workdir):
     """One callgrind run: returns (total instructions, {unit name: count})."""
     out_file = os.path.join(workdir, "cg.%s.%d" % (re.sub(r"[^A-Za-z0-9]+", "_", row), loops))
-    cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out_file,
-           "--dump-line=no", "--compress-strings=no", "--compress-pos=no",
-           icount_exe, row, str(loops)]
+    cmd = callgrind_cmd(out_file, icount_exe, row, str(loops))
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     if proc.returncode != 0:
         raise RuntimeError("%s failed (exit %d):\n%s" % (" ".join(cmd), proc.returncode,
@@ -130,9 +135,8 @@ def measure_batch(icount_exe, rows, loops, workdir, tag):
     the dumped parts 2i+1 and 2i+2 (part numbers from 1), its stdout lines 3i+1 and 3i+2 (line
     3i the uncounted warm-up's)."""
     out_file = os.path.join(workdir, "cg.batch.%d" % tag)
-    cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out_file,
-           "--collect-atstart=no", "--dump-line=no", "--compress-strings=no",
-           "--compress-pos=no", icount_exe, "--batch", str(loops[0]), str(loops[1]), *rows]
+    cmd = callgrind_cmd(out_file, "--collect-atstart=no", icount_exe, "--batch", str(loops[0]),
+                        str(loops[1]), *rows)
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300 + 10 * len(rows))
     if proc.returncode != 0:
         raise RuntimeError("%s failed (exit %d):\n%s" % (" ".join(cmd[:8]) + " ...",
