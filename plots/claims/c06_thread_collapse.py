@@ -96,7 +96,7 @@ def shape_figures(mode, th, fk, later, top):
     read = sorted(list(th) + ([pk] if bound and pk not in th else []), key=lambda p: p["conns"])
     first = th[0]
     steps, seen = [], [first]
-    errors = {p["conns"]: error_rate(p) for p in later if error_rate(p) is not None}
+    errors = {p["conns"]: r for p in later if (r := error_rate(p)) is not None}
     for c in sorted({p["conns"] for p in read} | set(errors)):
         if c <= first["conns"]:
             continue
