@@ -10,9 +10,6 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -379,49 +376,6 @@ void BM_process_pingpong(benchmark::State &state, bool cross)
     if (!ok) state.SkipWithError("pipe ping-pong failed (fork, read or write)");
 }
 
-// Claim C14: epoll keeps its registrations in a red-black tree, so one EPOLL_CTL_ADD plus one
-// EPOLL_CTL_DEL of a probe fd should cost O(log n) in the n fds already registered. The n
-// registered fds are eventfds (one open file each, nothing ever ready); the row's time is one
-// ADD+DEL pair. 19,000 registered fds need RLIMIT_NOFILE raised to its hard limit (20,000 here).
-void BM_epoll_ctl(benchmark::State &state)
-{
-    const long n = state.range(0);
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max &&
-        rl.rlim_cur < static_cast<rlim_t>(n) + 64) {
-        rl.rlim_cur = rl.rlim_max;
-        setrlimit(RLIMIT_NOFILE, &rl);
-    }
-    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur < static_cast<rlim_t>(n) + 16) {
-        state.SkipWithError(("not run: RLIMIT_NOFILE " + std::to_string(rl.rlim_cur) + " < " +
-                             std::to_string(n + 16))
-                                .c_str());
-        return;
-    }
-    int ep = epoll_create1(EPOLL_CLOEXEC), probe = eventfd(0, EFD_CLOEXEC);
-    std::vector<int> fds;
-    bool ok = ep >= 0 && probe >= 0;
-    for (long i = 0; ok && i < n; i++) {
-        int fd = eventfd(0, EFD_CLOEXEC);
-        struct epoll_event ev = {};
-        ev.events = EPOLLIN;
-        ok = fd >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) == 0;
-        if (fd >= 0) fds.push_back(fd);
-    }
-    struct epoll_event ev = {};
-    ev.events = EPOLLIN;
-    while (ok && state.KeepRunningBatch(kChunk))
-        for (long i = 0; ok && i < kChunk; i++)
-            ok = epoll_ctl(ep, EPOLL_CTL_ADD, probe, &ev) == 0 &&
-                 epoll_ctl(ep, EPOLL_CTL_DEL, probe, nullptr) == 0;
-    if (!ok) state.SkipWithError(("not run: " + std::string(strerror(errno))).c_str());
-    state.counters["registered"] = static_cast<double>(n);
-    for (int fd : fds)
-        close(fd);
-    if (probe >= 0) close(probe);
-    if (ep >= 0) close(ep);
-}
-
 // ---- timers/: arm, cancel and expire per timer structure (bench_timers.h) ------------------
 
 // One row per phase: the same loop runs, and the row reports its own phase's time per op. The
@@ -532,8 +486,7 @@ void add_context(int pinned_cpu)
                                     "exceed vm.max_map_count, copy mode on " +
                                     std::to_string(kSchedSharedStacks) + " shared stacks");
     benchmark::AddCustomContext(
-        "units", "time per call, syscall, ONE switch, create, hop, one-way kernel hand-off, "
-                 "epoll_ctl ADD+DEL pair");
+        "units", "time per call, syscall, ONE switch, create, hop, one-way kernel hand-off");
 #ifdef SWITCHYARD_ASAN
     benchmark::AddCustomContext("sanitizers", "ASan+UBSan build: timings are meaningless");
 #endif
@@ -622,10 +575,6 @@ void register_rows()
     benchmark::RegisterBenchmark("kernel/thread_pingpong/cross_cpu", BM_thread_pingpong, true);
     benchmark::RegisterBenchmark("kernel/process_pingpong/same_cpu", BM_process_pingpong, false);
     benchmark::RegisterBenchmark("kernel/process_pingpong/cross_cpu", BM_process_pingpong, true);
-    auto *ctl = benchmark::RegisterBenchmark("syscall/epoll_ctl_add_del", BM_epoll_ctl);
-    ctl->ArgName("registered");
-    for (long n : {10L, 100L, 1000L, 10000L, 19000L})
-        ctl->Arg(n);
     for (int w = 0; w < BT_WORKLOADS; w++)
         for (size_t i = 0; i < tm_count(); i++)
             for (long n : {100L, 1000L, 10000L, 100000L, 1000000L})

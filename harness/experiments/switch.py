@@ -1,19 +1,22 @@
 """The switch-bench experiment: switch, create and scheduler rows, kernel hand-offs."""
 import json
+import subprocess
 from pathlib import Path
 
 from lib import budget as B, gbench
 from experiments._step import Experiment, fail, run, say, write_json
 
 
-# Rows measured in a pass of their own: epoll_ctl's cost depends on the kernel's state (its
-# slab caches, RCU-deferred frees), which the other rows disturb when interleaved with them; in
-# the quick suite that moved them by 700 to 1,100 ns a pair against 670 to 720 alone.
-EPOLL_CTL = {"filter": r"^syscall/epoll_ctl_add_del/", "min_time": 0.1}
-# C14 judges the pair's trend over these passes by Kendall's test, whose p it resamples over
-# them: over the 4 passes of 0.1 s a quick run had room for, the p straddled 0.05 in several
-# quick runs on the AMD EPYC VM (0.058 [0.0006, 0.27]); 9 passes of 0.05 s cost about 2 s more.
-EPOLL_CTL_QUICK = dict(EPOLL_CTL, min_time=0.05, repetitions=9)
+# C14's rows, syscall/epoll_ctl_add_del/registered:N, come from epoll-ctl-pairs, which times
+# the levels in alternation (blocks of a few milliseconds over every level): the same pairs
+# timed by switch-bench, each level's repetition in a pass of its own, rose about 10% from 10
+# to 19,000 registered fds in +-15% of noise between passes on the AMD EPYC VM, and Kendall's
+# trend p straddled 0.05 in most quick runs; in alternation the same machine showed a 15-20%
+# rise with every block's ratio above 1. Blocks first run, so the switch-bench passes get the
+# rest of the step's budget.
+EPOLL_CTL_PAIRS = {"quick": {"blocks": 100, "seconds": 1.0},
+                   "full": {"blocks": 200, "seconds": 3.0}}
+EPOLL_CTL_ROW = "syscall/epoll_ctl_add_del/registered:{}"
 # Ring against star at 10^5 fibers on copy stacks: the prefetch of the next records hides most
 # of the star's extra switch behind the memory it waits for, so ring wins by 2 to 3% there.
 # Interleaved with the other rows, five pairs ranged 0.88 to 1.11 and C1's comparison straddled
@@ -54,6 +57,35 @@ def invoke(ctx, name, flt, min_time, reps):
     return json.loads(raw.read_text()) if rc == 0 and raw.exists() else None
 
 
+def epoll_ctl_pairs(ctx, preset):
+    """epoll-ctl-pairs' blocks as switch-bench rows, and what it reported of itself: (entries,
+    record), or (None, why)."""
+    want = EPOLL_CTL_PAIRS[preset]
+    cmd = [str(ctx.bin / "epoll-ctl-pairs"), "--blocks", str(want["blocks"]),
+           "--seconds", str(want["seconds"])]
+    say("$ " + " ".join(cmd))
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120 + 4 * want["seconds"])
+    except subprocess.TimeoutExpired:
+        return None, "epoll-ctl-pairs did not end in time"
+    with open(ctx.log, "a") as lf:
+        lf.write(p.stderr)
+    try:
+        doc = json.loads(p.stdout.strip().splitlines()[-1]) if p.returncode == 0 else None
+    except (IndexError, json.JSONDecodeError):
+        doc = None
+    if not isinstance(doc, dict):
+        return None, (f"epoll-ctl-pairs failed (exit {p.returncode}): "
+                      f"{(p.stderr.strip().splitlines() or ['no output'])[-1]}")
+    if doc.get("status") != "ok":
+        return [], {k: doc.get(k) for k in ("status",)}
+    levels = doc["levels"]
+    entries = gbench.from_blocks([EPOLL_CTL_ROW.format(n) for n in levels], doc["ns_per_pair"],
+                                 doc["pairs_per_block"], [{"registered": n} for n in levels])
+    return entries, {k: doc[k] for k in ("status", "levels", "blocks", "pairs_per_block",
+                                         "setup_s", "measured_s", "epoll_ctl_calls")}
+
+
 def measure(ctx, exp):
     """Every pass's minimum of repetitions first, timed; then the repetitions up to the
     preset's that the step's budget has room for, in proportion across the passes, each pass
@@ -61,6 +93,9 @@ def measure(ctx, exp):
     pass gets all its repetitions; on a slower one, fewer, never below 3."""
     p = exp.preset(ctx.preset)
     budget = B.Budget(exp.budget_s[ctx.preset])
+    pairs, pairs_record = epoll_ctl_pairs(ctx, ctx.preset)
+    if pairs is None:
+        return fail(ctx, exp.name, pairs_record)
     todo = passes(p)
     docs, per_rep, first = [], [], [min(reps, B.MIN_ROUNDS) for _, _, reps in todo]
     for i, ((flt, min_time, _), n) in enumerate(zip(todo, first)):
@@ -79,13 +114,14 @@ def measure(ctx, exp):
             if more is None:
                 return fail(ctx, exp.name, "switch-bench failed (its output is in the log)")
             docs[i] = gbench.merge(docs[i], more)
-    data = dict(docs[0], benchmarks=sum((d.get("benchmarks", []) for d in docs), []))
+    data = dict(docs[0], benchmarks=sum((d.get("benchmarks", []) for d in docs), []) + pairs)
     data.update(experiment=exp.name, meta=ctx.meta(),
                 config={"min_time": p["min_time"], "repetitions": p["repetitions"],
                         "filter": p["filter"] or "all rows", "interleaved": True,
                         "passes": [{"filter": f or "all rows", "min_time": m, "repetitions": n,
                                     "repetitions_run": a + k, "repetition_s": round(c, 3)}
                                    for (f, m, n), a, k, c in zip(todo, first, extra, per_rep)],
+                        "epoll_ctl_pairs": pairs_record,
                         "budget": dict(budget.record(), cut=[
                             (f or "all rows") for (f, _, _), w, k in zip(todo, wanted, extra)
                             if k < w]),
@@ -98,9 +134,10 @@ def measure(ctx, exp):
 EXPERIMENT = Experiment(
     name="switch",
     measures="switch-bench: call, syscall, switch, create, sched star/ring, kernel hand-offs "
-             "(medians of interleaved repetitions)",
+             "(medians of interleaved repetitions); epoll-ctl-pairs: the epoll_ctl pair against "
+             "the registered fds (medians of blocks over every level in alternation)",
     claims=("C1", "C4", "C5", "C9", "C14"),
-    binaries=("switch-bench",),
+    binaries=("switch-bench", "epoll-ctl-pairs"),
     output="switch.json",
     presets={
         # The copy-stack rows C12 reads (8 B against 8 KiB) with one size between, and the
@@ -109,9 +146,9 @@ EXPERIMENT = Experiment(
                             r"(/|$)|^copystack/resume/bytes:(8|512|8192)/|"
                             r"^sched/.*/fibers:(2|16|256)$",
                   "min_time": 0.03, "repetitions": 5,
-                  "apart": [EPOLL_CTL_QUICK, ring_star_100k("asm", 0.03)]},
+                  "apart": [ring_star_100k("asm", 0.03)]},
         "full": {"filter": "", "min_time": 0.1, "repetitions": 5,
-                 "apart": [EPOLL_CTL, ring_star_100k("[^/]+", 0.1)]},
+                 "apart": [ring_star_100k("[^/]+", 0.1)]},
     },
     budget_s={"quick": 46, "full": 200},
     # Each pass runs 3 repetitions, then up to the preset's as the budget has room for.

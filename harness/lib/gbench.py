@@ -8,6 +8,9 @@ computed again over all of them.
 Within one invocation `--benchmark_enable_random_interleaving` runs every row once per
 repetition, so repetition i of two rows ran in the same pass over the rows; the merged
 document keeps that, since both invocations' repetitions are whole passes.
+
+`from_blocks` writes another program's alternating measurement (epoll-ctl-pairs) as rows of
+such a document: its blocks are the repetitions, each a pass over every row.
 """
 import statistics
 
@@ -75,3 +78,19 @@ def merge(first, second):
             e["repetitions"] = len(entries)
         merged += entries + aggregates(entries)
     return dict(first, benchmarks=merged)
+
+
+def from_blocks(names, per_block, iterations, counters):
+    """Iteration and aggregate entries of rows `names` measured in blocks: per_block[b][i] is
+    row i's ns per unit in block b, every row ran once per block (so block b is repetition b
+    of every row, as in a pass of --benchmark_enable_random_interleaving); counters[i] holds
+    row i's user counters."""
+    out = []
+    for i, name in enumerate(names):
+        entries = [dict(counters[i], name=name, run_name=name, run_type="iteration",
+                        family_index=0, per_family_instance_index=i, threads=1,
+                        repetitions=len(per_block), repetition_index=b, iterations=iterations,
+                        real_time=row[i], cpu_time=row[i], time_unit="ns")
+                   for b, row in enumerate(per_block)]
+        out += entries + aggregates(entries)
+    return out

@@ -269,11 +269,10 @@ def theil_sen(xs, ys):
     return median(slopes)
 
 
-def kendall_trend(xs, ys):
-    """(S, p): Kendall's S of ys against xs (pairs ordered the same way minus pairs ordered
-    the opposite way; pairs tied in x or y count neither) and the two-sided p-value of "no
-    monotonic relation", from the normal approximation with the variance corrected for ties
-    in both (as scipy.stats.kendalltau's asymptotic method) and a continuity correction.
+def kendall_s(xs, ys):
+    """(S, var): Kendall's S of ys against xs (pairs ordered the same way minus pairs ordered
+    the opposite way; pairs tied in x or y count neither) and its variance under "no monotonic
+    relation", corrected for ties in both (as scipy.stats.kendalltau's asymptotic method).
     Repetitions at the same x are ties in x: they add samples, not order."""
     n = len(xs)
     s = sum(((xs[j] > xs[i]) - (xs[j] < xs[i])) * ((ys[j] > ys[i]) - (ys[j] < ys[i]))
@@ -292,10 +291,32 @@ def kendall_trend(xs, ys):
                 / (9.0 * n * (n - 1) * (n - 2)))
     if n > 1:
         var += sum(t * (t - 1) for t in tx) * sum(u * (u - 1) for u in ty) / (2.0 * n * (n - 1))
+    return s, var
+
+
+def kendall_p(s, var):
+    """The two-sided p-value of S with variance var: the normal approximation with a
+    continuity correction."""
     if var <= 0:
-        return s, 1.0
+        return 1.0
     z = max(0.0, abs(s) - 1) / math.sqrt(var)
-    return s, min(1.0, math.erfc(z / math.sqrt(2.0)))
+    return min(1.0, math.erfc(z / math.sqrt(2.0)))
+
+
+def kendall_trend(xs, ys):
+    """(S, p): kendall_s of ys against xs and the two-sided p-value of "no monotonic
+    relation"."""
+    s, var = kendall_s(xs, ys)
+    return s, kendall_p(s, var)
+
+
+def kendall_blocked(parts):
+    """(S, p) of Kendall's test stratified by block, from each block's kendall_s: the S and
+    the variances summed (as the seasonal Kendall test sums them over seasons), so that what
+    moves a whole block (the machine's state while it ran) is not read as order, only what
+    moves within blocks."""
+    s, var = sum(p[0] for p in parts), sum(p[1] for p in parts)
+    return s, kendall_p(s, var)
 
 
 def mann_kendall(ys):

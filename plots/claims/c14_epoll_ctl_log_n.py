@@ -27,11 +27,12 @@ MIN_LEVELS = 3  # registered-fd levels a trend needs
 TREND_P = 0.05
 
 RULE = ("the pair part: one epoll_ctl ADD+DEL pair's cost rises with log2 of the registered "
-        "fds when the Theil-Sen slope of its ns against log2(fds), over every level and "
-        "repetition (at least "
-        f"{MIN_LEVELS} levels; interval: the repetitions resampled as whole passes), is > "
-        f"{threshold_text(RISING)} ns per doubling and Kendall's trend test over the same samples "
-        f"gives p < {TREND_P} (its interval resampled the same way), and it grows no faster "
+        "fds when the median over passes (each a block of every level in alternation) of each "
+        "pass's Theil-Sen slope of ns against log2(fds) (at least "
+        f"{MIN_LEVELS} levels; interval: the passes resampled) is > "
+        f"{threshold_text(RISING)} ns per doubling and Kendall's trend test stratified by pass "
+        f"(each pass's S and variance summed) gives p < {TREND_P} (its interval resampled the "
+        "same way), and it grows no faster "
         "than logarithmically: the most "
         f"fds ({MOST_FDS:,}) over the fewest ({FEW_FDS}) at most {LOG_BOUND:.1f}x (log2 "
         f"{MOST_FDS} / log2 {FEW_FDS}; a linear structure would be {MOST_FDS // FEW_FDS}x); "
@@ -71,37 +72,34 @@ def churn_lines(churn, lines):
 
 
 def trend(run, pts):
-    """The Theil-Sen slope of ns against log2(registered fds) over every level's repetitions
-    (ns per doubling), its interval from resampling the repetition passes (repetition i of
-    every row ran in the same pass), and Kendall's trend p over the same samples (over the
-    per-level medians when the file kept no repetitions)."""
+    """The trend of ns against log2(registered fds) within each pass over the levels
+    (epoll-ctl-pairs' blocks, or switch-bench's interleaved repetitions): the median over
+    passes of each pass's Theil-Sen slope (ns per doubling), and Kendall's test stratified by
+    pass (kendall_blocked), both with intervals from resampling whole passes. Over the
+    per-level medians when the file kept no repetitions."""
     reps = D.bench_reps(run.get("switch"))
     rows = {n: reps.get(row_name(n), {}) for n, _ in pts}
     passes = sorted(set.intersection(*(set(r) for r in rows.values())))
-
-    def samples(sample):
-        xy = [(math.log2(n), rows[n][i]) for i in sample for n in rows]
-        return [x for x, _ in xy], [y for _, y in xy]
-    xs, ys = samples(passes) if len(passes) >= 2 else \
-        ([math.log2(n) for n, _ in pts], [v for _, v in pts])
-    _, p = stats.kendall_trend(xs, ys)
+    xs = [math.log2(n) for n in rows]
     p_name = "epoll_ctl pair: Kendall trend p against log2(registered fds)"
     name = "epoll_ctl pair: Theil-Sen slope over log2(registered fds)"
     if len(passes) < 2:
+        ys = [v for _, v in pts]
         return F.once(name, stats.theil_sen(xs, ys), "ns", "switch"), \
-            F.exact(p_name, p, "", "switch")
+            F.exact(p_name, stats.kendall_trend(xs, ys)[1], "", "switch")
+    # Each pass's slope and S, once: the resamples below only combine them.
+    per_pass = [(stats.theil_sen(xs, ys), *stats.kendall_s(xs, ys))
+                for ys in ([rows[n][i] for n in rows] for i in passes)]
+
+    def slope_and_p(sample):
+        return stats.median([t[0] for t in sample]), \
+            stats.kendall_blocked([t[1:] for t in sample])[1]
+    slope, p = slope_and_p(per_pass)
     # The p of the passes that ran is one draw: resampled as the slope is, a p near TREND_P
-    # straddles it (0.058 [0.0006, 0.27] over 4 passes, where 0.0008 [0.0001, 0.0037] in the
-    # run before), and the trend is neither shown nor shown absent.
-    (low, high), (p_low, p_high) = stats.bootstrap_cis(
-        passes, lambda s: slope_and_p(*samples(s)), F.LEVEL)
-    return F.estimate(name, stats.theil_sen(xs, ys), low, high, len(passes), "ns",
-                      "switch"), F.estimate(p_name, p, p_low, p_high, len(passes), "", "switch")
-
-
-def slope_and_p(xs, ys):
-    """(Theil-Sen slope, Kendall's trend p) of ys against xs."""
-    return stats.theil_sen(xs, ys), stats.kendall_trend(xs, ys)[1]
+    # straddles it, and the trend is neither shown nor shown absent.
+    (low, high), (p_low, p_high) = stats.bootstrap_cis(per_pass, slope_and_p, F.LEVEL)
+    return F.estimate(name, slope, low, high, len(passes), "ns", "switch"), \
+        F.estimate(p_name, p, p_low, p_high, len(passes), "", "switch")
 
 
 def row_name(n):
@@ -114,7 +112,7 @@ def measure(run):
     lines = []
     levels = [switch_fig(run, row_name(n), f"epoll_ctl pair at {n} registered") for n, _ in pts]
     if pts:
-        lines.append("- one ADD+DEL pair (switch-bench, CPU time), median and 95% interval by "
+        lines.append("- one ADD+DEL pair (epoll-ctl-pairs, CPU time), median and 95% interval by "
                      "registered fds: " + ", ".join(
                          f"{n}: {figure_with_interval(f)}" for (n, _), f in zip(pts, levels)))
     cg = churn_lines(churn, lines) if churn else None

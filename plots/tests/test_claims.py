@@ -418,6 +418,25 @@ class Rules(unittest.TestCase):
         self.assertGreater(p["high"], 0.05)
         self.assertEqual(r["verdict"], V.INCONCLUSIVE)
 
+    def test_c14_trend_within_passes(self):
+        # Every pass rises 0.5% per doubling, and the passes sit 15% apart (the machine's
+        # state while each ran): the trend is read within passes, where the drift cancels,
+        # and decided; pooled over passes, the same samples leave it open.
+        levels = (10, 100, 1000, 10000, 19000)
+        drift = (0.85, 1.15, 0.9, 1.1, 0.95, 1.05, 0.88, 1.12)
+        sw = synth.repeated(synth.switch(ctl_growth=lambda n: 1800.0, ctl_levels=levels),
+                            n=len(drift))
+        for b in sw["benchmarks"]:
+            if b["name"].startswith("syscall/epoll_ctl_add_del/") and \
+                    b.get("run_type") == "iteration":
+                b["real_time"] = b["cpu_time"] = 1800.0 * drift[b["repetition_index"]] * (
+                    1 + 0.005 * math.log2(b["registered"]))
+        r = self.result("C14", switch=sw, scale=synth.scale(churn_growth=0.9))
+        p = next(f for f in r["figures"] if f["name"].startswith("epoll_ctl pair: Kendall"))
+        self.assertLess(p["high"], 0.05)
+        self.assertIn("the pair's cost rises", self.text(r))
+        self.assertEqual(r["verdict"], V.PARTLY)
+
     def test_c15_fit_shape_on_intervals(self):
         levels = (2, 4, 16, 64, 256, 1024, 4096, 10000)
         # A logarithmic cost: the log fit is the better one, and it holds.
