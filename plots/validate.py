@@ -49,7 +49,8 @@ LOAD = {"requests_per_sec": ONUM, "requests": ONUM, "unfinished": ONUM, "errors"
 POINT = {"model": str, "mode": str, "conns": INT, "status": str, "load": LOAD,
          "rss": {"source": str, "*": ONUM},
          "server": {"cpu_user_s": ONUM, "cpu_sys_s": ONUM, "bytes": ONUM, "max_concurrent": ONUM},
-         "kernel": dict}
+         # null where /proc/meminfo gave no sample in the window (meta.kernel_growth)
+         "kernel": Opt(dict)}
 SWEEP = {"config": {"levels": List(INT, nonempty=True), "models": NAMES, "modes": NAMES,
                     "size": NUM, "load_args": str},
          "points": List(POINT, nonempty=True)}
