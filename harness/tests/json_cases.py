@@ -199,13 +199,16 @@ def fuzz_run(folder, main, argv, every):
 
 
 def case_fuzz_report(a):
+    """report.py with one variant in two (2,540 in all, 40 s of a core here): every path of
+    every experiment file still gets two or three of the five replacements, and the paths
+    next to it the others."""
     sys.path.insert(0, str(ROOT / "plots"))
     import report
     folder = run_folder(a.work)
     argv = [str(folder), "--no-charts", "--no-reference"]
     check(Z.outcome(report.main, argv)[0] == 0, "the unchanged run is reported")
-    problems, n = fuzz_run(folder, report.main, argv, 1)
-    check(n > 2000 and not problems, f"{len(problems)} of {n} variants", problems[:8])
+    problems, n = fuzz_run(folder, report.main, argv, 2)
+    check(n > 1200 and not problems, f"{len(problems)} of {n} variants", problems[:8])
 
 
 def case_fuzz_compare(a):

@@ -4,13 +4,14 @@ decided by the design, at the per-round noise this project measures, and the des
 constants.
 
 Each simulated run draws rounds as the harness measures them: A and B back to back under a
-machine level that drifts (a random walk of 2% a round in the log, common to both), each with
-its own log-normal noise of sd spread / sqrt(2), so that the round's ratio a/b has relative
-spread `spread`; in the heavy-tailed streams one round in ten has one of the two (either,
-at random) measured 2x slow, as a noisy VM does. Rounds are drawn up to the design's next
-look, the comparisons decided there, and the run stops when every threshold is decided or
-the last look is spent: "sample until decided", with the maximum rounds the design says it
-needs for that noise (sequential.rounds_needed(spread, 0.10)).
+machine level that drifts, each with its own log-normal noise of sd spread / sqrt(2), so that
+the round's ratio a/b has relative spread `spread`; in the heavy-tailed streams one round in
+ten has one of the two (either, at random) measured 2x slow, as a noisy VM does. The drift is
+common to A and B and cancels in their ratio, so it is not drawn. The design sees rounds up to
+its next look, decides the comparisons there, and the run stops when every threshold is
+decided or the last look is spent: "sample until decided", with the maximum rounds the design
+says it needs for that noise (sequential.rounds_needed(spread, 0.10)). The rounds of all runs
+are drawn at once (numpy), as many per run as the last look.
 
 Thresholds are C13's, 1.05 and 1.25. A/A: the true ratio is exactly 1.05, so every decision
 at 1.05 is wrong (and "above" at 1.25). Effect: the true ratio is 10% away from 1.05 (1.155 or
@@ -31,6 +32,8 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 HARNESS = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(HARNESS))
 from lib import sequential as S  # noqa: E402
@@ -40,46 +43,44 @@ RUNS = 40000
 Z = 2.33
 THRESHOLDS = (1.05, 1.25)
 EFFECT = 0.10
-DRIFT = 0.02
 HEAVY_SHARE = 0.10  # rounds with one side 2x slow, in the heavy-tailed streams
 QUIET, NOISY, VERY_NOISY = 0.05, 0.10, 0.20
 
 
-def stream(rng, theta, spread, outliers):
-    """An endless stream of per-round ratios a/b: see the module's text."""
-    sigma, level = spread / math.sqrt(2.0), 1.0
-    while True:
-        level *= math.exp(rng.gauss(0.0, DRIFT))
-        a = theta * level * math.exp(rng.gauss(0.0, sigma))
-        b = level * math.exp(rng.gauss(0.0, sigma))
-        if outliers and rng.random() < outliers:
-            if rng.random() < 0.5:
-                a *= 2.0
-            else:
-                b *= 2.0
-        yield a / b
+def streams(seed, thetas, n, spread, outliers):
+    """n per-round ratios a/b for each true ratio in thetas (an array of runs x n): see the
+    module's text."""
+    rng = np.random.default_rng(seed)
+    sigma = spread / math.sqrt(2.0)
+    shape = (len(thetas), n)
+    r = np.asarray(thetas, float)[:, None] * np.exp(
+        rng.normal(0.0, sigma, shape) - rng.normal(0.0, sigma, shape))
+    if outliers:
+        hit, a_side = rng.random(shape) < outliers, rng.random(shape) < 0.5
+        r[hit & a_side] *= 2.0
+        r[hit & ~a_side] /= 2.0
+    return r
 
 
-def until_decided(draw, design):
-    """Rounds until every threshold is decided or the design's last look: what the harness
-    does. Returns decide()'s result and the rounds measured."""
-    ratios = []
+def until_decided(rounds, design):
+    """Rounds (a run's ratios, in order) until every threshold is decided or the design's last
+    look: what the harness does. Returns decide()'s result and the rounds measured."""
+    n = 0
     while True:
-        got = S.decide(ratios, THRESHOLDS, design)
+        got = S.decide(rounds[:n], THRESHOLDS, design)
         if got["decided"] or got["next_look"] is None:
-            return got, len(ratios)
-        while len(ratios) < got["next_look"]:
-            ratios.append(next(draw))
+            return got, n
+        n = got["next_look"]
 
 
 def simulate(design, theta_of, spread, outliers, seed):
     """Counts over RUNS runs: wrong decisions (any threshold decided on the wrong side of the
     truth, or at all when the truth is on it), correct decisions at 1.05, rounds measured."""
-    rng = random.Random(seed)
+    thetas = [theta_of(i) for i in range(RUNS)]
+    draws = streams(seed, thetas, design.looks[-1], spread, outliers).tolist()
     wrong = right = rounds = 0
-    for i in range(RUNS):
-        theta = theta_of(i)
-        got, n = until_decided(stream(rng, theta, spread, outliers), design)
+    for theta, run_rounds in zip(thetas, draws):
+        got, n = until_decided(run_rounds, design)
         rounds += n
         bad = False
         for d in got["decisions"]:
@@ -250,11 +251,9 @@ def case_decide(a):
 def case_spread_estimate(a):
     """spread_of() reads back the spread and the outlier share of a long stream, and
     rounds_needed() from them quotes about what the simulation needed."""
-    rng = random.Random(41)
-    for spread, outliers in ((QUIET, 0.0), (NOISY, 0.0), (VERY_NOISY, 0.0),
-                             (NOISY, HEAVY_SHARE)):
-        draw = stream(rng, 1.0, spread, outliers)
-        rs = [next(draw) for _ in range(4000)]
+    for seed, (spread, outliers) in enumerate(((QUIET, 0.0), (NOISY, 0.0), (VERY_NOISY, 0.0),
+                                               (NOISY, HEAVY_SHARE)), 41):
+        rs = streams(seed, [1.0], 4000, spread, outliers)[0].tolist()
         s, share = S.spread_of(rs)
         # the 2x rounds widen the middle a little too
         check(abs(s - spread) <= 0.06 * spread + (0.01 if outliers else 0.0),
