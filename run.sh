@@ -22,6 +22,9 @@ PACKAGES=(cmake gcc g++ make pkg-config libboost-context-dev libevent-dev libben
     python3-scipy chromium gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross
     qemu-user libuv1-dev libev-dev libboost-coroutine-dev libboost-fiber-dev libpth-dev rt-tests
     openssh-server openssh-client pyflakes3 clang-format)
+# For `test` only: clang 19, the one compiler here with preserve_none, so the one build with the
+# cc-pnone switch backend (switch/README.md); `test` runs that build's switch tests.
+TEST_PACKAGES=(clang-19)
 # arm64 libraries for the aarch64 cross build (fcontext, switch-bench), installed the multiarch
 # way (dpkg --add-architecture arm64). Optional: without them those two are not built there.
 ARM64_PACKAGES=(libboost-context-dev:arm64 libbenchmark-dev:arm64)
@@ -53,8 +56,8 @@ subcommands:
   build        configure and build into build/ (Release, -O2, warnings as errors)
   test         set up, lint, build, run the verification suite: release build, ASan+UBSan
                build (each test matrix's covering part), the switch tests under valgrind
-               memcheck, and the aarch64 cross build's switch and scheduler tests under
-               qemu-user
+               memcheck, the aarch64 cross build's switch and scheduler tests under
+               qemu-user, and a clang-19 build's switch tests (its cc-pnone backend)
   lint         pyflakes over every Python file, clang-format's check over every C/C++ file
                (part of test)
   regress      build, then gate switch cost: instruction counts, switches per hop and system
@@ -212,8 +215,23 @@ cmd_lint() {
     say "lint: ${#py[@]} Python files pass pyflakes, ${#cc[@]} C/C++ files are clang-format clean"
 }
 
+# The packages `test` needs beyond PACKAGES: installed when missing (root), else named.
+setup_test() {
+    local missing
+    mapfile -t missing < <(missing_packages "${TEST_PACKAGES[@]}")
+    ((${#missing[@]} == 0)) && return 0
+    if [[ $(id -u) -ne 0 ]]; then
+        say "setup: test packages not installed (not root): ${missing[*]}"
+        return 0
+    fi
+    say "setup: test packages: apt-get install -y ${missing[*]}"
+    { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"; } \
+        >/dev/null 2>&1 || say "setup: ${missing[*]} could not be installed"
+}
+
 cmd_test() {
     cmd_setup
+    setup_test
     cmd_lint
     configure_build build
     run_ctest build "$WAITING_TEST_JOBS"
@@ -223,7 +241,33 @@ cmd_test() {
     # matrix beyond its covering part: engines/tests/CMakeLists.txt).
     ASAN_OPTIONS=detect_leaks=1 run_ctest build-asan "$COMPUTING_TEST_JOBS" -LE 'no-asan|python|matrix'
     test_aarch64
+    test_clang
     say "test: all suites passed"
+}
+
+# The clang 19 build, for the backend only it builds (cc-pnone): the switch layer's tests on
+# every backend of that build, but memcheck's (valgrind 3.19 cannot read clang 19's DWARF 5,
+# whatever the backend). Only the switch layer's programs are built. Without clang-19 it says
+# "not run" and why; a clang that lacks preserve_none fails it (switch-info must list the
+# backend).
+test_clang() {
+    local start=$SECONDS dir=build-clang
+    if ! command -v clang-19 >/dev/null; then
+        say "test: clang build: not run (clang-19 is not installed; ./run.sh setup as root installs it for test)"
+        return 0
+    fi
+    say "build: $dir (CC=clang-19; the switch layer only)"
+    CC=clang-19 CXX=clang++-19 cmake -S "$ROOT" -B "$ROOT/$dir" -DCMAKE_BUILD_TYPE=Release \
+        -DSWITCHYARD_WERROR=ON >"$ROOT/$dir.configure.log" 2>&1 ||
+        { cat "$ROOT/$dir.configure.log"; die "cmake configure failed in $dir"; }
+    rm -f "$ROOT/$dir.configure.log"
+    cmake --build "$ROOT/$dir" -j "$JOBS" --target switch-tests switch-tests-fortify switch-info \
+        >/dev/null 2>"$ROOT/$dir.build.log" || { cat "$ROOT/$dir.build.log"; die "build failed in $dir"; }
+    rm -f "$ROOT/$dir.build.log"
+    "$ROOT/$dir/bin/switch-info" --list | grep -qx cc-pnone ||
+        die "test: the clang-19 build has no cc-pnone backend (switch-info --list)"
+    run_ctest "$dir" "$COMPUTING_TEST_JOBS" -R '^switch/' -E '^switch/memcheck/'
+    say "test: clang-19 build's switch tests: $((SECONDS - start)) s (build and tests)"
 }
 
 # The aarch64 cross build: the switch layer's tests and the scheduler's, each run under
