@@ -11,9 +11,9 @@ from experiments._step import Experiment, fail, run, say, write_json
 # the levels in alternation (blocks of a few milliseconds over every level): the same pairs
 # timed by switch-bench, each level's repetition in a pass of its own, rose about 10% from 10
 # to 19,000 registered fds in +-15% of noise between passes on the AMD EPYC VM, and Kendall's
-# trend p straddled 0.05 in most quick runs; in alternation the same machine showed a 15-20%
-# rise with every block's ratio above 1. Blocks first run, so the switch-bench passes get the
-# rest of the step's budget.
+# trend p straddled 0.05 in most quick runs; in alternation the same machine showed a 16-20%
+# rise, with nine blocks in ten at least 1.06x. It runs first, so the switch-bench passes get
+# the rest of the step's budget.
 EPOLL_CTL_PAIRS = {"quick": {"blocks": 100, "seconds": 1.0},
                    "full": {"blocks": 200, "seconds": 3.0}}
 EPOLL_CTL_ROW = "syscall/epoll_ctl_add_del/registered:{}"
@@ -78,7 +78,7 @@ def epoll_ctl_pairs(ctx, preset):
         return None, (f"epoll-ctl-pairs failed (exit {p.returncode}): "
                       f"{(p.stderr.strip().splitlines() or ['no output'])[-1]}")
     if doc.get("status") != "ok":
-        return [], {k: doc.get(k) for k in ("status",)}
+        return [], {"status": doc.get("status")}
     levels = doc["levels"]
     entries = gbench.from_blocks([EPOLL_CTL_ROW.format(n) for n in levels], doc["ns_per_pair"],
                                  doc["pairs_per_block"], [{"registered": n} for n in levels])

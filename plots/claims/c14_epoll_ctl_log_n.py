@@ -117,8 +117,10 @@ def measure(run):
                          f"{n}: {figure_with_interval(f)}" for (n, _), f in zip(pts, levels)))
     cg = churn_lines(churn, lines) if churn else None
     if len(pts) < MIN_LEVELS:
-        return {"lines": lines + [f"- fewer than {MIN_LEVELS} epoll_ctl levels: "
-                                  f"{run.why('switch')}"]}
+        pairs = ((run.get("switch") or {}).get("config") or {}).get("epoll_ctl_pairs") or {}
+        why = pairs.get("status") if pairs.get("status") not in (None, "ok") else \
+            run.why("switch")
+        return {"lines": lines + [f"- fewer than {MIN_LEVELS} epoll_ctl levels: {why}"]}
     g = rows_ratio(run, row_name(pts[-1][0]), row_name(pts[0][0]),
                      f"epoll_ctl pair {pts[-1][0]} vs {pts[0][0]} registered")
     slope, p_fig = trend(run, pts)

@@ -418,6 +418,17 @@ class Rules(unittest.TestCase):
         self.assertGreater(p["high"], 0.05)
         self.assertEqual(r["verdict"], V.INCONCLUSIVE)
 
+    def test_c14_not_run_says_why(self):
+        # epoll-ctl-pairs could not open the fds for 19,000: its status is the reason given.
+        sw = synth.switch()
+        sw["benchmarks"] = [b for b in sw["benchmarks"]
+                            if not b["name"].startswith("syscall/epoll_ctl_add_del/")]
+        why = "not run: RLIMIT_NOFILE 1024 < 19021"
+        sw["config"] = {"epoll_ctl_pairs": {"status": why}}
+        r = self.result("C14", switch=sw, scale=synth.scale(churn_growth=0.9))
+        self.assertEqual(r["verdict"], V.NOTRUN)
+        self.assertIn(why, self.text(r))
+
     def test_c14_trend_within_passes(self):
         # Every pass rises 0.5% per doubling, and the passes sit 15% apart (the machine's
         # state while each ran): the trend is read within passes, where the drift cancels,
