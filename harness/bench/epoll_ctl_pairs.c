@@ -129,7 +129,8 @@ int main(int argc, char **argv)
         printf("{\"status\":\"%s\"}\n", why);
         return 0;
     }
-    double t_setup = cpu_ns();
+    int rc = 1;
+    double *ns = NULL, warm[MAX_LEVELS], t_setup = cpu_ns();
     int *fds = calloc((size_t)top, sizeof *fds), ep[MAX_LEVELS];
     int probe = eventfd(0, EFD_CLOEXEC);
     long calls = 0;
@@ -145,14 +146,14 @@ int main(int argc, char **argv)
     if (!ok) {
         fprintf(stderr, "epoll-ctl-pairs: setting up %ld registered fds: %s\n", top,
                 strerror(errno));
-        return 1;
+        goto out;
     }
     double setup_ns = cpu_ns() - t_setup;
 
-    double *ns = malloc(sizeof *ns * (size_t)nlevels * (size_t)blocks), warm[MAX_LEVELS];
+    ns = malloc(sizeof *ns * (size_t)nlevels * (size_t)blocks);
     if (!ns) {
         fprintf(stderr, "epoll-ctl-pairs: out of memory for %ld blocks\n", blocks);
-        return 1;
+        goto out;
     }
     /* Block -1 warms the probe's paths and every tree, and prices a pair on each level. */
     double spent = 0;
@@ -169,7 +170,7 @@ int main(int argc, char **argv)
             if (!ok) {
                 fprintf(stderr, "epoll-ctl-pairs: epoll_ctl on %ld registered: %s\n", levels[l],
                         strerror(errno));
-                return 1;
+                goto out;
             }
             row[l] = dt / (double)n;
             if (b >= 0) spent += dt;
@@ -196,5 +197,9 @@ int main(int argc, char **argv)
         printf("]");
     }
     printf("]}\n");
-    return 0;
+    rc = 0;
+out:
+    free(ns);
+    free(fds);
+    return rc;
 }
