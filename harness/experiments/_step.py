@@ -53,6 +53,11 @@ class Ctx:
         self.tmp = tmp
         self.log = self.dir / "suite.log"
         self._meta = None
+        self.budgets = {}  # step -> the seconds the suite's plan gives it (lib/budget.SuitePlan)
+
+    def budget(self, exp):
+        """The seconds experiment `exp` may take in this run: the suite's plan, else declared."""
+        return self.budgets.get(exp.name, exp.budget_s[self.preset])
 
     def meta(self):
         if self._meta is None:
@@ -117,7 +122,7 @@ def driver(timeout=3600):
     the build folder, the preset's arguments and --out-file into the run folder."""
     def step(ctx, exp):
         out = ctx.dir / exp.output
-        budget = ["--budget-s", exp.budget_s[ctx.preset]] if exp.budgeted else []
+        budget = ["--budget-s", ctx.budget(exp)] if exp.budgeted else []
         rc = run([*module_cmd(exp.name), "--build-dir", ctx.build,
                   *(exp.preset(ctx.preset) or []), *budget, "--out-file", out], ctx.log,
                  timeout)

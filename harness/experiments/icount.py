@@ -58,7 +58,7 @@ EXPERIMENT = Experiment(
     claims=("C1", "C5", "C17"),
     binaries=("switch-icount",),
     output="icount.json",
-    budget_s={"quick": 9, "full": 35},
+    budget_s={"quick": 10, "full": 35},
     run=count,
     times=False,
 )

@@ -275,7 +275,7 @@ EXPERIMENT = Experiment(
         "quick": ["--levels", "100000", "--stacks", "copy", "--duration", "2", "--rate", "1000"],
         "full": ["--levels", "1000,10000,19900,100000", "--duration", "5", "--rate", "2000"],
     },
-    budget_s={"quick": 11, "full": 70},
+    budget_s={"quick": 14, "full": 70},
     run=driver(),
 )
 

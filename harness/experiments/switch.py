@@ -92,7 +92,7 @@ def measure(ctx, exp):
     merged into one document (lib/gbench). On the machine the budget was sized on every
     pass gets all its repetitions; on a slower one, fewer, never below 3."""
     p = exp.preset(ctx.preset)
-    budget = B.Budget(exp.budget_s[ctx.preset])
+    budget = B.Budget(ctx.budget(exp))
     pairs, pairs_record = epoll_ctl_pairs(ctx, ctx.preset)
     if pairs is None:
         return fail(ctx, exp.name, pairs_record)

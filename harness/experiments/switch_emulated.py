@@ -62,7 +62,7 @@ EXPERIMENT = Experiment(
         "quick": {"filter": r"^switch/", "min_time": 0.05, "repetitions": 3},
         "full": {"filter": r"^switch/|^sched/.*/fibers:16$", "min_time": 0.1, "repetitions": 5},
     },
-    budget_s={"quick": 2, "full": 15},
+    budget_s={"quick": 3, "full": 15},
     run=measure,
     times=False,
 )

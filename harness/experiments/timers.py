@@ -479,7 +479,7 @@ EXPERIMENT = Experiment(
                  "--idle-window", "2", "--idle-rounds", "2", "--sleeps", "1000",
                  "--lateness-rounds", "5"],
     },
-    budget_s={"quick": 10, "full": 360},
+    budget_s={"quick": 11, "full": 360},
     run=driver(),
 )
 

@@ -16,6 +16,8 @@ whose rounds are twice as noisy without waiting for one.
                                     the preset's while they end by its part's share
     extra_repetitions(...)          the repetitions past the minimum several passes of one
                                     program get, in proportion, when not all fit
+    SuitePlan(steps, total_s)       the budgets of a suite's steps within the suite's total:
+                                    the budgeted ones shrink when the fixed ones run slow
 """
 import statistics
 import time
@@ -113,6 +115,61 @@ class RoundCosts:
     def predict(self, key, units):
         fixed, per, _ = self.model(key)
         return fixed + per * units
+
+
+class SuitePlan:
+    """The budgets of a suite's steps when the suite as a whole has `total_s` seconds (None:
+    every step its declared budget). A budgeted step sizes itself to its budget; a fixed one
+    (counts, charts, a grid of sizes) takes what its work takes on this machine, which its
+    declared seconds only predict. Before each budgeted step, what is left of the total, less
+    the fixed steps still to come at the pace the fixed steps so far kept (pace()) and the
+    waits between steps at their mean so far, is shared among the
+    budgeted steps still to come in proportion to their declared budgets, each at most its own
+    (a fast machine's savings are not spent on longer steps). steps: [(name, declared seconds,
+    budgeted)] in the order they run."""
+
+    MIN_S = 1.0  # a budget is positive (Budget); a step starved to it runs its minimum
+    PACE_FROM_S = 5.0
+
+    def __init__(self, steps, total_s):
+        self.steps, self.total_s = list(steps), total_s
+        self.done = {}  # name -> (seconds it took, seconds waited before it)
+
+    def finished(self, name, took_s, waited_s=0.0):
+        self.done[name] = (took_s, waited_s)
+
+    def pace(self):
+        """How much slower than declared the fixed steps run here: the largest ratio of
+        seconds taken to declared among those so far that declared at least PACE_FROM_S (1
+        before any did). The largest, because the fixed steps still to come overran their
+        declarations the most on the machine they were declared on (maxconns 13.7 s of 11);
+        a two-second step's start-up blurs its ratio."""
+        ratios = [self.done[n][0] / d for n, d, b in self.steps
+                  if n in self.done and not b and d >= self.PACE_FROM_S]
+        return max(ratios, default=1.0)
+
+    def share(self, elapsed_s):
+        """The share of its declared budget each budgeted step still to come may take."""
+        left = [(d, b) for n, d, b in self.steps if n not in self.done]
+        budgeted = sum(d for d, b in left if b)
+        if self.total_s is None or not budgeted:
+            return 1.0
+        waits = [w for _, w in self.done.values()]
+        waits_s = (sum(waits) / len(waits) if waits else 0.0) * len(left)
+        fixed = self.pace() * sum(d for d, b in left if not b)
+        return max(0.0, min(1.0, (self.total_s - elapsed_s - fixed - waits_s) / budgeted))
+
+    def budget(self, name, elapsed_s):
+        """(seconds step `name` may take now, its declared seconds)."""
+        declared, budgeted = next((d, b) for n, d, b in self.steps if n == name)
+        if not budgeted:
+            return declared, declared
+        return max(self.MIN_S, round(declared * self.share(elapsed_s), 1)), declared
+
+    def left(self, elapsed_s):
+        """The seconds the steps still to come are predicted to take."""
+        share, pace = self.share(elapsed_s), self.pace()
+        return sum(d * (share if b else pace) for n, d, b in self.steps if n not in self.done)
 
 
 def dearest_out(left, costs):

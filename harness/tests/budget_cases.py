@@ -348,5 +348,70 @@ def case_suite_budgets(a):
         check(total <= limit, f"{preset}: the budgets fit {limit} s", total)
 
 
+# What each step took in a quick run on the 2-core AMD EPYC VM (fe1a0f1, 2026-12-05): the
+# fixed steps' work, and the budgeted steps' when their budgets were not binding; the steps
+# the quick preset leaves out take nothing. A slower machine multiplies them all.
+QUICK_COSTS = {"switch": 32.4, "icount": 10.1, "props": 1.5, "asm_count": 0.6,
+               "switch_emulated": 2.1, "engines": 35.8, "scale": 36.2, "fiberio": 31.3,
+               "timers": 10.1, "threads": 15.4, "handoff": 17.2, "fibermem": 6.9,
+               "sweep": 82.0, "maxconns": 13.7, "report": 11.6}
+# The least a budgeted step takes, whatever its budget, read off the same run: switch-bench's
+# 3 repetitions of every pass, three rounds of engines (5.1 s, then 1.8 s each) and its
+# counts, three of scale's idle rounds and three of churn, fiberio's first look (10 rounds),
+# three rounds of threads (3 s each) and of handoff, the sweep's first points.
+QUICK_MINIMUMS = {"switch": 26.0, "engines": 14.0, "scale": 25.0, "fiberio": 20.0,
+                  "threads": 12.0, "handoff": 17.0, "sweep": 10.0}
+WAIT_S = 0.4       # the settle and calibration waits before a step
+OVERSHOOT_S = 0.5  # a budgeted step ends up to this far past its budget (sweep: 82.4 of 82)
+
+
+def simulated_suite(slow, total_s):
+    """The quick suite on a fake clock with every cost `slow` times this machine's: (seconds
+    in all, {budgeted step: (seconds given, seconds it wanted)}). A budgeted step takes what
+    it wants, or its budget when that is less, but never less than its minimum."""
+    import suite
+    plan = B.SuitePlan([(s, suite.budget(s, "quick"), suite.budgeted(s)) for s in suite.STEPS],
+                       total_s)
+    clock, given = B.FakeClock(), {}
+    for s in suite.STEPS:
+        clock.advance(WAIT_S)
+        limit, _ = plan.budget(s, clock())
+        want = QUICK_COSTS.get(s, 0.0) * slow
+        took = want
+        if suite.budgeted(s):
+            given[s] = (limit, want)
+            took = max(QUICK_MINIMUMS[s] * slow, min(want, limit + OVERSHOOT_S))
+        clock.advance(took)
+        plan.finished(s, took, WAIT_S)
+    return clock(), given
+
+
+def case_suite_plan(a):
+    """The quick suite within its total on this machine and on one 1.5 times slower (the
+    budgeted steps shrunk in proportion there); on this machine every budgeted step still
+    gets all it wanted. Without the plan (every step its declared budget) the slower machine
+    overruns. Twice as slow, the fixed steps and the budgeted steps' minimums alone overrun
+    the total: printed, not asserted."""
+    import suite
+    limit = suite.SUITE_BUDGET_S["quick"]
+    for slow in (1, 1.5, 2):
+        took, given = simulated_suite(slow, limit)
+        print(f"{slow}x slower: {took:.0f} s of {limit}; budgeted steps given "
+              + ", ".join(f"{s} {g:.0f} s (wanted {w:.0f})" for s, (g, w) in given.items()))
+        if slow == 2:
+            floor = sum(QUICK_COSTS[s] * slow for s in QUICK_COSTS if not suite.budgeted(s)) \
+                + sum(m * slow for m in QUICK_MINIMUMS.values())
+            print(f"  twice as slow, the fixed steps and the budgeted minimums alone take "
+                  f"{floor:.0f} s")
+            continue
+        check(took <= limit + OVERSHOOT_S * len(given),
+              f"{slow}x slower: the quick suite within {limit} s", took)
+        if slow == 1:
+            check(all(g >= w for g, w in given.values()),
+                  "this machine: every budgeted step gets what it wanted", given)
+    took, _ = simulated_suite(1.5, None)
+    check(took > limit, f"without the plan a 1.5x slower machine overruns {limit} s", took)
+
+
 if __name__ == "__main__":
     sys.exit(run(globals(), __doc__, ("--work", {"required": True})))
