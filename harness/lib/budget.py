@@ -123,10 +123,10 @@ class SuitePlan:
     (counts, charts, a grid of sizes) takes what its work takes on this machine, which its
     declared seconds only predict. Before each budgeted step, what is left of the total, less
     the fixed steps still to come at the pace the fixed steps so far kept (pace()) and the
-    waits between steps at their mean so far, is shared among the
-    budgeted steps still to come in proportion to their declared budgets, each at most its own
-    (a fast machine's savings are not spent on longer steps). steps: [(name, declared seconds,
-    budgeted)] in the order they run."""
+    waits between steps at their mean so far, is shared among the budgeted steps still to
+    come in proportion to their declared budgets, each at most its own (a fast machine's
+    savings are not spent on longer steps). steps: [(name, declared seconds, budgeted)] in
+    the order they run."""
 
     MIN_S = 1.0  # a budget is positive (Budget); a step starved to it runs its minimum
     PACE_FROM_S = 5.0
@@ -141,9 +141,9 @@ class SuitePlan:
     def pace(self):
         """How much slower than declared the fixed steps run here: the largest ratio of
         seconds taken to declared among those so far that declared at least PACE_FROM_S (1
-        before any did). The largest, because the fixed steps still to come overran their
-        declarations the most on the machine they were declared on (maxconns 13.7 s of 11);
-        a two-second step's start-up blurs its ratio."""
+        before any did). The largest, because the declarations are not all as tight (on the
+        AMD EPYC VM timers took 10.1 s of 11 and maxconns 13.7 of 14), and a pace read off a
+        loose one underpredicts a tight one; a two-second step's start-up blurs its ratio."""
         ratios = [self.done[n][0] / d for n, d, b in self.steps
                   if n in self.done and not b and d >= self.PACE_FROM_S]
         return max(ratios, default=1.0)
