@@ -334,10 +334,9 @@ EXPERIMENT = Experiment(
         # no peers (40 to 60 s more on a shared 2-core VM); the full preset measures both.
         # Then sampling until decided (harness/lib/sequential.py): C13's thresholds on the pair's
         # CPU per request and throughput, looks at 5, 10 and 20 rounds as the budget allows
-        # (5 rounds decide nothing without assuming the noise's shape). On the AMD EPYC VM
-        # the step reached the look at 10 in 30 s, and 36 s left the look at 20 (predicted
-        # 14.6-15.0 s, 4.9-6.1 s left) unmade in every quick run while C13 stayed open:
-        # 46 s make it there.
+        # (5 rounds decide nothing without assuming the noise's shape; the look at 10 needs
+        # 5 more rounds of the pair, an estimated 15 s, which this budget has only on a fast
+        # machine).
         "quick": ["--rounds", "5", "--full-rounds", "1", "--duration", "0.4", "--warmup", "0.2",
                   "--count-requests", "20000", "--conns-large", "0", "--peers", "none",
                   "--no-stream", *DECIDE, "--sequential-max-rounds", "20"],
@@ -348,7 +347,7 @@ EXPERIMENT = Experiment(
         "full": ["--engines", "all", "--rounds", "5", "--full-rounds", "3", "--duration", "1",
                  "--count-requests", "30000", *DECIDE, "--sequential-max-rounds", "40"],
     },
-    budget_s={"quick": 46, "full": 1000},
+    budget_s={"quick": 36, "full": 1000},
     # Sizes itself to the budget: the rounds beyond the preset's run while they fit.
     budgeted=True,
     run=driver(),
