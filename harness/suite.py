@@ -89,17 +89,22 @@ def step_report(ctx):
     return "ok" if rc == 0 else f"report.py exited {rc}"
 
 
+def experiment(step):
+    """The registry's declaration of experiment `step`."""
+    return next(e for e in EXPERIMENTS if e.name == step)
+
+
 def budget(step, preset):
     """The seconds a step may take in a preset: a budgeted driver sizes itself to it, the
     others were measured to fit it."""
     if step == REPORT:
         return REPORT_BUDGET_S[preset]
-    return next(e for e in EXPERIMENTS if e.name == step).budget_s[preset]
+    return experiment(step).budget_s[preset]
 
 
 def budgeted(step):
     """Whether the step sizes itself to the budget it is given."""
-    return step != REPORT and next(e for e in EXPERIMENTS if e.name == step).budgeted
+    return step != REPORT and experiment(step).budgeted
 
 
 def times(step, preset):
@@ -107,7 +112,7 @@ def times(step, preset):
     measures nothing there, and waits for no probe)."""
     if step == REPORT:
         return False
-    exp = next(e for e in EXPERIMENTS if e.name == step)
+    exp = experiment(step)
     return exp.times and not (preset == "quick" and getattr(exp.run, "quick_skips", False))
 
 
@@ -198,7 +203,7 @@ def prepare_run_dir(a):
 def run_step(ctx, name):
     if name == REPORT:
         return step_report(ctx)
-    exp = next(e for e in EXPERIMENTS if e.name == name)
+    exp = experiment(name)
     return exp.run(ctx, exp)
 
 

@@ -3,7 +3,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from lib import budget as B, gbench
+from lib import budget as B, gbench, server
 from experiments._step import Experiment, fail, run, say, write_json
 
 
@@ -70,11 +70,8 @@ def epoll_ctl_pairs(ctx, preset):
         return None, "epoll-ctl-pairs did not end in time"
     with open(ctx.log, "a") as lf:
         lf.write(p.stderr)
-    try:
-        doc = json.loads(p.stdout.strip().splitlines()[-1]) if p.returncode == 0 else None
-    except (IndexError, json.JSONDecodeError):
-        doc = None
-    if not isinstance(doc, dict):
+    doc = server.last_json(p.stdout) if p.returncode == 0 else None
+    if doc is None:
         return None, (f"epoll-ctl-pairs failed (exit {p.returncode}): "
                       f"{(p.stderr.strip().splitlines() or ['no output'])[-1]}")
     if doc.get("status") != "ok":
