@@ -133,16 +133,25 @@ missing_packages() {
     done
 }
 
+# installable WHAT PACKAGE...: sets INSTALLABLE to the packages missing here and returns 0
+# when there are some and this is root; returns 1 otherwise, having named them under WHAT
+# when they are missing but cannot be installed (not root).
+installable() {
+    local what=$1
+    shift
+    mapfile -t INSTALLABLE < <(missing_packages "$@")
+    ((${#INSTALLABLE[@]} > 0)) || return 1
+    if [[ $(id -u) -ne 0 ]]; then
+        say "setup: $what, not installed (not root): ${INSTALLABLE[*]}"
+        return 1
+    fi
+}
+
 # The arm64 libraries: tried once per setup when missing; a failure only costs the aarch64
 # build its fcontext backend and switch-bench, which its configure step then reports.
 setup_arm64() {
-    local missing
-    mapfile -t missing < <(missing_packages "${ARM64_PACKAGES[@]}")
-    ((${#missing[@]} == 0)) && return 0
-    if [[ $(id -u) -ne 0 ]]; then
-        say "setup: optional, not installed (not root): ${missing[*]}"
-        return 0
-    fi
+    installable optional "${ARM64_PACKAGES[@]}" || return 0
+    local missing=("${INSTALLABLE[@]}")
     say "setup: optional arm64 packages: ${missing[*]}"
     if ! dpkg --print-foreign-architectures | grep -qx arm64; then
         say "setup: dpkg --add-architecture arm64"
@@ -217,13 +226,8 @@ cmd_lint() {
 
 # The packages `test` needs beyond PACKAGES: installed when missing (root), else named.
 setup_test() {
-    local missing
-    mapfile -t missing < <(missing_packages "${TEST_PACKAGES[@]}")
-    ((${#missing[@]} == 0)) && return 0
-    if [[ $(id -u) -ne 0 ]]; then
-        say "setup: test packages not installed (not root): ${missing[*]}"
-        return 0
-    fi
+    installable "test packages" "${TEST_PACKAGES[@]}" || return 0
+    local missing=("${INSTALLABLE[@]}")
     say "setup: test packages: apt-get install -y ${missing[*]}"
     { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"; } \
         >/dev/null 2>&1 || say "setup: ${missing[*]} could not be installed"
