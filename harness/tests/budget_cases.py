@@ -8,6 +8,7 @@ is simulated by scaling the costs: fork four times slower, rounds twice as noisy
 usage: budget_cases.py CASE --work DIR
 """
 import random
+import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -411,6 +412,52 @@ def case_suite_plan(a):
                   "this machine: every budgeted step gets what it wanted", given)
     took, _ = simulated_suite(1.5, None)
     check(took > limit, f"without the plan a 1.5x slower machine overruns {limit} s", took)
+
+
+# What ./run.sh took before the suite on the AMD EPYC VM: its setup check and an incremental
+# build (22-25 s), and a fresh clone's first build (about 65 s: 49 s for build/, 13 s for
+# build-aarch64's switch-bench, the configures).
+BEFORE_BUILT_S, BEFORE_FRESH_S = 25.0, 65.0
+
+
+def case_run_total(a):
+    """The quick suite's total is ./run.sh's 6 minutes less what the run spent before the
+    suite: with an incremental build it is the SUITE_BUDGET_S a suite started by hand has; a
+    fresh clone's first build comes out of it, and the whole run, build and suite, keeps to
+    the 6 minutes on this machine (the suite plan shrinking the budgeted steps). A run whose
+    setup took so long that the suite would fall below SUITE_FLOOR_S gets the floor and says
+    by how much it goes over; full has no total. A --started-at that is no time is refused
+    with one line."""
+    import suite
+    run_s, t0 = suite.RUN_BUDGET_S["quick"], 1.7e9
+    check(suite.suite_total("quick", None, t0) == (suite.SUITE_BUDGET_S["quick"], None, None),
+          "started by hand: SUITE_BUDGET_S", suite.suite_total("quick", None, t0))
+    total, before, over = suite.suite_total("quick", t0, t0 + BEFORE_BUILT_S)
+    check(abs(total - suite.SUITE_BUDGET_S["quick"]) <= 1 and before == BEFORE_BUILT_S
+          and over is None, "an incremental build: about SUITE_BUDGET_S", (total, before))
+    total, before, over = suite.suite_total("quick", t0, t0 + BEFORE_FRESH_S)
+    check(total == run_s - suite.RUN_SPARE_S - BEFORE_FRESH_S and over is None,
+          "a fresh clone's build comes out of the suite's share", total)
+    took, given = simulated_suite(1, total)
+    print(f"fresh clone: {BEFORE_FRESH_S:.0f} s before the suite, the suite {took:.0f} s of "
+          f"{total:.0f}; budgeted steps given "
+          + ", ".join(f"{s} {g:.0f} s (wanted {w:.0f})" for s, (g, w) in given.items()))
+    check(BEFORE_FRESH_S + took <= run_s, f"a fresh clone's whole run within {run_s} s",
+          BEFORE_FRESH_S + took)
+    took, _ = simulated_suite(1, suite.SUITE_BUDGET_S["quick"])
+    check(BEFORE_FRESH_S + took > run_s, "with the total a suite started by hand has, the "
+          f"fresh clone's run overruns {run_s} s", BEFORE_FRESH_S + took)
+    total, before, over = suite.suite_total("quick", t0, t0 + 200)
+    check(total == suite.SUITE_FLOOR_S and over and "over" in over,
+          "setup took 200 s: the floor, and a note of the overrun", (total, over))
+    check(suite.suite_total("full", t0, t0 + 60)[0] is None, "full: no total",
+          suite.suite_total("full", t0, t0 + 60))
+    for bad in ("soon", "1e30", ""):
+        p = subprocess.run([sys.executable, str(HARNESS / "suite.py"), "quick",
+                            "--started-at", bad], capture_output=True, text=True, timeout=30)
+        check(p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
+              and "--started-at" in p.stderr, f"--started-at {bad!r}: exit 2, one line",
+              f"{p.returncode}: {p.stderr}")
 
 
 if __name__ == "__main__":
