@@ -86,7 +86,7 @@ EXPERIMENT = Experiment(
         "quick": ["--levels", "100000,1000000", "--guarded-levels", "10000,30000"],
         "full": ["--levels", "100000,1000000", "--guarded-levels", "1000,10000,30000"],
     },
-    budget_s={"quick": 7, "full": 5},
+    budget_s={"quick": 7, "full": 6},
     run=driver(),
     times=False,
 )
