@@ -188,7 +188,7 @@ def parse_args(argv):
     ap.add_argument("--run-dir", help="write into this folder (created if missing)")
     ap.add_argument("--only", type=csv_steps, help=f"comma list of steps ({','.join(STEPS)})")
     ap.add_argument("--skip", type=csv_steps, default=[], help="comma list of steps to skip")
-    ap.add_argument("--started-at", type=started_at, metavar="EPOCH",
+    ap.add_argument("--started-at", type=epoch_seconds, metavar="EPOCH",
                     help="when ./run.sh started (seconds since the epoch): the suite's total "
                          "is then the run's (quick 6 minutes, full 75) less what it spent "
                          "before the suite")
@@ -242,7 +242,7 @@ def suite_total(preset, started_at, now):
         f"{floor - total:.0f} s over its {run_s} s")
 
 
-def started_at(text):
+def epoch_seconds(text):
     """--started-at: the wall-clock second ./run.sh started at (its $EPOCHREALTIME)."""
     try:
         t = float(text)
