@@ -36,6 +36,9 @@ def machine_section(run):
         "- pinning: servers on CPU 0 and echo-load on CPU 1 for the engine comparison, sweep "
         "and max-connections runs; switch-bench unpinned except its kernel rows",
     ]
+    timing = time_line(suite)
+    if timing:
+        out.append(timing)
     hosts = load_hosts(run)
     if hosts:
         out.append(hosts)
@@ -50,14 +53,38 @@ def machine_section(run):
             f"{k} " + "/".join(f"{x:.1f}" for x in v["loadavg_after"])
             for k, v in steps.items() if v.get("loadavg_after")))
     if steps:
-        out.append("- steps: " + ", ".join(f"{k} {v['status']} ({v['seconds']:.0f} s)"
-                                           for k, v in steps.items()))
+        out.append("- steps: " + ", ".join(
+            f"{k} {v['status']} ({v['seconds']:.0f} s"
+            + (f" of {v['budget_s']:.0f}" if v.get("budget_s") is not None else "") + ")"
+            for k, v in steps.items()))
     if steps_isolated(suite):
         out.append(isolation_line(suite))
     missing = [f"{k}: {v}" for k, v in run.missing.items() if k != "suite"]
     if missing:
         out.append("- missing experiments: " + "; ".join(missing))
     return out + [""]
+
+
+def time_line(suite):
+    """The run's time against what its preset promises (suite.json's totals, newer runs), or
+    None: what ./run.sh spent before the suite (setup, build) and the suite's own seconds up
+    to the report (which is written while the report step runs), against the total the suite
+    was given."""
+    total, run_s = suite.get("suite_budget_s"), suite.get("run_budget_s")
+    if total is None or suite.get("seconds") is None:
+        return None
+    took, before = suite["seconds"], suite.get("run_before_suite_s")
+    suite_text = f"the suite {took:.0f} s of the {total:.0f} s it was given"
+    if before is None or not run_s:
+        return f"- time: {suite_text}, up to this report"
+    whole = before + took
+    line = (f"- time: ./run.sh {whole:.0f} s up to this report, "
+            + ("within its " if whole <= run_s else f"{whole - run_s:.0f} s over its ")
+            + f"{run_s / 60:g} minutes: {before:.0f} s of setup and build, then {suite_text} "
+            f"(the {run_s / 60:g} minutes less the setup and build)")
+    if suite.get("run_over_budget"):
+        line += f"; {suite['run_over_budget']}"
+    return line
 
 
 def load_hosts(run):

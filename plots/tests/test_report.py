@@ -15,7 +15,7 @@ import document  # noqa: E402
 import reference  # noqa: E402
 import synth  # noqa: E402
 import verdict as V  # noqa: E402
-from sections import completion, hooks  # noqa: E402
+from sections import completion, hooks, machine  # noqa: E402
 
 import suite as harness_suite  # noqa: E402
 
@@ -329,6 +329,25 @@ class Verdicts(synth.SyntheticRuns):
         failed = self.run_with(hooks={"experiment": "hooks", "status": "failed",
                                       "reason": "boom"})
         self.assertIn("not run: hooks failed: boom", "\n".join(hooks.hooks_section(failed)))
+
+    def test_machine_time_against_the_promise(self):
+        def text(**totals):
+            doc = dict(synth.suite(), **totals)
+            doc["steps"]["switch"]["budget_s"] = 12
+            return "\n".join(machine.machine_section(self.run_with(suite=doc)))
+        within = text(seconds=278, suite_budget_s=290, run_budget_s=360, run_before_suite_s=65)
+        self.assertIn("- time: ./run.sh 343 s up to this report, within its 6 minutes: 65 s of "
+                      "setup and build, then the suite 278 s of the 290 s it was given (the 6 "
+                      "minutes less the setup and build)", within)
+        self.assertIn("switch ok (10 s of 12)", within)
+        over = text(seconds=250, suite_budget_s=240, run_budget_s=360, run_before_suite_s=200,
+                    run_over_budget="./run.sh spent 200 s before the suite")
+        self.assertIn("./run.sh 450 s up to this report, 90 s over its 6 minutes", over)
+        self.assertIn("; ./run.sh spent 200 s before the suite", over)
+        by_hand = text(seconds=300, suite_budget_s=330)
+        self.assertIn("- time: the suite 300 s of the 330 s it was given, up to this report",
+                      by_hand)
+        self.assertNotIn("- time:", text())  # an older run: no totals recorded
 
     def test_report_document(self):
         text, results = document.build_report(self.run_with())
