@@ -77,14 +77,12 @@ def time_line(suite):
     suite_text = f"the suite {took:.0f} s of the {total:.0f} s it was given"
     if before is None or not run_s:
         return f"- time: {suite_text}, up to this report"
-    whole = before + took
-    line = (f"- time: ./run.sh {whole:.0f} s up to this report, "
+    whole, over = before + took, suite.get("run_over_budget")
+    return (f"- time: ./run.sh {whole:.0f} s up to this report, "
             + ("within its " if whole <= run_s else f"{whole - run_s:.0f} s over its ")
             + f"{run_s / 60:g} minutes: {before:.0f} s of setup and build, then {suite_text} "
-            f"(the {run_s / 60:g} minutes less the setup and build)")
-    if suite.get("run_over_budget"):
-        line += f"; {suite['run_over_budget']}"
-    return line
+            + (f"({over})" if over else
+               f"(the {run_s / 60:g} minutes less the setup and build)"))
 
 
 def load_hosts(run):

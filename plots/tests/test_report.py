@@ -343,7 +343,8 @@ class Verdicts(synth.SyntheticRuns):
         over = text(seconds=250, suite_budget_s=240, run_budget_s=360, run_before_suite_s=200,
                     run_over_budget="./run.sh spent 200 s before the suite")
         self.assertIn("./run.sh 450 s up to this report, 90 s over its 6 minutes", over)
-        self.assertIn("; ./run.sh spent 200 s before the suite", over)
+        self.assertIn("then the suite 250 s of the 240 s it was given (./run.sh spent 200 s "
+                      "before the suite)", over)
         by_hand = text(seconds=300, suite_budget_s=330)
         self.assertIn("- time: the suite 300 s of the 330 s it was given, up to this report",
                       by_hand)
