@@ -197,7 +197,9 @@ configure_build() {
     shift
     while (($#)) && [[ $1 != -- ]]; do options+=("$1"); shift; done
     (($#)) && { shift; targets=(--target "$@"); }
-    say "build: $dir (${options[*]}${targets[*]:+; ${targets[*]:1}})"
+    local what=${options[*]}
+    ((${#targets[@]})) && what="${what:+$what; }${targets[*]:1}"
+    say "build: $dir ($what)"
     cmake -S "$ROOT" -B "$ROOT/$dir" -DCMAKE_BUILD_TYPE=Release -DSWITCHYARD_WERROR=ON "${options[@]}" \
         >"$ROOT/$dir.configure.log" 2>&1 || { cat "$ROOT/$dir.configure.log"; die "cmake configure failed"; }
     grep 'switchyard:' "$ROOT/$dir.configure.log" | sed 's/^-- /[run.sh]   /' || true
@@ -266,14 +268,7 @@ test_clang() {
         say "test: clang build: not run (clang-19 is not installed; ./run.sh setup as root installs it for test)"
         return 0
     fi
-    say "build: $dir (CC=clang-19; the switch layer only)"
-    CC=clang-19 CXX=clang++-19 cmake -S "$ROOT" -B "$ROOT/$dir" -DCMAKE_BUILD_TYPE=Release \
-        -DSWITCHYARD_WERROR=ON >"$ROOT/$dir.configure.log" 2>&1 ||
-        { cat "$ROOT/$dir.configure.log"; die "cmake configure failed in $dir"; }
-    rm -f "$ROOT/$dir.configure.log"
-    cmake --build "$ROOT/$dir" -j "$JOBS" --target switch-tests switch-tests-fortify switch-info \
-        >/dev/null 2>"$ROOT/$dir.build.log" || { cat "$ROOT/$dir.build.log"; die "build failed in $dir"; }
-    rm -f "$ROOT/$dir.build.log"
+    CC=clang-19 CXX=clang++-19 configure_build "$dir" -- switch-tests switch-tests-fortify switch-info
     "$ROOT/$dir/bin/switch-info" --list | grep -qx cc-pnone ||
         die "test: the clang-19 build has no cc-pnone backend (switch-info --list)"
     run_ctest "$dir" "$COMPUTING_TEST_JOBS" -R '^switch/' -E '^switch/memcheck/'
