@@ -320,16 +320,15 @@ def run_suite(a, steps, state):
     reference_state(record)
     total, before, over = suite_total(a.preset, a.started_at, time.time())
     plan = B.SuitePlan([(s, budget(s, a.preset), budgeted(s)) for s in steps], total)
-    declared = sum(budget(s, a.preset) for s in steps)
-    say(f"{a.preset} suite: {', '.join(steps)} -> {run_dir} (budget {fmt(declared)}"
-        + (f"; the suite's {fmt(plan.total_s)}"
-           + (f", ./run.sh's {fmt(RUN_BUDGET_S[a.preset])} less the {before:.0f} s before it"
-              if before is not None else "")
-           + ", the budgeted steps shrinking when the others run slow"
-           if plan.total_s is not None else "") + ")")
+    # Every preset has a total (suite_total), so the plan's is never None here.
+    say(f"{a.preset} suite: {', '.join(steps)} -> {run_dir} (budget "
+        f"{fmt(sum(budget(s, a.preset) for s in steps))}; the suite's {fmt(total)}"
+        + (f", ./run.sh's {fmt(RUN_BUDGET_S[a.preset])} less the {before:.0f} s before it"
+           if before is not None else "")
+        + ", the budgeted steps shrinking when the others run slow)")
     if over:
         say(over)
-    record.update(suite_budget_s=plan.total_s, run_budget_s=RUN_BUDGET_S[a.preset],
+    record.update(suite_budget_s=total, run_budget_s=RUN_BUDGET_S[a.preset],
                   run_before_suite_s=before, run_over_budget=over)
     started = state["started"] = time.monotonic()
     sampler = load_sampler()

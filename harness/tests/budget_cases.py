@@ -376,6 +376,11 @@ WAIT_S = 0.4       # the settle and calibration waits before a step
 OVERSHOOT_S = 0.5  # a budgeted step ends up to this far past its budget (sweep: 82.4 of 82)
 
 
+def given_text(given):
+    """simulated_suite's budgeted steps, as its cases print them."""
+    return ", ".join(f"{s} {g:.0f} s (wanted {w:.0f})" for s, (g, w) in given.items())
+
+
 def simulated_suite(slow, total_s, preset="quick"):
     """The preset's suite on a fake clock with every cost `slow` times this machine's:
     (seconds in all, {budgeted step: (seconds given, seconds it wanted)}). A budgeted step
@@ -410,7 +415,7 @@ def case_suite_plan(a):
     for slow in (1, 1.5, 2):
         took, given = simulated_suite(slow, limit)
         print(f"{slow}x slower: {took:.0f} s of {limit}; budgeted steps given "
-              + ", ".join(f"{s} {g:.0f} s (wanted {w:.0f})" for s, (g, w) in given.items()))
+              + given_text(given))
         if slow == 2:
             floor = sum(QUICK_COSTS[s] * slow for s in QUICK_COSTS if not suite.budgeted(s)) \
                 + sum(m * slow for m in QUICK_MINIMUMS.values())
@@ -454,7 +459,7 @@ def case_run_total(a):
     took, given = simulated_suite(1, total)
     print(f"fresh clone: {BEFORE_FRESH_S:.0f} s before the suite, the suite {took:.0f} s of "
           f"{total:.0f}; budgeted steps given "
-          + ", ".join(f"{s} {g:.0f} s (wanted {w:.0f})" for s, (g, w) in given.items()))
+          + given_text(given))
     check(BEFORE_FRESH_S + took <= run_s, f"a fresh clone's whole run within {run_s} s",
           BEFORE_FRESH_S + took)
     took, _ = simulated_suite(1, suite.SUITE_BUDGET_S["quick"])
@@ -470,7 +475,7 @@ def case_run_total(a):
     for slow in (1, 1.2):
         took, given = simulated_suite(slow, total, "full")
         print(f"full, {slow}x slower, fresh clone: the suite {took:.0f} s of {total:.0f}; "
-              + ", ".join(f"{s} {g:.0f} s (wanted {w:.0f})" for s, (g, w) in given.items()))
+              + given_text(given))
         check(BEFORE_FRESH_S + took <= full_s + OVERSHOOT_S * len(given),
               f"full, {slow}x slower: a fresh clone's whole run within {full_s} s",
               BEFORE_FRESH_S + took)
