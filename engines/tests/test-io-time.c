@@ -94,33 +94,46 @@ static int64_t run_delay_ns(void)
     return delay;
 }
 
-/* A timed wait that began at t0 (run delay d0) ended at most `limit` after it, not counting
- * the time the thread waited for a CPU; the correction is printed when it mattered. */
-static void assert_on_time(const char *what, int64_t t0, int64_t d0, int64_t limit)
+/*
+ * A timed wait that began at t0 (run delay d0) ended at most `limit` after it, not counting
+ * the time the thread waited for a CPU. A late return fails only on the last of ON_TIME_TRIES
+ * tries of the same wait; before that the caller waits again and this returns 0. A guest
+ * cannot see the time its host kept its CPU from it (steal reads 0 in a Firecracker guest's
+ * /proc/stat), and a loaded CI machine once held such a wait 80 ms past any run delay; an
+ * engine that fires its timers late does so on every try.
+ */
+enum { ON_TIME_TRIES = 3 };
+
+static int on_time(const char *what, int64_t t0, int64_t d0, int64_t limit, int try)
 {
     int64_t took = now_ns() - t0, queued = run_delay_ns() - d0;
-    printf("%s: returned after %.3f ms (%.3f ms of it waiting for a CPU)\n", what, took / 1e6,
-           queued / 1e6);
+    printf("%s, try %d: returned after %.3f ms (%.3f ms of it waiting for a CPU)\n", what, try,
+           took / 1e6, queued / 1e6);
+    if (took - queued > limit && try < ON_TIME_TRIES) return 0;
     ASSERT_LE(took - queued, limit);
+    return 1;
 }
 
 static void to_fiber(void *arg)
 {
     char c;
     (void)arg;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 3; i++)
+        for (int try = 1;; try++) {
+            int64_t t0 = now_ns(), d0 = run_delay_ns();
+            ASSERT_EQ(fb_read_timeout(to_fd, &c, 1, 20 * MS), -1);
+            ASSERT_EQ(errno, ETIMEDOUT);
+            ASSERT_GE(now_ns() - t0, 20 * MS);
+            /* noisy VM: generous, but a missed timer would be seconds */
+            if (on_time("read timeout 20 ms", t0, d0, late_ms(70) * MS, try)) break;
+        }
+    for (int try = 1;; try++) {
         int64_t t0 = now_ns(), d0 = run_delay_ns();
-        ASSERT_EQ(fb_read_timeout(to_fd, &c, 1, 20 * MS), -1);
+        ASSERT_EQ(fb_wait(to_fd, FB_OUT, 15 * MS), -1); /* its send buffer is full */
         ASSERT_EQ(errno, ETIMEDOUT);
-        ASSERT_GE(now_ns() - t0, 20 * MS);
-        /* noisy VM: generous, but a missed timer would be seconds */
-        assert_on_time("read timeout 20 ms", t0, d0, late_ms(70) * MS);
+        ASSERT_GE(now_ns() - t0, 15 * MS);
+        if (on_time("wait timeout 15 ms", t0, d0, late_ms(65) * MS, try)) break;
     }
-    int64_t t0 = now_ns(), d0 = run_delay_ns();
-    ASSERT_EQ(fb_wait(to_fd, FB_OUT, 15 * MS), -1); /* its send buffer is full */
-    ASSERT_EQ(errno, ETIMEDOUT);
-    ASSERT_GE(now_ns() - t0, 15 * MS);
-    assert_on_time("wait timeout 15 ms", t0, d0, late_ms(65) * MS);
     /* fb_connect with a time limit: a listener with backlog 0 whose queue already holds one
      * connection drops further SYNs, so the connect can only run out of time. */
     struct sockaddr_in a;
@@ -134,14 +147,16 @@ static void to_fiber(void *arg)
     ASSERT_EQ(getsockname(l, (struct sockaddr *)&a, &alen), 0);
     int first = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     ASSERT_EQ(fb_connect(first, (struct sockaddr *)&a, sizeof a, 1000 * MS), 0);
-    int second = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    t0 = now_ns();
-    d0 = run_delay_ns();
-    ASSERT_EQ(fb_connect(second, (struct sockaddr *)&a, sizeof a, 30 * MS), -1);
-    ASSERT_EQ(errno, ETIMEDOUT);
-    ASSERT_GE(now_ns() - t0, 30 * MS);
-    assert_on_time("connect timeout 30 ms", t0, d0, late_ms(80) * MS);
-    fb_close(second);
+    for (int try = 1;; try++) {
+        int second = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        int64_t t0 = now_ns(), d0 = run_delay_ns();
+        ASSERT_EQ(fb_connect(second, (struct sockaddr *)&a, sizeof a, 30 * MS), -1);
+        ASSERT_EQ(errno, ETIMEDOUT);
+        ASSERT_GE(now_ns() - t0, 30 * MS);
+        int ok = on_time("connect timeout 30 ms", t0, d0, late_ms(80) * MS, try);
+        fb_close(second);
+        if (ok) break;
+    }
     fb_close(first);
     close(l);
     /* A wait that timed out left nothing behind: data now wakes a new wait at once. */
@@ -188,15 +203,24 @@ static void md_read_answered(int64_t timeout_ms)
     ASSERT_EQ(c, 'd');
 }
 
-/* A timed read that nothing answers: ETIMEDOUT, never early, and on time. */
-static void md_read_times_out(const char *what, int64_t timeout_ms)
+/* Timed reads that nothing answered, each after one that data answered at once (the
+ * answered one leaves its timer armed): the first try and every try again of on_time(). */
+static int md_timed_out;
+
+/* A timed read that data answers at once leaves its timer armed at `left_ms`; the timed read
+ * after it, which nothing answers, must end with ETIMEDOUT, never early, and on time. */
+static void md_times_out_after(const char *what, int64_t left_ms, int64_t timeout_ms)
 {
-    char c;
-    int64_t t0 = now_ns(), d0 = run_delay_ns();
-    ASSERT_EQ(fb_read_timeout(md_fd, &c, 1, timeout_ms * MS), -1);
-    ASSERT_EQ(errno, ETIMEDOUT);
-    ASSERT_GE(now_ns() - t0, timeout_ms * MS);
-    assert_on_time(what, t0, d0, (timeout_ms + late_ms(60)) * MS);
+    for (int try = 1;; try++) {
+        char c;
+        md_read_answered(left_ms);
+        int64_t t0 = now_ns(), d0 = run_delay_ns();
+        ASSERT_EQ(fb_read_timeout(md_fd, &c, 1, timeout_ms * MS), -1);
+        ASSERT_EQ(errno, ETIMEDOUT);
+        ASSERT_GE(now_ns() - t0, timeout_ms * MS);
+        md_timed_out++;
+        if (on_time(what, t0, d0, (timeout_ms + late_ms(60)) * MS, try)) break;
+    }
 }
 
 static void md_fiber(void *arg)
@@ -204,11 +228,9 @@ static void md_fiber(void *arg)
     (void)arg;
     /* Later: the timer left at the first read's deadline (100 ms) fires first and must move
      * on to the second read's (300 ms after it began), not end it. */
-    md_read_answered(100);
-    md_read_times_out("read timeout 300 ms after one of 100 ms", 300);
+    md_times_out_after("read timeout 300 ms after one of 100 ms", 100, 300);
     /* Earlier: a timer left for 5 s must not hold back a 30 ms timeout. */
-    md_read_answered(5000);
-    md_read_times_out("read timeout 30 ms after one of 5 s", 30);
+    md_times_out_after("read timeout 30 ms after one of 5 s", 5000, 30);
     /* A read without a deadline outlives the timer a timed read left (100 ms). */
     md_read_answered(100);
     char c = 0;
@@ -235,8 +257,10 @@ void t_moved_deadline(void)
     run_all();
     fb_io_stats st;
     fb_io_get_stats(io, &st);
-    /* The two reads that timed out and the two sleeps: no timer that only moved on counts. */
-    ASSERT_EQ(st.timers_fired, 2 + 2);
+    /* The reads that timed out (two, or more when one was tried again) and the two sleeps:
+     * no timer that only moved on counts. */
+    ASSERT_GE(md_timed_out, 2);
+    ASSERT_EQ(st.timers_fired, md_timed_out + 2);
     close(md_peer);
     finish();
 }
