@@ -27,7 +27,7 @@ counts, every claim's deciding figures and the peers' ratios):
   switch/<row>           suite (switch.json): CPU time in ns, one sample per repetition
   icount/<row>           instructions per switch, create or hop (exact)
   syscalls/<backend>     system calls per switch (exact)
-  iopath/<server>/<what> regress: an echo server's instructions, system calls or epoll_ctl
+  iopath/<server>/<what> regress: an echo server's instructions, system calls, epoll_ctl
                          per request (exact)
   claim/<id>: <figure>   suite (verdicts.json): a figure the claim's rule compared with a
                          threshold, with the interval and n the report computed
@@ -64,10 +64,6 @@ EXACT_CHANGE = 0.005
 # (regress_gate.MIN_TIMING_TOLERANCE).
 STEP_FLOOR = 0.05
 DEFAULT_FIGURES = ("switch/", "iopath/", "claim/", "peers/")
-# The IO path's counts per request in switch-regress.json (gate/iopath.py), as the gate names them.
-IO_COUNTS = (("io_instructions", "instructions", "instructions per request"),
-             ("io_syscalls", "syscalls", "system calls per request"),
-             ("io_epoll_ctl", "epoll_ctl", "epoll_ctl per request"))
 
 
 class Figure:
@@ -96,7 +92,7 @@ def from_regress(doc):
         out["icount/" + row] = Figure([value], exact=True, unit="instructions")
     for backend, value in counts.get("syscalls_per_switch", {}).items():
         out["syscalls/" + backend] = Figure([value], exact=True, unit="syscalls per switch")
-    for block, figure, unit in IO_COUNTS:
+    for block, figure, _, unit in RF.IO_FIGURES:
         for config, value in counts.get(block, {}).items():
             out["iopath/%s/%s" % (config, figure)] = Figure([value], exact=True, unit=unit)
     return out

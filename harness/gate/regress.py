@@ -35,7 +35,7 @@ exit 2. `--update` records the counts and this CPU model's timing baseline; it r
 with uncommitted changes (outside results/), as git says whatever SWITCHYARD_GIT_SHA says,
 since a baseline must say which commit it measured.
 `--doctor` scales one row of the stored measurement first (an icount row, a timing row of the
-head, syscalls/switch/BACKEND, iopath/CONFIG/instructions|syscalls|epoll_ctl, or
+head, syscalls/switch/BACKEND, iopath/CONFIG/instructions|syscalls|epoll_ctl|lines, or
 cachegrind/ROW/D1|LL, to which FACTOR misses are added) and `--expect-failure` exits 0 only if the gate then fails on
 exactly that check: the self-tests that prove the gate can fail.
 """
@@ -152,9 +152,7 @@ def measure(bin_dir, processes, base=None, log=sys.stderr):
         counts["iopath_not_run"] = why
     else:
         io = iopath.measure(bin_dir, log=log)
-        for block, fig in (("io_instructions", "instructions_per_request"),
-                           ("io_syscalls", "syscalls_per_request"),
-                           ("io_epoll_ctl", "epoll_ctl_per_request")):
+        for block, _, fig, _ in RF.IO_FIGURES:
             counts[block] = {name: f[fig] for name, f in io.items() if fig in f}
     build_dir = Path(bin_dir).parent
     source = meta.source_root(build_dir) or ROOT
@@ -213,11 +211,10 @@ def doctor(doc, spec):
             row[16:] in doc["counts"].get("syscalls_per_switch", {}):
         doc["counts"]["syscalls_per_switch"][row[16:]] += factor
     elif row.startswith("iopath/") and row.count("/") >= 2:
-        # iopath/CONFIG/FIGURE: instructions scale, system calls and epoll_ctl are added to
-        # (one read more per request is +1), as for the switch's system calls.
+        # iopath/CONFIG/FIGURE: instructions scale; system calls, epoll_ctl and lines are
+        # added to (one read more per request is +1), as for the switch's system calls.
         config, figure = row[len("iopath/"):].rsplit("/", 1)
-        block = {"instructions": "io_instructions", "syscalls": "io_syscalls",
-                 "epoll_ctl": "io_epoll_ctl"}.get(figure)
+        block = {name: blk for blk, name, _, _ in RF.IO_FIGURES}.get(figure)
         rows = doc["counts"].get(block, {}) if block else {}
         if config not in rows:
             raise RuntimeError("--doctor: no row named %s" % row)

@@ -66,11 +66,20 @@ def _numbers(path, block, where, positive):
                             f"{value if is_number(value) else kind(value)}")
 
 
+# The IO path's figures in counts.json (gate/iopath.py): the block, the figure's name in a row
+# (iopath/CONFIG/NAME), iopath's key for it, and its unit.
+IO_FIGURES = (("io_instructions", "instructions", "instructions_per_request",
+               "instructions per request"),
+              ("io_syscalls", "syscalls", "syscalls_per_request", "system calls per request"),
+              ("io_epoll_ctl", "epoll_ctl", "epoll_ctl_per_request", "epoll_ctl per request"),
+              ("io_lines", "lines", "lines_per_request", "own cache lines per request"))
+
+
 def _counts(path, doc):
     counts = _object(path, doc, "counts")
     _numbers(path, _object(path, doc, "counts.instructions"), "counts.instructions", True)
-    for name in ("switches_per_hop", "syscalls_per_switch", "io_instructions", "io_syscalls",
-                 "io_epoll_ctl", "cache_misses"):
+    for name in ("switches_per_hop", "syscalls_per_switch", "cache_misses",
+                 *(block for block, _, _, _ in IO_FIGURES)):
         if name in counts:
             block = _object(path, doc, "counts." + name, empty_ok=True)
             _numbers(path, block, "counts." + name, False)

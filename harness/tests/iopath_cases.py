@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Cases for harness/gate/iopath.py: the IO path's counts per request are counts, the same on every
-run of one build, and they see a read path that does one more system call per request.
+run of one build, they see a read path that does one more system call per request, and the
+lines figure sees exactly the lines a server touches per connection.
 
 usage: iopath_cases.py CASE --work DIR     (exit 77 with `not run: why` where perf's
                                              tracepoints, valgrind or SCHED_FIFO are missing)
@@ -9,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 HARNESS = Path(__file__).resolve().parent.parent
@@ -36,6 +38,9 @@ def case_deterministic(a):
         for fig in ("instructions_per_request", "syscalls_per_request"):
             vals = [r[name][fig] for r in runs]
             check(max(vals) <= min(vals) * 1.001, f"{name} {fig}: the same on every run", vals)
+        lines = [r[name]["lines_per_request"] for r in runs]
+        check(max(lines) - min(lines) <= 0.1, f"{name} lines_per_request: the same on every "
+              "run, to a tenth of a line", lines)
         sc = runs[0][name]["syscalls_per_request"]
         check(abs(sc - (2 + 1 / iopath.CONNS)) < 0.002, f"{name}: 2 + 1/{iopath.CONNS} system "
               "calls per request", sc)
@@ -54,6 +59,25 @@ def case_extra_read(a):
           "eager: exactly one system call more per request", (ad, eg))
     check(eg["instructions_per_request"] > ad["instructions_per_request"] * 1.05,
           "eager: more instructions per request", (ad, eg))
+
+
+def case_own_lines(a):
+    """The epoll server told to walk 8 cache lines of a page of its own per connection after
+    each read (--touch-lines 8, the fiberio yardstick epoll-touch8) touches 8 own lines more
+    per request, and its instructions rise with the walk; the fiber server, with a stack per
+    connection, touches more own lines per request than the epoll server."""
+    available()
+    with tempfile.TemporaryDirectory(prefix="iopath-lines-") as tmp:
+        plain = iopath.user_space(BIN, iopath.CONFIGS["epoll"], tmp)
+        touch = iopath.user_space(BIN, [*iopath.CONFIGS["epoll"], "--touch-lines", "8"], tmp)
+        fiber = iopath.user_space(BIN, iopath.CONFIGS["fiber/adaptive"], tmp)
+    extra = touch["lines_per_request"] - plain["lines_per_request"]
+    check(abs(extra - 8) <= 0.3, "epoll --touch-lines 8: 8 own lines more per request",
+          (plain, touch))
+    check(touch["instructions_per_request"] > plain["instructions_per_request"],
+          "epoll --touch-lines 8: more instructions per request", (plain, touch))
+    check(fiber["lines_per_request"] > plain["lines_per_request"] + 1,
+          "the fiber server touches more own lines per request than epoll", (fiber, plain))
 
 
 def case_relative_bin(a):
