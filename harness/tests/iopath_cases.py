@@ -29,11 +29,11 @@ def available():
 
 
 def case_deterministic(a):
-    """Three runs of the fiber server and the epoll yardstick count the same, to 0.1%, and as
+    """Two runs of the fiber server and the epoll yardstick count the same, to 0.1%, and as
     the fixed schedule predicts: a recv and a send per request, one epoll_wait per batch of
     all 100 connections, no epoll_ctl on their paths."""
     available()
-    runs = [iopath.measure(BIN, ["fiber/adaptive", "epoll"]) for _ in range(3)]
+    runs = [iopath.measure(BIN, ["fiber/adaptive", "epoll"]) for _ in range(2)]
     for name in ("fiber/adaptive", "epoll"):
         for fig in ("instructions_per_request", "syscalls_per_request"):
             vals = [r[name][fig] for r in runs]
