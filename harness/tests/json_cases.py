@@ -6,6 +6,7 @@ usage: json_cases.py CASE --work DIR
 """
 import json
 import math
+import os
 import shutil
 import subprocess
 import sys
@@ -111,16 +112,32 @@ STRING = (('"x"', str),)
 VALUE = STRING + (("0", (int, float)), ("[]", list))
 
 
+def shard(every):
+    """Which of `every` variants a case that takes one in `every` takes (0 to every - 1):
+    SWITCHYARD_FUZZ_SHARD when set, to run a failure's again, else the commit's hash modulo
+    `every`. The runs of one commit take the same variants; successive commits' CI runs take
+    different ones, and between them every variant."""
+    if every <= 1:
+        return 0
+    given = os.environ.get("SWITCHYARD_FUZZ_SHARD")
+    if given is not None:
+        return int(given) % every
+    p = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True,
+                       text=True)
+    head = p.stdout.strip() if p.returncode == 0 else ""
+    return int(head[:8], 16) % every if head else 0
+
+
 def fuzz(target, main, argv, not_read, every=1, kinds=STRING):
-    """Every variant of target's file (json_fuzz.variants) through main: never a traceback;
-    a refusal (one line, exit 2) unless the variant only changes a field the reader does not
-    read or puts a value of the type that was there (kinds: see same_type). Returns the
-    problems and the number run."""
+    """The variants of target's file (json_fuzz.variants) through main, one in `every` (which
+    one: shard()): never a traceback; a refusal (one line, exit 2) unless the variant only
+    changes a field the reader does not read or puts a value of the type that was there
+    (kinds: see same_type). Returns the problems and the number run."""
     good = target.read_text()
     original = json.loads(good)
-    problems, n = [], 0
+    problems, n, offset = [], 0, shard(every)
     for i, (what, text) in enumerate(Z.variants(good)):
-        if i % every:
+        if i % every != offset:
             continue
         target.write_text(text)
         n += 1
@@ -181,9 +198,10 @@ def case_fuzz_history(a):
     check(Z.outcome(history.main, argv)[0] == 0, "the unchanged run is charted")
     problems, n = [], 0
     for name in ("switch-regress.json", "verdicts.json"):
-        found, count = fuzz(run_dir / name, history.main, argv, NOT_READ["history"])
+        found, count = fuzz(run_dir / name, history.main, argv, NOT_READ["history"], 2)
         problems, n = problems + found, n + count
-    check(n > 150 and not problems, f"{len(problems)} of {n} variants", problems[:5])
+    check(n > 75 and not problems, f"{len(problems)} of {n} variants (shard {shard(2)} of 2)",
+          problems[:5])
 
 
 # A run folder's files the synthetic run (plots/tests/synth.py) does not make, from the
@@ -209,8 +227,8 @@ def run_folder(work, name="run"):
 
 
 def fuzz_run(folder, main, argv, every):
-    """Every experiment file of folder through fuzz(), a deterministic sample of one variant
-    in `every` of each (a report costs a fraction of a second; a refusal costs less)."""
+    """Every experiment file of folder through fuzz(), one variant in `every` of each (a
+    report costs a fraction of a second; a refusal costs less)."""
     problems, n = [], 0
     for target in sorted(folder.glob("*.json")):
         if target.name == "verdicts.json":
@@ -221,20 +239,21 @@ def fuzz_run(folder, main, argv, every):
 
 
 def case_fuzz_report(a):
-    """report.py with one variant in two (2,540 in all, 40 s of a core here): every path of
-    every experiment file still gets two or three of the five replacements, and the paths
-    next to it the others."""
+    """report.py with one variant in four (about 640 of 2,540; shard() says which): every
+    path of every experiment file still gets one or two of the five replacements, and the
+    paths next to it the others."""
     sys.path.insert(0, str(ROOT / "plots"))
     import report
     folder = run_folder(a.work)
     argv = [str(folder), "--no-charts", "--no-reference"]
     check(Z.outcome(report.main, argv)[0] == 0, "the unchanged run is reported")
-    problems, n = fuzz_run(folder, report.main, argv, 2)
-    check(n > 1200 and not problems, f"{len(problems)} of {n} variants", problems[:8])
+    problems, n = fuzz_run(folder, report.main, argv, 4)
+    check(n > 600 and not problems, f"{len(problems)} of {n} variants (shard {shard(4)} of 4)",
+          problems[:8])
 
 
 def case_fuzz_compare(a):
-    """compare.py with the variants in A, one in three of them (a comparison costs twice a
+    """compare.py with the variants in A, one in six of them (a comparison costs twice a
     report): every experiment file is still fuzzed at its every level."""
     sys.path.insert(0, str(ROOT / "plots"))
     import compare
@@ -242,8 +261,9 @@ def case_fuzz_compare(a):
     argv = [str(folder), str(other), "--no-charts", "--out", str(Path(a.work) / "out"),
             "--runs-root", str(Path(a.work))]
     check(Z.outcome(compare.main, argv)[0] == 0, "the unchanged runs are compared")
-    problems, n = fuzz_run(folder, compare.main, argv, 3)
-    check(n > 800 and not problems, f"{len(problems)} of {n} variants", problems[:8])
+    problems, n = fuzz_run(folder, compare.main, argv, 6)
+    check(n > 400 and not problems, f"{len(problems)} of {n} variants (shard {shard(6)} of 6)",
+          problems[:8])
 
 
 if __name__ == "__main__":
