@@ -22,8 +22,10 @@ def measure(ctx, exp):
     if not os.access(bench, os.X_OK) or not emulator:
         write_json(ctx.dir / exp.output,
                    {"experiment": exp.name, "meta": ctx.meta(), "status": "not run",
-                    "reason": f"no aarch64 switch-bench at {bench} (built by ./run.sh with "
-                              "the cross compiler and arm64 Google Benchmark installed)"})
+                    "reason": f"no aarch64 switch-bench at {bench} (./run.sh full and "
+                              "./run.sh test build it, with the cross compiler and arm64 "
+                              "Google Benchmark installed; quick only brings one up to "
+                              "date)"})
         return "not run: no aarch64 switch-bench"
     p = exp.preset(ctx.preset)
     raw = Path(ctx.tmp) / "switch-emulated.json"

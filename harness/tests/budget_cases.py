@@ -381,10 +381,11 @@ def given_text(given):
     return ", ".join(f"{s} {g:.0f} s (wanted {w:.0f})" for s, (g, w) in given.items())
 
 
-def simulated_suite(slow, total_s, preset="quick"):
+def simulated_suite(slow, total_s, preset="quick", not_run=()):
     """The preset's suite on a fake clock with every cost `slow` times this machine's:
     (seconds in all, {budgeted step: (seconds given, seconds it wanted)}). A budgeted step
-    takes what it wants, or its budget when that is less, but never less than its minimum."""
+    takes what it wants, or its budget when that is less, but never less than its minimum;
+    the steps in not_run say so and take nothing."""
     import suite
     costs, minimums = ((QUICK_COSTS, QUICK_MINIMUMS) if preset == "quick" else
                        (FULL_COSTS, FULL_MINIMUMS))
@@ -394,7 +395,7 @@ def simulated_suite(slow, total_s, preset="quick"):
     for s in suite.STEPS:
         clock.advance(WAIT_S)
         limit, _ = plan.budget(s, clock())
-        want = costs.get(s, 0.0) * slow
+        want = 0.0 if s in not_run else costs.get(s, 0.0) * slow
         took = want
         if suite.budgeted(s):
             given[s] = (limit, want)
@@ -433,15 +434,18 @@ def case_suite_plan(a):
 
 # What ./run.sh took before the suite on the AMD EPYC VM: its setup check and an incremental
 # build (22-25 s), and a fresh clone's first build (about 65 s: 49 s for build/, 13 s for
-# build-aarch64's switch-bench, the configures).
-BEFORE_BUILT_S, BEFORE_FRESH_S = 25.0, 65.0
+# build-aarch64's switch-bench, the configures). Quick makes no first cross build, so a fresh
+# clone's quick run spends about 52 s before its suite, and its switch_emulated says not run;
+# full still makes it.
+BEFORE_BUILT_S, BEFORE_FRESH_S, BEFORE_FRESH_QUICK_S = 25.0, 65.0, 52.0
 
 
 def case_run_total(a):
     """The quick suite's total is ./run.sh's 6 minutes less what the run spent before the
     suite: with an incremental build it is the SUITE_BUDGET_S a suite started by hand has; a
     fresh clone's first build comes out of it, and the whole run, build and suite, keeps to
-    the 6 minutes on this machine (the suite plan shrinking the budgeted steps). A run whose
+    the 6 minutes on this machine and on one 1.5 times slower (the suite plan shrinking the
+    budgeted steps; quick making no first cross build, without which 1.5x overruns). A run whose
     setup took so long that the suite would fall below SUITE_FLOOR_S gets the floor and says
     by how much it goes over. Full likewise within 75 minutes, on this machine and on one
     1.2 times slower, which overruns without the plan. A --started-at that is no time is
@@ -453,18 +457,27 @@ def case_run_total(a):
     total, before, over = suite.suite_total("quick", t0, t0 + BEFORE_BUILT_S)
     check(abs(total - suite.SUITE_BUDGET_S["quick"]) <= 1 and before == BEFORE_BUILT_S
           and over is None, "an incremental build: about SUITE_BUDGET_S", (total, before))
-    total, before, over = suite.suite_total("quick", t0, t0 + BEFORE_FRESH_S)
-    check(total == run_s - suite.RUN_SPARE_S - BEFORE_FRESH_S and over is None,
+    total, before, over = suite.suite_total("quick", t0, t0 + BEFORE_FRESH_QUICK_S)
+    check(total == run_s - suite.RUN_SPARE_S - BEFORE_FRESH_QUICK_S and over is None,
           "a fresh clone's build comes out of the suite's share", total)
-    took, given = simulated_suite(1, total)
-    print(f"fresh clone: {BEFORE_FRESH_S:.0f} s before the suite, the suite {took:.0f} s of "
-          f"{total:.0f}; budgeted steps given "
-          + given_text(given))
-    check(BEFORE_FRESH_S + took <= run_s, f"a fresh clone's whole run within {run_s} s",
-          BEFORE_FRESH_S + took)
-    took, _ = simulated_suite(1, suite.SUITE_BUDGET_S["quick"])
-    check(BEFORE_FRESH_S + took > run_s, "with the total a suite started by hand has, the "
-          f"fresh clone's run overruns {run_s} s", BEFORE_FRESH_S + took)
+    fresh = ("switch_emulated",)  # no cross build yet: not run
+    for slow in (1, 1.5):
+        before = BEFORE_FRESH_QUICK_S * slow
+        total, _, _ = suite.suite_total("quick", t0, t0 + before)
+        took, given = simulated_suite(slow, total, not_run=fresh)
+        print(f"fresh clone, {slow}x slower: {before:.0f} s before the suite, the suite "
+              f"{took:.0f} s of {total:.0f}; budgeted steps given " + given_text(given))
+        check(before + took <= run_s + OVERSHOOT_S * len(given),
+              f"{slow}x slower: a fresh clone's whole run within {run_s} s", before + took)
+    # The first cross build in the quick run, as it was: 13 s more before the suite.
+    before = BEFORE_FRESH_S * 1.5
+    total, _, _ = suite.suite_total("quick", t0, t0 + before)
+    took, _ = simulated_suite(1.5, total)
+    check(before + took > run_s, "1.5x slower, with quick making the first cross build: "
+          f"the fresh clone's run overruns {run_s} s", before + took)
+    took, _ = simulated_suite(1, suite.SUITE_BUDGET_S["quick"], not_run=fresh)
+    check(BEFORE_FRESH_QUICK_S + took > run_s, "with the total a suite started by hand has, "
+          f"the fresh clone's run overruns {run_s} s", BEFORE_FRESH_QUICK_S + took)
     total, before, over = suite.suite_total("quick", t0, t0 + 200)
     check(total == suite.SUITE_FLOOR_S["quick"] and over and "over" in over,
           "setup took 200 s: the floor, and a note of the overrun", (total, over))
