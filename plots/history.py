@@ -27,8 +27,8 @@ counts, every claim's deciding figures and the peers' ratios):
   switch/<row>           suite (switch.json): CPU time in ns, one sample per repetition
   icount/<row>           instructions per switch, create or hop (exact)
   syscalls/<backend>     system calls per switch (exact)
-  iopath/<server>/<what> regress: an echo server's instructions, system calls, epoll_ctl
-                         per request (exact)
+  iopath/<server>/<what> regress: an echo server's instructions, own cache lines, system
+                         calls or epoll_ctl per request (exact)
   claim/<id>: <figure>   suite (verdicts.json): a figure the claim's rule compared with a
                          threshold, with the interval and n the report computed
   peers/<conns>/<what> fiber/<peer>
