@@ -112,12 +112,12 @@ def estimate(name, value, low, high, n, unit, source, open_parts=None):
 AT_LEAST, AT_MOST = "at least", "at most"
 
 
-def bounded(fig, side, when=True):
-    """fig as a one-sided bound (side AT_LEAST or AT_MOST), its name saying so; fig itself
-    when `when` is false (a peak that was measured, not bounded)."""
+def bounded(fig, side, when=True, why="a client-bound peak"):
+    """fig as a one-sided bound (side AT_LEAST or AT_MOST), its name saying so and why; fig
+    itself when `when` is false (a peak that was measured, not bounded)."""
     if not when or fig is None or fig.get("value") is None:
         return fig
-    return dict(fig, bound=side, name=f"{fig['name']} ({side}: a client-bound peak)")
+    return dict(fig, bound=side, name=f"{fig['name']} ({side}: {why})")
 
 
 def exact(name, value, unit, source):

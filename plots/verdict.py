@@ -197,8 +197,9 @@ def straddle_reason(test, rule):
     side = one_side(test)
     if side:
         return (f"Its interval lies {side} {threshold_text(test['threshold'])}, but it is a bound "
-                f"({test['bound']} this, read on a client-bound peak): the server's own figure "
-                f"may lie on either side of {threshold_text(test['threshold'])}.")
+                f"({test['bound']} this, read where the load generator was client-bound): the "
+                f"server's own figure may lie on either side of "
+                f"{threshold_text(test['threshold'])}.")
     return f"Its interval straddles {rule}."
 
 
@@ -312,9 +313,8 @@ def why(r):
 AT_THRESHOLD = 0.005
 ROUNDS, AT, REPETITIONS, LIMIT = "rounds", "at the threshold", "repetitions", "limit"
 UNMEASURED = "measuring"  # a part the run did not measure (unmeasured_entry)
-BOUND_LIMIT = ("the figure is a bound read on a client-bound peak: the load generator "
-               "(echo-load) saturated its core there, so the server's own figure is open on "
-               "that side")
+BOUND_LIMIT = ("the figure is a bound, read where the load generator (echo-load) saturated "
+               "its core, so the server's own figure is open on that side")
 BOUND_LIFT = ("no number of rounds lifts that limit; a load generator that keeps up with the "
               "server (more CPU for echo-load than the server uses) would decide it")
 
@@ -459,4 +459,4 @@ def short_open(e):
         return "measured once: needs repetitions"
     if e["needs"] == UNMEASURED:
         return "not measured: a budget with room for it"
-    return "limit: a client-bound peak (echo-load saturated its core)"
+    return "limit: client-bound (echo-load saturated its core)"

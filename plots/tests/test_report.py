@@ -91,6 +91,51 @@ class Verdicts(synth.SyntheticRuns):
                                                                       cpu_ratio=1.0)), V.NOT)
         self.assertEqual(self.verdict(claims.by_id("C2").verdict, engines=None), V.NOTRUN)
 
+    def test_c2_client_bound_rounds(self):
+        """A round whose naive run was client-bound measured echo-load twice: left out of the
+        throughput ratio (six such rounds at 1.0 would otherwise pull a 1.5 median into the
+        1.15 threshold); merged client-bound alone makes the ratio a lower bound, which
+        confirms "holds" and never "does not hold"; every naive run client-bound leaves only
+        what CPU per request decides."""
+        c2 = claims.by_id("C2").verdict
+
+        def eng(ratio, naive_bound, merged_bound, cpu_ratio=1.3, rounds=10):
+            doc = synth.engines(ratio=ratio, cpu_ratio=cpu_ratio, rounds=rounds, jitter=0.05)
+            for r in doc["runs"]:
+                if r["kind"] != "tput":
+                    continue
+                bound = naive_bound if r["engine"] == "naive" else merged_bound \
+                    if r["engine"] == "merged" else ()
+                r["status"] = "client-bound" if r["round"] in bound else "ok"
+                if r["engine"] == "merged" and r["round"] in naive_bound:
+                    r["requests_per_sec"] = 50000.0  # both capped: the client's pace, 1.0
+            return doc
+        capped = range(6)
+        self.assertEqual(self.verdict(c2, engines=eng(1.5, (), ())), V.HOLDS)
+        r = c2(self.run_with(engines=eng(1.5, capped, ())))
+        self.assertEqual(r["verdict"], V.HOLDS, r["measured"])
+        self.assertTrue(any("left out of the throughput ratio: 6 round(s)" in ln
+                            for ln in r["measured"]), r["measured"])
+        # Read with them, the six 1.0 rounds pull the median to 1.0: not "holds".
+        synth_all = eng(1.5, (), ())
+        for x in synth_all["runs"]:
+            if x["engine"] == "merged" and x["round"] in capped:
+                x["requests_per_sec"] = 50000.0
+        self.assertNotEqual(self.verdict(c2, engines=synth_all), V.HOLDS)
+        # merged client-bound in every round read: a lower bound above 1.15 still holds ...
+        r = c2(self.run_with(engines=eng(1.5, (), range(10))))
+        self.assertEqual(r["verdict"], V.HOLDS)
+        self.assertTrue(any("lower bound" in ln for ln in r["measured"]), r["measured"])
+        # ... but one below 1.0 cannot say "does not hold" (merged may have served more).
+        self.assertEqual(self.verdict(c2, engines=eng(0.9, (), range(10), cpu_ratio=1.0)),
+                         V.INCONCLUSIVE)
+        self.assertEqual(self.verdict(c2, engines=eng(0.9, (), (), cpu_ratio=1.0)), V.NOT)
+        # naive client-bound in every round: CPU per request settles "at least partly".
+        r = c2(self.run_with(engines=eng(1.5, range(10), ())))
+        self.assertEqual(r["verdict"], V.INCONCLUSIVE, r["measured"])
+        self.assertIn(V.PARTLY, r["possible"])
+        self.assertNotIn(V.NOT, r["possible"])
+
     def test_c3(self):
         self.assertEqual(self.verdict(claims.by_id("C3").verdict), V.HOLDS)
         self.assertEqual(self.verdict(claims.by_id("C3").verdict, engines=synth.engines(naive_ctl=1.7)), V.PARTLY)

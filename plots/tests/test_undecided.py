@@ -130,13 +130,14 @@ class Rounds(unittest.TestCase):
         self.assertIn("the load generator (echo-load) saturated its core", text)
         self.assertIn("no number of rounds lifts that limit", text)
         self.assertNotIn("rounds would decide", text)
-        self.assertIn("limit: a client-bound peak", claims_table.would_decide_short(r))
+        self.assertIn("limit: client-bound", claims_table.would_decide_short(r))
         # Below the threshold an upper bound can be confirmed: rounds, and the bound named.
         r = decide(F.bounded(F.estimate("share", 0.45, 0.40, 0.55, 5, "x", "s"), F.AT_MOST),
                    "<", 0.5)
         (e,) = r["open"]
         self.assertEqual((e["needs"], e["rounds"]), (V.ROUNDS, 20))
-        self.assertIn("a bound read on a client-bound peak", claims_table.would_decide(r))
+        self.assertIn("a bound, read where the load generator (echo-load) saturated its core",
+                      claims_table.would_decide(r))
 
     def test_noise_floor_needs_both_intervals_clear(self):
         # The ratio clears 1.05 (0.025 of 0.03: 5 rounds); its A/A floor 1.0 [0.95, 1.06]
