@@ -79,7 +79,8 @@ def build(ra, rb, learned=({}, "none: no runs to learn from were looked for")):
         cid = claim.ID
         va, vb = res_a[cid]["verdict"], res_b[cid]["verdict"]
         rows = claim_rows(res_a[cid]["figures"], res_b[cid]["figures"], cid, values)
-        reading, moved = claim_change(va, vb, rows)
+        reading, moved = claim_change(va, vb, rows, res_a[cid].get("tests"),
+                                      res_b[cid].get("tests"))
         verdicts[cid] = (va, vb, reading)
         body += [f"## {cid}", "", f"**Claim** ({claim.SOURCE}): {claim.CLAIM}", "",
                  f"**Verdict:** A {va}, B {vb} ({reading}"

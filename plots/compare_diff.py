@@ -105,15 +105,30 @@ CHANGED_UNKNOWN = "verdict changed, noise unknown"
 CHANGED_MISSING = "verdict changed, a deciding figure measured in one run only"
 
 
-def claim_change(va, vb, rows):
+def claim_change(va, vb, rows, tests_a=None, tests_b=None):
     """(reading, [deciding figures that moved]) of one claim: whether a changed verdict
     follows a change beyond the noise of the figures its rule compared with thresholds (in
-    either run; every figure when neither rule compared one)."""
+    either run; every figure when neither rule compared one). tests_a and tests_b, the two
+    results' comparisons (figure, op, threshold, outcome), when given: a figure that came out
+    the same against every threshold in both runs did not change the verdict, however far it
+    moved (a kernel count under load that differs in its third decimal, 2.1 away from its
+    threshold, say)."""
     if va == vb:
         return UNCHANGED, []
     deciding = [r for r in rows if (r[1] or {}).get("decides") or (r[2] or {}).get("decides")]
     deciding = deciding or rows
-    moved = [r[0] for r in deciding if r[4] in (F.BEYOND, "exact differs")]
+
+    def outcomes(tests):
+        return {(t.get("figure"), t.get("op"), t.get("threshold")): t.get("outcome")
+                for t in tests or []}
+    oa, ob = outcomes(tests_a), outcomes(tests_b)
+
+    def settled_alike(name):
+        keys = {k for k in oa.keys() | ob.keys() if k[0] == name}
+        return tests_a is not None and tests_b is not None and bool(keys) and \
+            all(oa.get(k) == ob.get(k) for k in keys)
+    moved = [r[0] for r in deciding
+             if r[4] in (F.BEYOND, "exact differs") and not settled_alike(r[0])]
     if moved:
         return CHANGED_BEYOND, moved
     if any(r[4] == "one side only" for r in deciding):

@@ -112,7 +112,7 @@ def against(r, ref_r, run):
     if scope:
         return f"{va}: {scope}"
     rows = compare_diff.claim_rows(ref_r["figures"], r["figures"])
-    reading, moved = compare_diff.claim_change(va, vb, rows)
+    reading, moved = compare_diff.claim_change(va, vb, rows, ref_r.get("tests"), r.get("tests"))
     bound = [f["name"] for f in r["figures"] if f.get("decides") and f.get("bound")]
     text = {compare_diff.CHANGED_BEYOND: "beyond noise",
             compare_diff.CHANGED_WITHIN: "within noise",

@@ -225,6 +225,26 @@ class Compare(unittest.TestCase):
                                       synth.engines(ratio=1.17, rounds=5, jitter=0.015)),
                          (V.INCONCLUSIVE, V.HOLDS, compare_diff.CHANGED_WITHIN))
 
+    def test_a_figure_that_settled_alike_changed_nothing(self):
+        """A kernel count measured under load differs in its third decimal, far from its
+        threshold: it came out the same against it in both runs, so the verdict's change is
+        the other figure's, which stayed within the noise."""
+        rows = [("count", {"decides": True}, {"decides": True}, 0.998, "exact differs", "", None),
+                ("ratio", {"decides": True}, {"decides": True}, 1.02, F.WITHIN, "", None)]
+
+        def tests(count, ratio):
+            return [{"figure": "count", "op": "<=", "threshold": 2.1, "outcome": count},
+                    {"figure": "ratio", "op": "<=", "threshold": 1.05, "outcome": ratio}]
+        change = compare_diff.claim_change
+        self.assertEqual(change(V.HOLDS, V.INCONCLUSIVE, rows, tests("yes", "yes"),
+                                tests("yes", F.STRADDLES)), (compare_diff.CHANGED_WITHIN, []))
+        # Without the comparisons, the differing count is taken for the cause.
+        self.assertEqual(change(V.HOLDS, V.INCONCLUSIVE, rows),
+                         (compare_diff.CHANGED_BEYOND, ["count"]))
+        # A count that came out otherwise against its threshold did change the verdict.
+        self.assertEqual(change(V.HOLDS, V.NOT, rows, tests("yes", "yes"), tests("no", "yes")),
+                         (compare_diff.CHANGED_BEYOND, ["count"]))
+
     def test_verdict_change_beyond_noise(self):
         self.assertEqual(self.changed(synth.engines(ratio=1.12, rounds=5, jitter=0.02),
                                       synth.engines(ratio=1.25, rounds=5, jitter=0.02)),

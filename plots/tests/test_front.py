@@ -137,7 +137,17 @@ class Summary(unittest.TestCase):
             if f["name"] == "call/chain":
                 f.update(value=f["value"] * 3, low=f["low"] * 3, high=f["high"] * 3,
                          samples=[x * 3 for x in f.get("samples") or []])
+        # ... and came out otherwise against a threshold, as a figure three times over would.
+        tests = [t for t in moved["tests"] if t["figure"] == "call/chain"]
+        self.assertTrue(tests, "C5 compares call/chain with a threshold")
+        for t in tests:
+            t["outcome"] = "no" if t["outcome"] != "no" else "yes"
         self.assertIn("beyond noise (call/chain", summary.against(moved, ref_r, quick_run()))
+        # Moved as far but alike against every threshold: not what changed the verdict.
+        alike = copy.deepcopy(moved)
+        alike["tests"] = copy.deepcopy(ref_r["tests"])
+        self.assertEqual(summary.against(alike, ref_r, quick_run()),
+                         "does not hold: within noise")
 
 
 class Sharpen(unittest.TestCase):
