@@ -238,8 +238,9 @@ def suite_total(preset, started_at, now):
         return round(total, 1), round(before, 1), None
     return floor, round(before, 1), (
         f"./run.sh spent {before:.0f} s before the suite (setup, build): the suite takes "
-        f"{floor} s, the least its steps decide with, so the run goes about "
-        f"{floor - total:.0f} s over its {run_s} s")
+        f"{floor} s, the least its steps decide with, so the run goes at least "
+        f"{floor - total:.0f} s over its {run_s} s (more where the steps' least rounds take "
+        "longer than that on this machine)")
 
 
 def epoch_seconds(text):
