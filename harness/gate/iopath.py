@@ -39,7 +39,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from lib import perf, server
+from lib import callgrind, perf, server
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -127,25 +127,15 @@ def user_space(bin_dir, args, tmp):
         out = Path(tmp) / f"cachegrind-{n}.out"
         st = _serve(bin_dir, args, n, ["valgrind", "--tool=cachegrind", "--cache-sim=yes",
                                        *LINES_CACHE, f"--cachegrind-out-file={out}"], tmp)
-        runs.append((_requests(st), _cachegrind_totals(out.read_text())))
+        got = callgrind.event_totals(out.read_text())
+        missing = {"Ir", "D1mr", "D1mw"} - set(got)
+        if missing:
+            raise RuntimeError(f"cachegrind counted no {', '.join(sorted(missing))}")
+        runs.append((_requests(st), got))
     (r1, t1), (r2, t2) = runs
     return {"instructions_per_request": (t2["Ir"] - t1["Ir"]) / (r2 - r1),
             "lines_per_request": (t2["D1mr"] + t2["D1mw"] - t1["D1mr"] - t1["D1mw"])
             / (r2 - r1)}
-
-
-def _cachegrind_totals(text):
-    """{event: total} from a cachegrind output file's `events:` and `summary:` lines."""
-    lines = text.splitlines()
-    events = next((ln.split()[1:] for ln in lines if ln.startswith("events:")), None)
-    totals = next((ln.split()[1:] for ln in lines if ln.startswith("summary:")), None)
-    if not events or not totals or len(events) != len(totals):
-        raise RuntimeError("no event totals in cachegrind's output")
-    got = dict(zip(events, map(int, totals)))
-    missing = {"Ir", "D1mr", "D1mw"} - set(got)
-    if missing:
-        raise RuntimeError(f"cachegrind counted no {', '.join(sorted(missing))}")
-    return got
 
 
 def measure(bin_dir, configs=None, log=sys.stderr):

@@ -42,19 +42,16 @@ def run_once(exe, row, loops, workdir):
     if proc.returncode != 0:
         raise RuntimeError("%s failed (exit %d):\n%s" % (" ".join(cmd), proc.returncode,
                                                           proc.stderr[-2000:]))
-    names = totals = None
     with open(out_file) as f:
-        for line in f:
-            if line.startswith("events:"):
-                names = line.split()[1:]
-            elif line.startswith("summary:"):
-                totals = [int(x) for x in line.split()[1:]]
+        text = f.read()
     os.unlink(out_file)
-    if not names or not totals:
-        raise RuntimeError("no event summary in cachegrind's output of " + row)
+    try:
+        events = callgrind.event_totals(text)
+    except RuntimeError:
+        raise RuntimeError("no event summary in cachegrind's output of " + row) from None
     words = proc.stdout.split()
     units = {words[i]: int(words[i + 1]) for i in range(1, len(words) - 1, 2)}
-    return dict(zip(names, totals)), units
+    return events, units
 
 
 def measure(exe, row, loops):

@@ -107,6 +107,20 @@ def totals_of(path):
     return total
 
 
+def event_totals(text):
+    """{event: total} of a cachegrind (or callgrind) output file's text, from its `events:`
+    and `summary:` lines; RuntimeError without both."""
+    names = totals = None
+    for line in text.splitlines():
+        if line.startswith("events:"):
+            names = line.split()[1:]
+        elif line.startswith("summary:"):
+            totals = [int(x) for x in line.split()[1:]]
+    if not names or not totals or len(names) != len(totals):
+        raise RuntimeError("no event summary in the output")
+    return dict(zip(names, totals))
+
+
 def units_of(line):
     """{unit name: count} of a counting program's line "<row> <unit> <count> ..."."""
     words = line.split()

@@ -56,11 +56,10 @@ def paired_rounds(eng):
 def measure(run):
     eng = run.get("engines")
     r, cpu_r, left_out, merged_capped = paired_rounds(eng)
+    cpu_fig = F.paired("server CPU per request naive/merged", cpu_r["per_round"], "", "engines")
     if eng and left_out and not r["per_round"] and cpu_r["per_round"]:
         # The throughput is the load generator's in every round; CPU per request is still
         # the servers' own, so the verdict is left open only as far as throughput decides it.
-        cpu_fig = F.paired("server CPU per request naive/merged", cpu_r["per_round"], "",
-                           "engines")
         return {"lines": [f"- no throughput ratio: naive's run was client-bound in all "
                           f"{len(left_out)} rounds (echo-load saturated its core), so each "
                           "measured the load generator, not the two servers",
@@ -95,7 +94,6 @@ def measure(run):
                      f"{len(r['per_round'])} rounds read: merged served at least what was "
                      "measured, so the ratio is a lower bound")
         tput = F.bounded(tput, F.AT_LEAST, why="merged's load generator saturated its core")
-    cpu_fig = F.paired("server CPU per request naive/merged", cpu_r["per_round"], "", "engines")
     figures = [tput, cpu_fig]
     for e in ("naive", "merged"):
         figures.append(F.timing(f"throughput, {e}", s.get(e, {}).get("requests_per_sec"),
