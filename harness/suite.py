@@ -14,8 +14,10 @@ prints the step names, one a line; `--help` lists them with what each measures.
 `quick` aims at five minutes on a 2-core machine (measured: plots/README.md) and reaches a
 verdict on every claim (fewer repetitions, shorter points); `full` runs every experiment at
 full size. A step that fails is recorded as failed (the report then says "not run" for what
-depended on it) and the suite goes on. Results go to results/runs/<host>/<UTC date>-<sha>/, or
-with --reference to results/reference/ (replaced).
+depended on it) and the suite goes on. On a machine too slow for the steps still to come to
+keep to the run's total even at their least, whole steps are left out (experiments.SHED's
+order) and recorded "not run" with the reason. Results go to
+results/runs/<host>/<UTC date>-<sha>/, or with --reference to results/reference/ (replaced).
 
 One run measures on a machine at a time: a second one refuses while the first holds the lock
 (suite_guard.py). SIGTERM, SIGINT or SIGHUP stops every process the run started and leaves
@@ -113,6 +115,37 @@ def budget(step, preset):
 def budgeted(step):
     """Whether the step sizes itself to the budget it is given."""
     return step != REPORT and experiment(step).budgeted
+
+
+def least(step, preset):
+    """The seconds a step takes at its least on the machine its budget was sized on: a fixed
+    step its budget, a budgeted one its declared least (0 when it declares none for the
+    preset), a step the preset leaves out nothing."""
+    if step == REPORT:
+        return REPORT_BUDGET_S[preset]
+    exp = experiment(step)
+    if preset == "quick" and getattr(exp.run, "quick_skips", False):
+        return 0.0
+    if not exp.budgeted:
+        return exp.budget_s[preset]
+    return (exp.least_s or {}).get(preset, 0.0)
+
+
+def plan_steps(steps, preset):
+    """lib/budget.SuitePlan's steps: (name, declared seconds, budgeted, least seconds)."""
+    return [(s, budget(s, preset), budgeted(s), least(s, preset)) for s in steps]
+
+
+def left_out(ctx, step, why):
+    """Records that the plan left step `step` out of this run: its output file says "not run"
+    and why, as the steps a preset leaves out do."""
+    exp = experiment(step)
+    meta.write_json(ctx.dir / exp.output, {"experiment": exp.name, "meta": ctx.meta(),
+                                           "status": "not run", "reason": why})
+    say(f"step {step}: not run: {why}")
+    return {"status": "not run: " + why, "seconds": 0.0, "budget_s": None,
+            "declared_budget_s": budget(step, ctx.preset), "over_budget": False,
+            "calibration": None, "left_out": True}
 
 
 def times(step, preset):
@@ -320,7 +353,7 @@ def run_suite(a, steps, state):
     guard.write_record(run_dir / "suite.json", record)
     reference_state(record)
     total, before, over = suite_total(a.preset, a.started_at, time.time())
-    plan = B.SuitePlan([(s, budget(s, a.preset), budgeted(s)) for s in steps], total)
+    plan = B.SuitePlan(plan_steps(steps, a.preset), total, experiments.SHED)
     # Every preset has a total (suite_total), so the plan's is never None here.
     say(f"{a.preset} suite: {', '.join(steps)} -> {run_dir} (budget "
         f"{fmt(sum(budget(s, a.preset) for s in steps))}; the suite's {fmt(total)}"
@@ -344,6 +377,11 @@ def run_suite(a, steps, state):
                               seconds=round(time.monotonic() - started, 1))
                 guard.write_record(run_dir / "suite.json", record)
             elapsed = time.monotonic() - started
+            why = plan.out(s, elapsed)
+            if why:
+                record["steps"][s] = left_out(ctx, s, why)
+                guard.write_record(run_dir / "suite.json", record)
+                continue
             planned = plan.budget(s, elapsed)
             ctx.budgets[s] = planned[0]
             say(f"step {i}/{len(steps)}: {s} (elapsed {fmt(elapsed)}, "

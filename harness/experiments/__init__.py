@@ -30,6 +30,19 @@ slow
 maxconns
 """.split()
 
+# The steps a run leaves out, first to last, when on a slow machine the steps still to come
+# cannot keep to the run's total even at their least (lib/budget.SuitePlan): the most seconds
+# for the claims a step alone decides go first. handoff decides C15 alone (17 s at its least on
+# the 2-core AMD EPYC VM), maxconns C10 (14 s; the sweep also measures C8's memory), threads
+# C11 (12 s), timers C17 beside icount's counts (11 s), fibermem C12 beside props (7 s).
+SHED = """
+handoff
+maxconns
+threads
+timers
+fibermem
+""".split()
+
 
 def load():
     """Every experiment in ORDER; ValueError when a file declares another name."""

@@ -36,6 +36,10 @@ class Experiment:
     # It times something (the suite waits for the calibration probe before it); counting
     # steps (instructions, properties) need no quiet machine.
     times: bool = True
+    # {preset: the seconds a budgeted step takes at its least (its minimum rounds, whatever
+    # its budget) on the machine its budget was sized on}; a preset not named: unknown, 0.
+    # A fixed step's least is its budget.
+    least_s: Optional[dict] = field(default=None)
 
     def preset(self, name):
         return (self.presets or {}).get(name)

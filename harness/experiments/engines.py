@@ -405,6 +405,8 @@ EXPERIMENT = Experiment(
     budget_s={"quick": 44, "full": 240},
     # At least 3 rounds, up to the preset's while they fit (lib.budget.RoundGate).
     budgeted=True,
+    # At its least: three rounds and the counts (results/notes/harness.md).
+    least_s={"quick": 14},
     run=driver(),
 )
 

@@ -351,6 +351,8 @@ EXPERIMENT = Experiment(
     budget_s={"quick": 36, "full": 900},
     # Sizes itself to the budget: the rounds beyond the preset's run while they fit.
     budgeted=True,
+    # At its least: the sequential design's first look (results/notes/harness.md).
+    least_s={"quick": 20},
     run=driver(),
 )
 

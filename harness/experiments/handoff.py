@@ -194,6 +194,8 @@ EXPERIMENT = Experiment(
     },
     budget_s={"quick": 20, "full": 100},
     budgeted=True,
+    # At its least: three rounds (results/notes/harness.md).
+    least_s={"quick": 17},
     run=driver(),
 )
 

@@ -479,6 +479,8 @@ EXPERIMENT = Experiment(
     budget_s={"quick": 40, "full": 600},
     # Each part runs at least 3 rounds, up to the preset's while they fit its share.
     budgeted=True,
+    # At its least: three idle rounds and three of churn (results/notes/harness.md).
+    least_s={"quick": 25},
     run=driver(),
 )
 

@@ -152,5 +152,7 @@ EXPERIMENT = Experiment(
     budget_s={"quick": 46, "full": 300},
     # Each pass runs 3 repetitions, then up to the preset's as the budget has room for.
     budgeted=True,
+    # At its least: 3 repetitions of every pass (results/notes/harness.md).
+    least_s={"quick": 26, "full": 296},
     run=measure,
 )

@@ -171,6 +171,8 @@ EXPERIMENT = Experiment(
     budget_s={"quick": 16, "full": 70},
     # At least 3 rounds, up to the preset's while they fit (lib.budget.RoundGate).
     budgeted=True,
+    # At its least: three rounds (results/notes/harness.md).
+    least_s={"quick": 12},
     run=driver(),
 )
 

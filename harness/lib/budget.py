@@ -16,8 +16,9 @@ whose rounds are twice as noisy without waiting for one.
                                     the preset's while they end by its part's share
     extra_repetitions(...)          the repetitions past the minimum several passes of one
                                     program get, in proportion, when not all fit
-    SuitePlan(steps, total_s)       the budgets of a suite's steps within the suite's total:
-                                    the budgeted ones shrink when the fixed ones run slow
+    SuitePlan(steps, total_s, shed) the budgets of a suite's steps within the suite's total:
+                                    the budgeted ones shrink when the fixed ones run slow, and
+                                    whole steps are left out when not even their least fits
 """
 import statistics
 import time
@@ -125,15 +126,22 @@ class SuitePlan:
     the fixed steps still to come at the pace the fixed steps so far kept (pace()) and the
     waits between steps at their mean so far, is shared among the budgeted steps still to
     come in proportion to their declared budgets, each at most its own (a fast machine's
-    savings are not spent on longer steps). steps: [(name, declared seconds, budgeted)] in
-    the order they run."""
+    savings are not spent on longer steps).
+
+    A budgeted step still takes its least (its minimum rounds) however little it is given, so
+    on a machine slow enough the steps still to come overrun the total even at their least.
+    Before each step the plan predicts that least, at the same pace, and leaves steps out, in
+    the order `shed` names them, until the rest fits: a step left out is not run, and says
+    why (out()). steps: [(name, declared seconds, budgeted, least seconds)] in the order they
+    run; a fixed step's least is its declared seconds."""
 
     MIN_S = 1.0  # a budget is positive (Budget); a step starved to it runs its minimum
     PACE_FROM_S = 5.0
 
-    def __init__(self, steps, total_s):
-        self.steps, self.total_s = list(steps), total_s
+    def __init__(self, steps, total_s, shed=()):
+        self.steps, self.total_s, self.shed = list(steps), total_s, tuple(shed)
         self.done = {}  # name -> (seconds it took, seconds waited before it)
+        self.left_out = {}  # name -> why it was not run
 
     def finished(self, name, took_s, waited_s=0.0):
         self.done[name] = (took_s, waited_s)
@@ -144,24 +152,65 @@ class SuitePlan:
         before any did). The largest, because the declarations are not all as tight (on the
         AMD EPYC VM timers took 10.1 s of 11 and maxconns 13.7 of 14), and a pace read off a
         loose one underpredicts a tight one; a two-second step's start-up blurs its ratio."""
-        ratios = [self.done[n][0] / d for n, d, b in self.steps
+        ratios = [self.done[n][0] / d for n, d, b, _ in self.steps
                   if n in self.done and not b and d >= self.PACE_FROM_S]
         return max(ratios, default=1.0)
 
+    def _waits(self):
+        waits = [w for _, w in self.done.values()]
+        return sum(waits) / len(waits) if waits else 0.0
+
+    def _to_come(self, without=()):
+        return [st for st in self.steps
+                if st[0] not in self.done and st[0] not in self.left_out
+                and st[0] not in without]
+
+    def least(self, elapsed_s, without=()):
+        """The seconds the run takes in all when the steps still to come (less `without`)
+        each take their least at this machine's pace, the waits between them included."""
+        to_come = self._to_come(without)
+        return elapsed_s + self.pace() * sum(least for _, _, _, least in to_come) + \
+            self._waits() * len(to_come)
+
+    def shed_now(self, elapsed_s):
+        """The steps still to come that the plan leaves out, as things stand: the first of
+        `shed` until the least of the rest fits the total (none without a total)."""
+        out = []
+        if self.total_s is None:
+            return out
+        to_come = {st[0] for st in self._to_come()}
+        for name in self.shed:
+            if self.least(elapsed_s, out) <= self.total_s:
+                break
+            if name in to_come:
+                out.append(name)
+        return out
+
+    def out(self, name, elapsed_s):
+        """Why step `name`, about to start, is left out (a reason for "not run: ..."), or
+        None when it runs. A step left out stays out; the others are decided again at their
+        turn, with the pace known by then."""
+        if name not in self.shed_now(elapsed_s):
+            return None
+        why = (f"over the run's total (the steps still to come would take at least "
+               f"{self.least(elapsed_s) - elapsed_s:.0f} s at this machine's pace, "
+               f"{self.pace():.2f}x the declared; {self.total_s - elapsed_s:.0f} s were left)")
+        self.left_out[name] = why
+        return why
+
     def share(self, elapsed_s):
         """The share of its declared budget each budgeted step still to come may take."""
-        left = [(d, b) for n, d, b in self.steps if n not in self.done]
+        left = [(d, b) for _, d, b, _ in self._to_come(self.shed_now(elapsed_s))]
         budgeted = sum(d for d, b in left if b)
         if self.total_s is None or not budgeted:
             return 1.0
-        waits = [w for _, w in self.done.values()]
-        waits_s = (sum(waits) / len(waits) if waits else 0.0) * len(left)
         fixed = self.pace() * sum(d for d, b in left if not b)
+        waits_s = self._waits() * len(left)
         return max(0.0, min(1.0, (self.total_s - elapsed_s - fixed - waits_s) / budgeted))
 
     def budget(self, name, elapsed_s):
         """(seconds step `name` may take now, its declared seconds)."""
-        declared, budgeted = next((d, b) for n, d, b in self.steps if n == name)
+        declared, budgeted = next((d, b) for n, d, b, _ in self.steps if n == name)
         if not budgeted:
             return declared, declared
         return max(self.MIN_S, round(declared * self.share(elapsed_s), 1)), declared
@@ -169,7 +218,8 @@ class SuitePlan:
     def left(self, elapsed_s):
         """The seconds the steps still to come are predicted to take."""
         share, pace = self.share(elapsed_s), self.pace()
-        return sum(d * (share if b else pace) for n, d, b in self.steps if n not in self.done)
+        return sum(d * (share if b else pace)
+                   for _, d, b, _ in self._to_come(self.shed_now(elapsed_s)))
 
 
 def dearest_out(left, costs):

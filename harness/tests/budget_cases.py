@@ -356,22 +356,14 @@ QUICK_COSTS = {"switch": 32.4, "icount": 10.1, "props": 1.5, "asm_count": 0.6,
                "switch_emulated": 2.1, "engines": 35.8, "scale": 36.2, "fiberio": 31.3,
                "timers": 10.1, "threads": 15.4, "handoff": 17.2, "fibermem": 6.9,
                "sweep": 82.0, "maxconns": 13.7, "report": 11.6}
-# The least a budgeted step takes, whatever its budget, read off the same run: switch-bench's
-# 3 repetitions of every pass, three rounds of engines (5.1 s, then 1.8 s each) and its
-# counts, three of scale's idle rounds and three of churn, fiberio's first look (10 rounds),
-# three rounds of threads (3 s each) and of handoff, the sweep's first points.
-QUICK_MINIMUMS = {"switch": 26.0, "engines": 14.0, "scale": 25.0, "fiberio": 20.0,
-                  "threads": 12.0, "handoff": 17.0, "sweep": 10.0}
 # The same for the full preset, from the full run on the same machine (e361cd3, 2026-12-05).
-# Of the budgeted steps' minimums only switch's is known (its passes' 3 repetitions, which it
-# took while over its budget); the others count as none, so the full simulation checks the
-# plan at full's sizes, not what a starved step would still take.
+# The budgeted steps' least is what they declare (least_s); of full's, only switch's is known,
+# so the full simulation checks the plan at full's sizes, not what a starved step would take.
 FULL_COSTS = {"switch": 295.6, "icount": 28.9, "props": 1.1, "asm_count": 0.4,
               "switch_emulated": 17.7, "engines": 220.5, "scale": 569.3, "fiberio": 860.9,
               "peers": 124.3, "timers": 337.9, "hooks": 56.5, "instruments": 124.6,
               "threads": 53.1, "handoff": 88.4, "fibermem": 5.3, "sweep": 900.3,
               "slow": 322.3, "maxconns": 96.3, "report": 14.3}
-FULL_MINIMUMS = {"switch": 295.6}
 WAIT_S = 0.4       # the settle and calibration waits before a step
 OVERSHOOT_S = 0.5  # a budgeted step ends up to this far past its budget (sweep: 82.4 of 82)
 
@@ -381,55 +373,69 @@ def given_text(given):
     return ", ".join(f"{s} {g:.0f} s (wanted {w:.0f})" for s, (g, w) in given.items())
 
 
-def simulated_suite(slow, total_s, preset="quick", not_run=()):
+def simulated_suite(slow, total_s, preset="quick", not_run=(), shed=None):
     """The preset's suite on a fake clock with every cost `slow` times this machine's:
-    (seconds in all, {budgeted step: (seconds given, seconds it wanted)}). A budgeted step
-    takes what it wants, or its budget when that is less, but never less than its minimum;
-    the steps in not_run say so and take nothing."""
+    (seconds in all, {budgeted step: (seconds given, seconds it wanted)}, [steps the plan left
+    out]). A budgeted step takes what it wants, or its budget when that is less, but never
+    less than its declared least (as slow as the rest); the steps in not_run say so and take
+    nothing, and so do those the plan leaves out, in the order `shed` names them (None: the
+    registry's)."""
+    import experiments
     import suite
-    costs, minimums = ((QUICK_COSTS, QUICK_MINIMUMS) if preset == "quick" else
-                       (FULL_COSTS, FULL_MINIMUMS))
-    plan = B.SuitePlan([(s, suite.budget(s, preset), suite.budgeted(s)) for s in suite.STEPS],
-                       total_s)
-    clock, given = B.FakeClock(), {}
+    costs = QUICK_COSTS if preset == "quick" else FULL_COSTS
+    plan = B.SuitePlan(suite.plan_steps(suite.STEPS, preset), total_s,
+                       experiments.SHED if shed is None else shed)
+    clock, given, out = B.FakeClock(), {}, []
     for s in suite.STEPS:
+        if plan.out(s, clock()):
+            out.append(s)
+            continue
         clock.advance(WAIT_S)
         limit, _ = plan.budget(s, clock())
         want = 0.0 if s in not_run else costs.get(s, 0.0) * slow
         took = want
         if suite.budgeted(s):
             given[s] = (limit, want)
-            took = max(minimums.get(s, 0.0) * slow, min(want, limit + OVERSHOOT_S))
+            took = max(suite.least(s, preset) * slow, min(want, limit + OVERSHOOT_S))
         clock.advance(took)
         plan.finished(s, took, WAIT_S)
-    return clock(), given
+    return clock(), given, out
 
 
 def case_suite_plan(a):
-    """The quick suite within its total on this machine and on one 1.5 times slower (the
-    budgeted steps shrunk in proportion there); on this machine every budgeted step still
-    gets all it wanted. Without the plan (every step its declared budget) the slower machine
-    overruns. Twice as slow, the fixed steps and the budgeted steps' minimums alone overrun
-    the total: printed, not asserted."""
+    """The quick suite within its total on this machine and on machines 1.5 and 2 times
+    slower: the budgeted steps shrink in proportion, and where not even their least fits (twice
+    as slow) the plan leaves out whole steps, in the registry's order (experiments.SHED); on
+    this machine and at 1.5x it leaves none out, and on this machine every budgeted step gets
+    all it wanted. Without the plan (every step its declared budget) 1.5x overruns; with the
+    plan but nothing to leave out, 2x overruns. A left-out step's reason says what the rest
+    would take."""
     import suite
     limit = suite.SUITE_BUDGET_S["quick"]
     for slow in (1, 1.5, 2):
-        took, given = simulated_suite(slow, limit)
+        took, given, out = simulated_suite(slow, limit)
         print(f"{slow}x slower: {took:.0f} s of {limit}; budgeted steps given "
-              + given_text(given))
-        if slow == 2:
-            floor = sum(QUICK_COSTS[s] * slow for s in QUICK_COSTS if not suite.budgeted(s)) \
-                + sum(m * slow for m in QUICK_MINIMUMS.values())
-            print(f"  twice as slow, the fixed steps and the budgeted minimums alone take "
-                  f"{floor:.0f} s")
-            continue
+              + given_text(given) + (f"; left out: {', '.join(out)}" if out else ""))
         check(took <= limit + OVERSHOOT_S * len(given),
               f"{slow}x slower: the quick suite within {limit} s", took)
+        check(bool(out) == (slow == 2), f"{slow}x slower: steps left out only where the least "
+              "of the rest does not fit", out)
         if slow == 1:
             check(all(g >= w for g, w in given.values()),
                   "this machine: every budgeted step gets what it wanted", given)
-    took, _ = simulated_suite(1.5, None)
+    took, _, _ = simulated_suite(1.5, None)
     check(took > limit, f"without the plan a 1.5x slower machine overruns {limit} s", took)
+    took, _, out = simulated_suite(2, limit, shed=())
+    check(took > limit and not out, f"nothing to leave out: 2x slower overruns {limit} s", took)
+    plan = B.SuitePlan([("a", 10, False, 10), ("b", 50, True, 20), ("c", 10, False, 10)], 65,
+                       ("c", "b"))
+    plan.finished("a", 20)  # twice as slow as declared: b and c would take 60 s at least
+    check(plan.out("b", 20) is None, "b runs when leaving out c is enough", plan.left_out)
+    check(plan.budget("b", 20) == (45.0, 50), "b gets what c leaves", plan.budget("b", 20))
+    plan.finished("b", 45)
+    why = plan.out("c", 65)
+    check(why and "at least 20 s" in why and "2.00x" in why and "0 s were left" in why,
+          "c is left out, and says what it would take", why)
 
 
 # What ./run.sh took before the suite on the AMD EPYC VM: its setup check and an incremental
@@ -444,8 +450,9 @@ def case_run_total(a):
     """The quick suite's total is ./run.sh's 6 minutes less what the run spent before the
     suite: with an incremental build it is the SUITE_BUDGET_S a suite started by hand has; a
     fresh clone's first build comes out of it, and the whole run, build and suite, keeps to
-    the 6 minutes on this machine and on one 1.5 times slower (the suite plan shrinking the
-    budgeted steps; quick making no first cross build, without which 1.5x overruns). A run whose
+    the 6 minutes on this machine and on ones 1.5 and 2 times slower (the suite plan shrinking
+    the budgeted steps, and leaving whole steps out where their least does not fit, none on
+    this machine; quick making no first cross build, which would cost 1.5x more steps). A run whose
     setup took so long that the suite would fall below SUITE_FLOOR_S gets the floor and says
     by how much it goes over. Full likewise within 75 minutes, on this machine and on one
     1.2 times slower, which overruns without the plan. A --started-at that is no time is
@@ -461,21 +468,26 @@ def case_run_total(a):
     check(total == run_s - suite.RUN_SPARE_S - BEFORE_FRESH_QUICK_S and over is None,
           "a fresh clone's build comes out of the suite's share", total)
     fresh = ("switch_emulated",)  # no cross build yet: not run
-    for slow in (1, 1.5):
+    left_out = {}
+    for slow in (1, 1.5, 2):
         before = BEFORE_FRESH_QUICK_S * slow
         total, _, _ = suite.suite_total("quick", t0, t0 + before)
-        took, given = simulated_suite(slow, total, not_run=fresh)
+        took, given, left_out[slow] = simulated_suite(slow, total, not_run=fresh)
         print(f"fresh clone, {slow}x slower: {before:.0f} s before the suite, the suite "
-              f"{took:.0f} s of {total:.0f}; budgeted steps given " + given_text(given))
+              f"{took:.0f} s of {total:.0f}; budgeted steps given " + given_text(given)
+              + f"; left out: {', '.join(left_out[slow]) or 'none'}")
         check(before + took <= run_s + OVERSHOOT_S * len(given),
               f"{slow}x slower: a fresh clone's whole run within {run_s} s", before + took)
-    # The first cross build in the quick run, as it was: 13 s more before the suite.
+    check(not left_out[1], "this machine: a fresh clone's run leaves no step out", left_out)
+    # The first cross build in the quick run, as it was: 13 s more before the suite, paid for
+    # with more of the suite's steps.
     before = BEFORE_FRESH_S * 1.5
     total, _, _ = suite.suite_total("quick", t0, t0 + before)
-    took, _ = simulated_suite(1.5, total)
-    check(before + took > run_s, "1.5x slower, with quick making the first cross build: "
-          f"the fresh clone's run overruns {run_s} s", before + took)
-    took, _ = simulated_suite(1, suite.SUITE_BUDGET_S["quick"], not_run=fresh)
+    took, _, out = simulated_suite(1.5, total)
+    check(before + took > run_s or len(out) > len(left_out[1.5]),
+          "1.5x slower, with quick making the first cross build: the fresh clone's run "
+          f"overruns {run_s} s or leaves out more steps", (before + took, out))
+    took, _, _ = simulated_suite(1, suite.SUITE_BUDGET_S["quick"], not_run=fresh)
     check(BEFORE_FRESH_QUICK_S + took > run_s, "with the total a suite started by hand has, "
           f"the fresh clone's run overruns {run_s} s", BEFORE_FRESH_QUICK_S + took)
     total, before, over = suite.suite_total("quick", t0, t0 + 200)
@@ -486,13 +498,13 @@ def case_run_total(a):
     check(total == full_s - suite.RUN_SPARE_S - BEFORE_FRESH_S and over is None,
           "full: a fresh clone's build comes out of the suite's share", total)
     for slow in (1, 1.2):
-        took, given = simulated_suite(slow, total, "full")
+        took, given, _ = simulated_suite(slow, total, "full")
         print(f"full, {slow}x slower, fresh clone: the suite {took:.0f} s of {total:.0f}; "
               + given_text(given))
         check(BEFORE_FRESH_S + took <= full_s + OVERSHOOT_S * len(given),
               f"full, {slow}x slower: a fresh clone's whole run within {full_s} s",
               BEFORE_FRESH_S + took)
-    took, _ = simulated_suite(1.2, None, "full")
+    took, _, _ = simulated_suite(1.2, None, "full")
     check(BEFORE_FRESH_S + took > full_s, "full without the plan: 1.2x slower overruns "
           f"{full_s} s", BEFORE_FRESH_S + took)
     for bad in ("soon", "1e30", ""):

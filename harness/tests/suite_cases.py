@@ -38,7 +38,44 @@ def case_registry(a):
               e.budget_s)
         check(e.presets is None or set(e.presets) == set(PRESETS),
               f"{e.name}: presets for both or neither", e.presets)
-    print(f"{len(loaded)} experiments: {', '.join(experiments.ORDER)}")
+        if e.budgeted:
+            least = (e.least_s or {}).get("quick")
+            check(least is not None and 0 < least <= e.budget_s["quick"],
+                  f"{e.name}: a budgeted step declares its least in quick, within its budget",
+                  e.least_s)
+    check(set(experiments.SHED) <= set(experiments.ORDER)
+          and len(set(experiments.SHED)) == len(experiments.SHED),
+          "the steps a run may leave out are experiments, each named once", experiments.SHED)
+    print(f"{len(loaded)} experiments: {', '.join(experiments.ORDER)}; left out first on a "
+          f"slow machine: {', '.join(experiments.SHED)}")
+
+
+def case_left_out(a):
+    """A step the suite's plan leaves out writes its file as "not run" with the plan's reason,
+    its record says so without failing the run, and the report's claims fed by it say "not
+    run" with that reason."""
+    sys.path.insert(0, str(HARNESS.parent / "plots"))
+    import suite
+    import claims
+    import data as D
+    from experiments._step import Ctx
+    from lib import meta
+    run_dir = Path(a.work) / "run"
+    run_dir.mkdir(parents=True, exist_ok=True)
+    ctx = Ctx("quick", a.bin + "/..", a.bin + "/..", run_dir, a.work)
+    why = "over the run's total (a test's reason)"
+    rec = {"experiment": "suite", "preset": "quick", "status": "done",
+           "steps": {"handoff": suite.left_out(ctx, "handoff", why)}}
+    meta.write_json(run_dir / "suite.json", rec)
+    doc = json.loads((run_dir / "handoff.json").read_text())
+    check(doc["status"] == "not run" and doc["reason"] == why, "handoff.json: not run, why",
+          doc)
+    check(rec["steps"]["handoff"]["status"] == "not run: " + why
+          and not suite.failed_steps(rec), "the record says not run, and fails nothing",
+          rec["steps"])
+    res = claims.evaluate(D.Run(run_dir), True)["C15"]
+    check(res["verdict"] == "not run" and why in json.dumps(res), "C15: not run, with the "
+          "plan's reason", {k: res.get(k) for k in ("verdict", "not_run", "measured")})
 
 
 def case_cli(a):
