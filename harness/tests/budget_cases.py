@@ -452,7 +452,7 @@ def case_run_total(a):
     fresh clone's first build comes out of it, and the whole run, build and suite, keeps to
     the 6 minutes on this machine and on ones 1.5 and 2 times slower (the suite plan shrinking
     the budgeted steps, and leaving whole steps out where their least does not fit, none on
-    this machine; quick making no first cross build, which would cost 1.5x more steps). A run whose
+    this machine; quick making no first cross build, which at 1.5x would leave out more). A run whose
     setup took so long that the suite would fall below SUITE_FLOOR_S gets the floor and says
     by how much it goes over. Full likewise within 75 minutes, on this machine and on one
     1.2 times slower, which overruns without the plan. A --started-at that is no time is
