@@ -22,20 +22,33 @@ def kernel_resolution(conns):
     return max(KERNEL_RESOLUTION_KIB, MEMINFO_DRIFT_KIB / conns if conns else 0.0)
 
 
+# A reading of the server's CPU time that took longer than this, from its time stamp to its
+# end, is dropped: the time it stands for is not known closely enough.
+CPU_READ_SLACK_S = 0.005
+
+
 def sample_while(proc, server_pid, deadline):
     """While the load `proc` runs: (peak resident KiB of the server and its children, processes
-    at the peak, [(time, PSS KiB)], [(time, kernel fields)]). PSS is read four times a second,
-    so that a window of a few tenths of a second holds a reading, and less often when one walk
-    takes longer (a walk over ten thousand processes takes seconds)."""
-    peak, procs, pss, kern = 0, 1, [], []
+    at the peak, [(time, PSS KiB)], [(time, kernel fields)], [(time, the server process's CPU
+    seconds)]). PSS is read four times a second, so that a window of a few tenths of a second
+    holds a reading, and less often when one walk takes longer (a walk over ten thousand
+    processes takes seconds)."""
+    peak, procs, pss, kern, cpu = 0, 1, [], [], []
     next_pss = 0.0
-    # /proc/meminfo is read on its own thread, ten times a second, so a long walk never leaves
-    # a window of a few tenths of a second without a kernel sample.
+    # /proc/meminfo and the server's CPU time are read on their own thread, ten times a second,
+    # so a long walk never leaves a window of a few tenths of a second without a sample.
     done = threading.Event()
 
     def read_kernel():
         while not done.is_set():
             kern.append((time.monotonic(), meta.kernel_kb()))
+            # Timed on both sides: on a machine whose cores the server and the load fill, this
+            # thread can wait tens of milliseconds for a CPU, and a reading taken that long
+            # after its time stamp would put a share of the server's CPU in the wrong span.
+            t0 = time.monotonic()
+            used = meta.process_cpu_s(server_pid)
+            t1 = time.monotonic()
+            cpu.append(((t0 + t1) / 2, used if t1 - t0 <= CPU_READ_SLACK_S else None))
             done.wait(0.1)
     reader = threading.Thread(target=read_kernel, daemon=True)
     reader.start()
@@ -54,7 +67,7 @@ def sample_while(proc, server_pid, deadline):
             pass
     done.set()
     reader.join()
-    return peak, procs, pss, kern
+    return peak, procs, pss, kern, cpu
 
 
 def idle_kernel(n):

@@ -4,7 +4,8 @@ as plots/data.py's point_status, which takes a driver's word when a point carrie
 
     ok            measured, nothing in the way
     client-bound  echo-load used (nearly) its whole core: the figure may measure the load
-                  generator, not the server (CPU per request stays the server's own)
+                  generator, not the server (CPU per request stays the server's own); not
+                  when the server used (nearly) all of its own cores too
     contended     more tasks were runnable during the point than the run itself accounts for
     limit         a limit of this machine (fds, pids, memory maps, FD_SETSIZE) stopped it
     failed        nothing measured, too many requests failed, or the server died
@@ -15,6 +16,9 @@ STATUSES = ("ok", "client-bound", "contended", "limit", "failed", "not run")
 SEVERITY = ("failed", "limit", "not run", "contended", "client-bound", "ok")
 # echo-load's share of one core above which its figures may be its own.
 CLIENT_CORE_SHARE = 0.9
+# The server's share of its cores above which it was at its limit too: a faster client could
+# have raised its throughput by at most 1/share - 1 (5%), so the figure is the server's.
+SERVER_CORE_SHARE = 0.95
 # Runnable tasks (procs_running) beyond the run's own baseline that make a point contended:
 # more than one other task competing for two cores.
 RUNNABLE_SLACK = 1
@@ -41,11 +45,13 @@ def worst(statuses):
 
 
 def of_load(ld, exit_code=None, server_ok=True, load_cores=1, extra_runnable=None,
-            runnable_limit=None):
+            runnable_limit=None, server_share=None):
     """(status, reasons) of one echo-load run from its JSON `ld` (None: it printed none), its
     exit status, whether the server survived, the cores echo-load's workers had (its share is
-    cores_used / load_cores), and the runnable tasks seen beyond the run's own
-    (extra_runnable, against runnable_limit)."""
+    cores_used / load_cores), the runnable tasks seen beyond the run's own (extra_runnable,
+    against runnable_limit), and the server's share of its own cores in the window (None:
+    not known). A load generator at its limit beside a server at its own (SERVER_CORE_SHARE)
+    is not client-bound: the server could not have gone faster."""
     if not ld or "error" in ld:
         why = (ld or {}).get("error") or "no JSON from echo-load"
         return ("limit" if is_limit(why) else "failed"), [f"echo-load: {why[-200:]}"]
@@ -70,10 +76,14 @@ def of_load(ld, exit_code=None, server_ok=True, load_cores=1, extra_runnable=Non
     cpu = ld.get("cpu") or {}
     share = (cpu.get("cores_used") or 0) / max(1, load_cores)
     if cpu.get("saturated") or share >= CLIENT_CORE_SHARE:
-        found.append("client-bound")
-        reasons.append(f"echo-load used {cpu.get('cores_used', 0):.2f} of its "
-                       f"{load_cores} core(s)" + (" (saturated)" if cpu.get("saturated")
-                                                  else ""))
+        used = (f"echo-load used {cpu.get('cores_used', 0):.2f} of its {load_cores} core(s)"
+                + (" (saturated)" if cpu.get("saturated") else ""))
+        if server_share is not None and server_share >= SERVER_CORE_SHARE:
+            reasons.append(f"{used}, the server {server_share:.2f} of its own: both at their "
+                           "limit, so the throughput is the server's")
+        else:
+            found.append("client-bound")
+            reasons.append(used)
     if extra_runnable is not None and runnable_limit is not None \
             and extra_runnable > runnable_limit:
         found.append("contended")

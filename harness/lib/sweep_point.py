@@ -51,11 +51,14 @@ def run_load(a, port, mode, conns):
     return load.start(a.load, port, load_args(a, mode, conns), where(a, "load"))
 
 
-def round_record(i, doc, rc, server_ok, a):
-    """One repetition of a point: its figures and its own status."""
+def round_record(i, doc, rc, server_ok, a, server_cores=None):
+    """One repetition of a point: its figures and its own status (server_cores: the cores the
+    server used in the repetition's window, None when not known)."""
+    cores = server_cores_of(a)
+    share = server_cores / cores if server_cores is not None and cores else None
     st, why = status.of_load(doc, rc, server_ok, a.load_threads,
-                             getattr(a, "extra_runnable", None), status.RUNNABLE_SLACK)
-    rec = {"round": i, "status": st, "reasons": why, "exit": rc}
+                             getattr(a, "extra_runnable", None), status.RUNNABLE_SLACK, share)
+    rec = {"round": i, "status": st, "reasons": why, "exit": rc, "server_cores": server_cores}
     if doc and "error" not in doc:
         rec.update(requests=doc.get("requests"), requests_per_sec=doc.get("requests_per_sec"),
                    p99_us=(doc.get("latency_us") or {}).get("p99"),
@@ -100,12 +103,43 @@ def load_round(a, srv, mode, conns):
     return doc, ld.returncode, (started, sampled)
 
 
+def server_cores_of(a):
+    """The cores the server may use: those it is pinned to, or None when it is not pinned (its
+    share of the machine then says nothing of its limit)."""
+    spot = where(a, "server")
+    if spot is None:
+        return None
+    ranges = [part.split("-") for part in str(spot).split(",")]
+    return sum(int(r[-1]) - int(r[0]) + 1 for r in ranges)
+
+
+# The least span of CPU-time readings a repetition's server cores are read over: the readings
+# come in 10 ms ticks, so a shorter span is too coarse to tell 0.95 of a core from one.
+CORES_SPAN_S = 0.15
+
+
+def window_cores(sample, doc, a):
+    """The cores the server's process used over one repetition's warm-up and window (echo-load
+    at full pace, its ramp-up left out), from the CPU-time readings taken meanwhile; None
+    without two readings CORES_SPAN_S apart in it, and for a server of several processes (the
+    readings are the first process's alone)."""
+    started, sampled = sample
+    if not doc or "error" in doc or sampled[1] > 1:
+        return None
+    w0, w1 = window_of(doc, started, a)
+    inside = [(t, c) for t, c in sampled[4] if w0 - a.warmup <= t <= w1 and c is not None]
+    if len(inside) < 2 or inside[-1][0] - inside[0][0] < CORES_SPAN_S:
+        return None
+    (t0, c0), (t1, c1) = inside[0], inside[-1]
+    return round((c1 - c0) / (t1 - t0), 3)
+
+
 def window_memory(sample, doc, a):
     """(peak KiB, processes at the peak, the PSS KiB read nearest the window's middle, kernel
     samples) of one repetition, the readings inside its measured window only: a PSS read
     during the ramp-up would count connections not yet open. PSS is None when no reading fell
     inside the window."""
-    started, (peak, procs, pss_samples, kern) = sample
+    started, (peak, procs, pss_samples, kern, _) = sample
     w0, w1 = window_of(doc, started, a)
     mid = (w0 + w1) / 2
     inside = [tv for tv in pss_samples if w0 <= tv[0] <= w1]
@@ -190,7 +224,8 @@ def measure_point(a, model, mode, conns, tmpdir):
     server_ok = srv.returncode == 0 and stats is not None and srv.ended == "exited"
     point = {"status": "ok", "load_exit": runs[0][1], "server_ended": srv.ended,
              "perf": perf_result, "server": stats,
-             "rounds": [dict(round_record(i, doc, rc, server_ok or i < len(runs) - 1, a),
+             "rounds": [dict(round_record(i, doc, rc, server_ok or i < len(runs) - 1, a,
+                                          window_cores(samples[i], doc, a)),
                              memory=round_memory(samples[i], doc, base, conns, a))
                         for i, (doc, rc) in enumerate(runs)]}
     point["load"] = median_load(runs)
@@ -214,7 +249,7 @@ def measure_point(a, model, mode, conns, tmpdir):
     # Every PSS reading of every repetition, ramp-ups included: its peak bounds the memory the
     # connections took when no reading fell inside a window (a walk over a thousand processes
     # outlasts a window of a few tenths of a second), for the next level's memory forecast.
-    pss_all = [v for _, (_, _, readings, _) in samples for _, v in readings]
+    pss_all = [v for _, (_, _, readings, _, _) in samples for _, v in readings]
     point["rss"] = {"baseline_kb": base_rss, "peak_kb": peak, "processes_at_peak": procs,
                     "per_conn_kb": round(max(0, peak - base_rss) / conns, 2),
                     "pss_baseline_kb": base_pss, "pss_mid_kb": pss_mid,

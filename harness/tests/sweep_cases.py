@@ -219,6 +219,49 @@ def case_status_rules(a):
     check(aa["per_round"] == [1.1, 0.9] and aa["spread"] == [0.9, 1.1], "A/A ratios", aa)
 
 
+def case_both_at_limit(a):
+    """A load generator at its limit beside a server at its own is not client-bound (the
+    server could not have gone faster); beside a server with room, or one whose share is not
+    known, it is. The server's cores in a repetition come from the CPU-time readings over its
+    warm-up and window, ramp-up left out, and only when the readings span enough time; the
+    cores it may use are those it is pinned to."""
+    sys.path.insert(0, str(SWEEP.parent))
+    from types import SimpleNamespace
+    from lib import status, sweep_point as SP
+    busy = {"requests": 1000, "errors": {}, "cpu": {"cores_used": 0.96, "saturated": True}}
+    st, why = status.of_load(busy, 0, True, 1, None, None, 0.97)
+    check(st == "ok" and "both at their limit" in why[0], "both at their limit: ok, and why",
+          (st, why))
+    for share in (0.9, None):
+        check(status.of_load(busy, 0, True, 1, None, None, share)[0] == "client-bound",
+              f"server share {share}: client-bound")
+    run = SimpleNamespace(warmup=0.2, duration=0.3, pin=True, server_cpu=0, load_cpu=1)
+    doc = {"requests": 10, "ramp_up": {"seconds": 0.5}}
+    # Readings every 0.1 s from t = 100: 0.2 CPU seconds a tenth during the ramp-up (thread
+    # creation), 0.1 (one core) from the warm-up on, which starts at 100.5.
+    readings, c = [], 0.0
+    for k in range(12):
+        t = 100.0 + k / 10
+        readings.append((t, c))
+        c += 0.2 if t < 100.5 else 0.1
+    sample = (100.0, (0, 1, [], [], readings))
+    check(SP.window_cores(sample, doc, run) == 1.0, "one core over the warm-up and window, "
+          "the ramp-up left out", SP.window_cores(sample, doc, run))
+    short = (100.0, (0, 1, [], [], [r for r in readings if r[0] < 100.55]))
+    check(SP.window_cores(short, doc, run) is None, "readings too close together: not known")
+    check(SP.window_cores(sample, {"error": "x"}, run) is None, "no echo-load figures: none")
+    forked = (100.0, (0, 101, [], [], readings))
+    check(SP.window_cores(forked, doc, run) is None, "a server of 101 processes: not known")
+    check(SP.server_cores_of(run) == 1, "pinned to one CPU: one core")
+    check(SP.server_cores_of(SimpleNamespace(pin=True, server_cpu="0-1,3")) == 3, "0-1,3: 3")
+    check(SP.server_cores_of(SimpleNamespace(pin=False, server_cpu=0)) is None,
+          "not pinned: its limit is not known")
+    rec = SP.round_record(0, dict(busy, requests_per_sec=5000.0), 0, True,
+                          SimpleNamespace(load_threads=1, pin=True, server_cpu=0), 0.98)
+    check(rec["status"] == "ok" and rec["server_cores"] == 0.98, "a repetition's record",
+          rec)
+
+
 def case_ceiling_stand_in(a):
     ceiling = SWEEP.parent.parent / "tools" / "ceiling.py"
     Path(a.out).mkdir(parents=True, exist_ok=True)
