@@ -105,6 +105,17 @@ CHANGED_UNKNOWN = "verdict changed, noise unknown"
 CHANGED_MISSING = "verdict changed, a deciding figure measured in one run only"
 
 
+def settled_alike(tests_a, tests_b):
+    """The figures every comparison of which (op, threshold) came out the same in both runs'
+    tests; none when either run's tests are not given."""
+    if tests_a is None or tests_b is None:
+        return set()
+    oa, ob = ({(t.get("figure"), t.get("op"), t.get("threshold")): t.get("outcome")
+               for t in tests} for tests in (tests_a, tests_b))
+    differ = {k[0] for k in oa.keys() | ob.keys() if oa.get(k) != ob.get(k)}
+    return {k[0] for k in oa.keys() | ob.keys()} - differ
+
+
 def claim_change(va, vb, rows, tests_a=None, tests_b=None):
     """(reading, [deciding figures that moved]) of one claim: whether a changed verdict
     follows a change beyond the noise of the figures its rule compared with thresholds (in
@@ -117,18 +128,9 @@ def claim_change(va, vb, rows, tests_a=None, tests_b=None):
         return UNCHANGED, []
     deciding = [r for r in rows if (r[1] or {}).get("decides") or (r[2] or {}).get("decides")]
     deciding = deciding or rows
-
-    def outcomes(tests):
-        return {(t.get("figure"), t.get("op"), t.get("threshold")): t.get("outcome")
-                for t in tests or []}
-    oa, ob = outcomes(tests_a), outcomes(tests_b)
-
-    def settled_alike(name):
-        keys = {k for k in oa.keys() | ob.keys() if k[0] == name}
-        return tests_a is not None and tests_b is not None and bool(keys) and \
-            all(oa.get(k) == ob.get(k) for k in keys)
+    alike = settled_alike(tests_a, tests_b)
     moved = [r[0] for r in deciding
-             if r[4] in (F.BEYOND, "exact differs") and not settled_alike(r[0])]
+             if r[4] in (F.BEYOND, "exact differs") and r[0] not in alike]
     if moved:
         return CHANGED_BEYOND, moved
     if any(r[4] == "one side only" for r in deciding):

@@ -49,9 +49,7 @@ def run_once(exe, row, loops, workdir):
         events = callgrind.event_totals(text)
     except RuntimeError:
         raise RuntimeError("no event summary in cachegrind's output of " + row) from None
-    words = proc.stdout.split()
-    units = {words[i]: int(words[i + 1]) for i in range(1, len(words) - 1, 2)}
-    return events, units
+    return events, callgrind.units_of(proc.stdout)
 
 
 def measure(exe, row, loops):

@@ -123,11 +123,11 @@ def window_cores(sample, doc, a):
     at full pace, its ramp-up left out), from the CPU-time readings taken meanwhile; None
     without two readings CORES_SPAN_S apart in it, and for a server of several processes (the
     readings are the first process's alone)."""
-    started, sampled = sample
-    if not doc or "error" in doc or sampled[1] > 1:
+    started, (_, procs, _, _, readings) = sample
+    if not doc or "error" in doc or procs > 1:
         return None
     w0, w1 = window_of(doc, started, a)
-    inside = [(t, c) for t, c in sampled[4] if w0 - a.warmup <= t <= w1 and c is not None]
+    inside = [(t, c) for t, c in readings if w0 - a.warmup <= t <= w1 and c is not None]
     if len(inside) < 2 or inside[-1][0] - inside[0][0] < CORES_SPAN_S:
         return None
     (t0, c0), (t1, c1) = inside[0], inside[-1]
