@@ -20,6 +20,10 @@
 #define ACTIVE_EVERY_MS 50 /* the active client's pace: a quarter of the timeout */
 /* Clock reads on either side of a moment differ by the poll step at most. */
 #define STEP_MS 2
+/* A late close fails only on the last of these tries of the whole scenario: a guest cannot see
+ * the time its host kept its CPU from it, and a loaded CI machine once held a close 2 ms past
+ * LATE_MS. A server that closes late does it on every try; an early close fails at once. */
+#define ON_TIME_TRIES 3
 
 static double now_ms(void)
 {
@@ -81,7 +85,8 @@ static void poll_closes(struct watched *w, int n, int wait_ms)
         if (p[i].revents & (POLLRDHUP | POLLHUP | POLLERR)) w[i].closed = t;
 }
 
-static void check_on_time(const struct watched *w)
+/* Whether w was closed on time; a late close fails the test on the last try only. */
+static bool check_on_time(const struct watched *w, bool last_try)
 {
     ASSERT_MSG(w->closed, "the %s client was never closed", w->what);
     double early = w->closed - w->from_lo, late = w->closed - w->from_hi;
@@ -90,13 +95,16 @@ static void check_on_time(const struct watched *w)
     if (w->check_early)
         ASSERT_MSG(early >= TIMEOUT_MS - STEP_MS, "the %s client was closed early: %.1f ms",
                    w->what, early);
-    ASSERT_MSG(late <= TIMEOUT_MS + LATE_MS, "the %s client was closed late: %.1f ms", w->what,
-               late);
+    if (late <= TIMEOUT_MS + LATE_MS) return true;
+    ASSERT_MSG(!last_try, "the %s client was closed late: %.1f ms", w->what, late);
+    tc_note("the %s client was closed late (%.1f ms): trying the scenario again", w->what, late);
+    return false;
 }
 
 /* One server with `flag` TIMEOUT_MS: an idle client, one that goes quiet after one echo, an
- * active one and (idle timeout) one that never reads. */
-static void one_timeout(const char *flag)
+ * active one and (idle timeout) one that never reads. Returns whether every close came on
+ * time (see ON_TIME_TRIES). */
+static bool one_timeout(const char *flag, bool last_try)
 {
     bool idle = strcmp(flag, "--idle-timeout") == 0;
     char ms[16];
@@ -139,8 +147,9 @@ static void one_timeout(const char *flag)
     }
     tc_note("the active client echoed %d times over %d ms, never closed", echoes,
             3 * TIMEOUT_MS + LATE_MS);
+    bool on_time = true;
     for (int i = 0; i < n; i++) {
-        check_on_time(&w[i]);
+        on_time &= check_on_time(&w[i], last_try);
         close(w[i].fd);
     }
     close(active);
@@ -154,6 +163,7 @@ static void one_timeout(const char *flag)
     if (want)
         ASSERT_MSG(strncmp(timers + 1, want, strlen(want)) == 0 && timers[1 + strlen(want)] == '"',
                    "timers is not \"%s\" in %s", want, s.json);
+    return on_time;
 }
 
 void t_timeouts(void)
@@ -169,8 +179,10 @@ void t_timeouts(void)
     }
     if (st_model_declares(model, "takes_fiber_flags"))
         expect_refused((const char *const[]){"--timers", "sundial", NULL}, "heap");
-    one_timeout("--read-timeout");
-    one_timeout("--idle-timeout");
+    for (int try = 1; !one_timeout("--read-timeout", try == ON_TIME_TRIES); try++) {
+    }
+    for (int try = 1; !one_timeout("--idle-timeout", try == ON_TIME_TRIES); try++) {
+    }
 }
 
 /* The engine's waits so far, from the statistics (epoll_wait, poll/select scans, io_uring_enter).
