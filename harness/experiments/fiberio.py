@@ -49,7 +49,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from lib import cli, load_site, meta, rounds, runnable, sequential
+from lib import cli, host_pace, load_site, meta, rounds, runnable, sequential
 from lib.fiberio_runs import (
     PROG, SYS_EVENT, YARDSTICK_FLAGS, count_run, fiber_model, tput_run, yardstick_args)
 from lib.fiberio_sequential import (
@@ -256,6 +256,8 @@ def main(argv=None):
     info = meta.collect(meta.REPO_ROOT, build, pinning={"server": a.server_cpu,
                                                         "load": a.load_cpu})
     a.loader = load_site.runner(a, info, PROG)
+    # Each timed window is taken again while the host holds the server's CPU back.
+    a.pace = host_pace.watch(build, a.server_cpu)
     say(f"{PROG}: default {default}; engines {', '.join(wanted)}; {a.rounds} rounds; "
         f"server on CPU {a.server_cpu}, load on CPU {a.load_cpu}; load average "
         f"{meta.loadavg()}")
@@ -299,7 +301,7 @@ def main(argv=None):
     rat = ratios(runs, default, policies)
     result = {"experiment": "fiberio", "meta": info,
               "config": {k: v for k, v in vars(a).items()
-                         if k not in ("perf_ok", "t_start", "loader")},
+                         if k not in ("perf_ok", "t_start", "loader", "pace")},
               "default": default, "policies": policies, "engines": wanted,
               "perf": a.perf_ok, "loadavg_start": la_start, "loadavg_end": meta.loadavg(),
               "summary": [dict(load=ld, variant=v, **st) for ld, vs in summary.items()

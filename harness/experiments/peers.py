@@ -26,7 +26,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from lib import cli, load_site, meta, rounds, runnable, stats
+from lib import cli, host_pace, load_site, meta, rounds, runnable, stats
 from lib import fiberio_runs as F
 from experiments._step import Experiment, driver, full_only
 
@@ -146,6 +146,8 @@ def main(argv=None):
     info = meta.collect(meta.REPO_ROOT, build, pinning={"server": a.server_cpu,
                                                         "load": a.load_cpu})
     a.loader = load_site.runner(a, info, PROG)
+    # Each timed window is taken again while the host holds the server's CPU back.
+    a.pace = host_pace.watch(build, a.server_cpu)
     say(f"{PROG}: {', '.join(s for s, _ in built)}; levels {a.conns}; {a.rounds} rounds; "
         f"load average {meta.loadavg()}")
     # fiberio_bench's runs read these: one ping-pong level at a time.

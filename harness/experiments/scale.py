@@ -32,7 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from lib import cli, cpu, load, meta, perf, rounds, server, status
+from lib import cli, cpu, host_pace, load, meta, perf, rounds, server, status
 from lib import budget as B
 from experiments._step import Experiment, driver
 
@@ -261,7 +261,8 @@ def ladder(a, label, levels, conns, mode, hard):
                                        f"of {n} idle connections"})
                 continue
             waited, burned, settled = settle(srv.cpu_ns)
-            r = measure(a, srv, conns, mode)
+            # Taken again while the host held the server's CPU back (lib/host_pace.py).
+            r = host_pace.retaking(lambda: measure(a, srv, conns, mode), a.pace)
             r.update({"config": label, "idle": n, "status": "ok", "settle_s": round(waited, 3),
                       "settle_cpu_ms": round(burned, 3), "settled": settled})
             rows.append(r)
@@ -435,6 +436,7 @@ def main(argv=None):
     info = meta.collect(meta.REPO_ROOT, build, pinning={"server": a.server_cpu,
                                                         "load": a.load_cpu})
     load_before = open("/proc/loadavg").read().split()[:3]
+    a.pace = host_pace.watch(build, a.server_cpu)
     a.say(f"{PROG}: {', '.join(a.parts)}; {a.rounds} rounds of {a.duration} s "
           f"({a.churn_rounds} of churn); server on "
           f"CPU {a.server_cpu}, load on CPU {a.load_cpu}; load average {' '.join(load_before)}")

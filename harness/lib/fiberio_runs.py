@@ -7,7 +7,7 @@ import functools
 import sys
 from pathlib import Path
 
-from lib import cpu, load, meta, perf, runnable, server, status
+from lib import cpu, host_pace, load, meta, perf, runnable, server, status
 
 # The failing driver's name in the one-line errors of a run that cannot go on.
 PROG = "fiberio_bench"
@@ -135,6 +135,13 @@ def count_run(a, variant, kind, tmpdir):
 
 
 def tput_run(a, variant, kind, tmpdir, run_kind="tput"):
+    """One timed window of a server variant, taken again while the host held the server's CPU
+    back (lib/host_pace.py; a.pace is the driver's Watch, None when the build has no probe)."""
+    return host_pace.retaking(lambda: timed_window(a, variant, kind, tmpdir, run_kind),
+                              getattr(a, "pace", None))
+
+
+def timed_window(a, variant, kind, tmpdir, run_kind):
     la = meta.loadavg()
     extra = runnable.baseline(3, 0.02)
     extra = extra - a.runnable_base if None not in (extra, a.runnable_base) else None

@@ -309,6 +309,20 @@ def table(doc, summ):
     return lines + [""]
 
 
+def host_line(doc):
+    """What the host's pace did to the timed windows (harness/lib/host_pace.py), or None for
+    a run that did not watch it."""
+    watched = [r for r in doc.get("runs") or [] if r.get("host_pace")]
+    if not watched:
+        return None
+    again = sum(len(r.get("host_slowed_windows") or []) for r in watched)
+    kept = sum(1 for r in watched if r["host_pace"].get("slowed"))
+    return (f"- the host's pace, watched over {len(watched)} timed windows: {again} taken again "
+            "because the host held the server's CPU back"
+            + (f"; {kept} kept though held back (no calm take among their retakes)"
+               if kept else ""))
+
+
 def measure(run):
     doc = run.get("fiberio")
     if not doc or not doc.get("summary"):
@@ -322,7 +336,8 @@ def measure(run):
     lines = [f"- default: `{default}`; {cfg.get('rounds', '?')} interleaved rounds{more}, "
              f"server on CPU {cfg.get('server_cpu', '?')}, load on CPU "
              f"{cfg.get('load_cpu', '?')}; load average {doc.get('loadavg_start')} at start, "
-             f"{doc.get('loadavg_end')} at end", ""] + table(doc, summ)
+             f"{doc.get('loadavg_end')} at end"] + [
+        x for x in (host_line(doc),) if x] + [""] + table(doc, summ)
     # Every paired ratio the driver measured, for the reader; the verdict recomputes its own.
     for name, r in (doc.get("ratios") or {}).items():
         lines.append(f"- {name}: median **{value_text(r.get('median'), '.3f')}** (rounds: "

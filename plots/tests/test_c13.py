@@ -45,6 +45,29 @@ def decisions(doc, load, fig):
     return {d["threshold"]: d for d in pair["figures"][fig]["decisions"]}
 
 
+class HostPace(unittest.TestCase):
+    """The windows the driver took again because the host held the server's CPU back
+    (harness/lib/host_pace.py) are said among the measured lines; a run that did not watch
+    the host's pace says nothing of it."""
+
+    def lines(self, runs):
+        doc = synth.fiberio()
+        doc["runs"] = runs
+        return "\n".join(verdict(doc)["measured"])
+
+    def test_retakes_said(self):
+        calm = {"kind": "tput", "host_pace": {"slowed": False}}
+        again = dict(calm, host_slowed_windows=[{"kind": "tput"}, {"kind": "tput"}])
+        held = {"kind": "tput", "host_pace": {"slowed": True}, "host_slowed_windows": [{}]}
+        text = self.lines([calm, again, held])
+        self.assertIn("watched over 3 timed windows: 3 taken again", text)
+        self.assertIn("1 kept though held back", text)
+        self.assertNotIn("kept though", self.lines([calm, again]))
+
+    def test_unwatched_run_silent(self):
+        self.assertNotIn("host's pace", self.lines([{"kind": "tput"}]))
+
+
 class Syscalls(unittest.TestCase):
     """The fiber server is not asked for fewer system calls than the yardstick it is compared
     with (issue 38: 2.124 per request failed 2.1 while epoll made 2.138)."""

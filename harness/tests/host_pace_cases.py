@@ -1,0 +1,132 @@
+#!/usr/bin/python3
+"""Cases for the host's pace over a timed window (harness/lib/host_pace.py and its probe,
+harness/bench/host_pace.c): the probe's samples and its refusals, the reading of a window's
+samples, and the windows taken again while the host held the CPU back.
+
+usage: host_pace_cases.py CASE --build-dir DIR
+"""
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from cases import check, refuses, run  # noqa: E402  (harness/tests/cases.py)
+from lib import host_pace as H  # noqa: E402
+
+
+def exe(a):
+    return Path(a.build_dir) / "bin" / H.EXE
+
+
+def case_samples(a):
+    """The probe samples until its input ends, and until SIGTERM: one JSON line of positive
+    ns, about one sample per period."""
+    p = subprocess.Popen([exe(a), "--period-ms", "5"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    time.sleep(0.3)
+    out, _ = p.communicate(input="", timeout=10)
+    doc = json.loads(out)
+    s = doc["samples_ns"]
+    check(p.returncode == 0, "exit 0 at the end of its input", p.returncode)
+    check(doc["spin"] == 10000 and doc["period_ms"] == 5, "says its spin and period", doc)
+    check(20 <= len(s) <= 70 and min(s) > 0, "a positive sample about every 5 ms over 0.3 s",
+          len(s))
+    p = subprocess.Popen([exe(a), "--spin", "1000"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    time.sleep(0.2)
+    p.send_signal(signal.SIGTERM)
+    out, _ = p.communicate(timeout=10)
+    check(p.returncode == 0 and json.loads(out)["samples_ns"], "SIGTERM ends it with its "
+          "samples", (p.returncode, out[:80]))
+
+
+def case_bad_usage(a):
+    """Bad usage exits 2 with a message."""
+    refuses([exe(a)], ["--spin", "0"], ["--period-ms", "x"], ["--period-ms"], ["--bogus", "1"],
+            ["extra"], ["--max-samples", "99999999999"])
+
+
+CALM = [11000, 11200, 10900, 12000, 11100, 11500, 13000, 11000, 11050, 11300, 11900, 11000]
+
+
+def case_reading(a):
+    """The rule: a calm window, one held back for most of it (its fastest samples still at the
+    floor), one held back throughout with the floor carried from the window before, and a
+    window too short to say anything."""
+    r = H.reading(CALM)
+    check(r["floor_ns"] == 10900 and r["slow_share"] == 0 and not r["slowed"], "calm", r)
+    held = CALM[:4] + [27000, 29000, 26000, 30000, 28000, 27500, 26500, 31000]
+    r = H.reading(held)
+    check(r["slow_share"] == 0.667 and r["slowed"], "8 of 12 at 2.5x: held back", r)
+    edge = CALM[:8] + [16400] * 4  # 4 of 12 just over 1.5x the floor: a third, over 0.3
+    check(H.reading(edge)["slowed"] and not H.reading(CALM[:9] + [16400] * 3)["slowed"],
+          "over 0.3 of the samples held back, and not at 0.25")
+    slow = [27000] * 12
+    check(not H.reading(slow)["slowed"], "alone, a window held back throughout is its own floor")
+    check(H.reading(slow, floor=10900)["slowed"], "with the floor carried, it is held back")
+    check(not H.reading([30000] * 5 + [11000] * 4, floor=10900)["slowed"],
+          "fewer than MIN_SAMPLES samples say nothing")
+    check(H.reading([])["samples"] == 0 and not H.reading([])["slowed"], "no samples")
+
+
+class FakeWatch:
+    """A Watch whose windows read as `slowed` says, one after another."""
+
+    def __init__(self, slowed):
+        self.slowed, self.started = list(slowed), 0
+
+    def start(self):
+        self.started += 1
+        return self.started
+
+    def finish(self, proc):
+        return {"slowed": self.slowed[proc - 1]}
+
+
+def case_retaking(a):
+    """A window the host held back is taken again, at most RETAKES times, the ones set aside
+    listed in the kept one; without a watch a window is taken once."""
+    takes = []
+
+    def measure():
+        takes.append(len(takes))
+        return {"take": takes[-1]}
+    rec = H.retaking(measure, FakeWatch([True, False, True]))
+    check(len(takes) == 2 and rec["take"] == 1 and not rec["host_pace"]["slowed"],
+          "the calm second take is kept", rec)
+    check([r["take"] for r in rec["host_slowed_windows"]] == [0], "the first set aside", rec)
+    takes.clear()
+    rec = H.retaking(measure, FakeWatch([True] * 5))
+    check(len(takes) == H.RETAKES + 1 and rec["host_pace"]["slowed"], "held back throughout: "
+          "RETAKES more takes, the last kept and marked", (len(takes), rec))
+    check(len(rec["host_slowed_windows"]) == H.RETAKES, "every earlier take listed", rec)
+    takes.clear()
+    rec = H.retaking(measure, None)
+    check(takes == [0] and rec == {"take": 0}, "no watch: once, as it came", rec)
+    takes.clear()
+    rec = H.retaking(measure, FakeWatch([False]))
+    check(takes == [0] and "host_slowed_windows" not in rec, "calm: once", rec)
+
+
+def case_watch(a):
+    """The real probe over a short window on this machine: samples read, the floor carried to
+    the next window; a build without the probe gives no watch."""
+    w = H.watch(a.build_dir, "0")
+    check(w is not None, "the build has the probe", exe(a))
+    proc = w.start()
+    time.sleep(0.3)
+    r = w.finish(proc)
+    check(r["samples"] >= H.MIN_SAMPLES and r["floor_ns"] > 0, "a window read", r)
+    first = w.floor
+    proc = w.start()
+    time.sleep(0.15)
+    r2 = w.finish(proc)
+    check(w.floor <= first and r2["floor_ns"] == w.floor, "the floor carried", (first, r2))
+    check(H.watch("/nonexistent", "0") is None, "no probe, no watch")
+
+
+if __name__ == "__main__":
+    sys.exit(run(globals(), __doc__, ("--build-dir", {"required": True})))
