@@ -97,9 +97,11 @@ int main(int argc, char **argv)
         if (i + 1 >= argc) usage("a flag wants a value");
         *to = whole(argv[i], argv[i + 1], limit);
     }
-    int64_t *ns = malloc((size_t)max * sizeof *ns);
-    if (!ns) {
+    int64_t *ns = malloc((size_t)max * sizeof *ns), *at = malloc((size_t)max * sizeof *at);
+    if (!ns || !at) {
         fprintf(stderr, "host-pace: no memory for %ld samples\n", max);
+        free(ns);
+        free(at);
         return 1;
     }
     struct sigaction sa = {.sa_handler = on_term};
@@ -110,7 +112,8 @@ int main(int argc, char **argv)
     while (!stop && got < max) {
         int64_t t0 = now_ns();
         spin(n);
-        ns[got++] = now_ns() - t0;
+        ns[got] = now_ns() - t0;
+        at[got++] = t0;
         /* Standard input is only watched for its end: the caller closes it to stop us. */
         int r = poll(&in, 1, (int)period_ms);
         if (r > 0) {
@@ -123,7 +126,11 @@ int main(int argc, char **argv)
     printf("{\"spin\":%ld,\"period_ms\":%ld,\"samples_ns\":[", n, period_ms);
     for (long i = 0; i < got; i++)
         printf("%s%lld", i ? "," : "", (long long)ns[i]);
+    printf("],\"at_ns\":[");
+    for (long i = 0; i < got; i++)
+        printf("%s%lld", i ? "," : "", (long long)at[i]);
     printf("]}\n");
     free(ns);
+    free(at);
     return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
 }

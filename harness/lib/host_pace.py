@@ -12,10 +12,11 @@ different rounds, and a paired ratio whose two windows fell on either side of su
 read 0.78 or 1.10 where the calm rounds read 1.01-1.05. The spin's fastest samples are
 not slowed even then (the host time-slices the vCPU), so the floor is the fastest sample seen.
 
-    Watch(exe, cpus)          starts a probe per window (start()), reads it (finish(proc)):
-                              {"samples", "floor_ns", "median_ns", "slow_share", "slowed"}
+    Watch(exe, cpus)          starts a probe per window (start()), reads it (finish(proc),
+                              optionally only a span of it): {"samples", "floor_ns",
+                              "median_ns", "slow_share", "slowed"}
     reading(samples, floor)   the same from a list of ns (the rule, testable alone)
-    retaking(measure, watch)  measure() again while the host slowed it, RETAKES times at most
+    retaking(measure, watch)  measure() again while the host held it back, RETAKES times at most
 """
 import json
 import statistics
@@ -65,19 +66,25 @@ class Watch:
         return subprocess.Popen(cpu.pinned([self.exe], self.cpus), stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
-    def finish(self, proc):
-        """The window's reading; a probe that failed reads as no samples (never slowed)."""
+    def finish(self, proc, span=None):
+        """The window's reading: of the samples that started within span ((start, end) on
+        time.monotonic's clock) when given, else of all; the floor learns from all. A probe
+        that failed reads as no samples (never slowed)."""
         try:
             out, _ = proc.communicate(input="", timeout=10)
-            samples = json.loads(out)["samples_ns"] if proc.returncode == 0 else []
-        except (subprocess.TimeoutExpired, ValueError, KeyError, TypeError):
+            doc = json.loads(out) if proc.returncode == 0 else {}
+            samples, at = doc.get("samples_ns", []), doc.get("at_ns", [])
+        except (subprocess.TimeoutExpired, ValueError, AttributeError):
             proc.kill()
             proc.communicate()
-            samples = []
-        r = reading(samples, self.floor)
-        if r["samples"]:
-            self.floor = r["floor_ns"]
-        return r
+            samples, at = [], []
+        every = reading(samples, self.floor)
+        if every["samples"]:
+            self.floor = every["floor_ns"]
+        if span is None:
+            return every
+        inside = [s for s, t in zip(samples, at) if span[0] * 1e9 <= t <= span[1] * 1e9]
+        return dict(reading(inside, self.floor), span_s=round(span[1] - span[0], 3))
 
 
 def watch(build_dir, cpus):
@@ -86,18 +93,20 @@ def watch(build_dir, cpus):
     return Watch(exe, cpus) if exe.is_file() else None
 
 
-def retaking(measure, w):
+def retaking(measure, w, span_of=None):
     """measure() -> a window's record, with its host reading (`host_pace`) when w watches
-    (None: measured once, as it comes). A window the host held back is measured again, at most
-    RETAKES times; the record kept is the last, and the ones set aside are listed in it
-    (`host_slowed_windows`, measure()'s records less their own lists)."""
+    (None: measured once, as it comes); span_of(record), when given, -> the window's (start,
+    end) on time.monotonic's clock, the part of the run read (a sweep repetition's ramp-up is
+    not its window). A window the host held back is measured again, at most RETAKES times; the
+    record kept is the last, and the ones set aside are listed in it (`host_slowed_windows`,
+    measure()'s records)."""
     set_aside = []
     while True:
         proc = w.start() if w else None
         rec = measure()
         if proc is None:
             return rec
-        rec["host_pace"] = w.finish(proc)
+        rec["host_pace"] = w.finish(proc, span_of(rec) if span_of else None)
         if not rec["host_pace"]["slowed"] or len(set_aside) >= RETAKES:
             if set_aside:
                 rec["host_slowed_windows"] = set_aside

@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from lib import agents, cli, load_site, meta, runnable, status
+from lib import agents, cli, host_pace, load_site, meta, runnable, status
 from lib import budget as B
 from lib.memory import kernel_resolution
 from lib.limits import RSS_GUESS_KB, limit_verdict
@@ -350,6 +350,9 @@ def main(argv=None):
     pinning = ({"server": str(a.server_cpu), "load": str(a.load_cpu), "tool": "taskset"}
                if a.pin else None)
     info = meta.collect(meta.REPO_ROOT, a.build_dir, pinning)
+    # Each repetition is taken again while the host holds the server's CPU back; unpinned, no
+    # one CPU is the server's to watch.
+    a.pace = host_pace.watch(a.build_dir, a.server_cpu) if a.pin else None
     out_path = Path(a.out_file) if a.out_file else None
     if out_path and out_path.exists():
         print(f"sweep: {out_path} exists; refusing to overwrite it", file=sys.stderr)

@@ -4,7 +4,7 @@ each, and the point's record with its status, figures per repetition and per req
 import subprocess
 import time
 
-from lib import cpu, load, load_site, memory, meta, perf, server, status
+from lib import cpu, host_pace, load, load_site, memory, meta, perf, server, status
 from lib.limits import FD_MARGIN
 
 PERF_EVENTS = "syscalls:sys_enter_epoll_ctl,context-switches,cpu-migrations,task-clock"
@@ -101,6 +101,28 @@ def load_round(a, srv, mode, conns):
         out, err = ld.communicate()
     doc = load.parse(out) or {"error": (err.strip().splitlines() or ["no JSON"])[-1]}
     return doc, ld.returncode, (started, sampled)
+
+
+def watched_round(a, srv, mode, conns):
+    """load_round, taken again while the host held the server's CPU back in its window
+    (lib/host_pace.py, a.pace; the ramp-up is not read: it is not measured): (doc, exit
+    status, sample, host) with host the kept repetition's reading and the throughput of the
+    ones set aside, or None when the host's pace is not watched."""
+    def one():
+        doc, rc, sample = load_round(a, srv, mode, conns)
+        return {"doc": doc, "rc": rc, "sample": sample}
+
+    def span(rec):
+        doc = rec["doc"]
+        return window_of(doc, rec["sample"][0], a) if doc and "error" not in doc else None
+    rec = host_pace.retaking(one, getattr(a, "pace", None), span)
+    host = rec.get("host_pace")
+    if host is not None:
+        host = dict(host, set_aside=[
+            {"requests_per_sec": r["doc"].get("requests_per_sec"),
+             "slow_share": r["host_pace"]["slow_share"]}
+            for r in rec.get("host_slowed_windows", [])])
+    return rec["doc"], rec["rc"], rec["sample"], host
 
 
 def server_cores_of(a):
@@ -215,10 +237,11 @@ def measure_point(a, model, mode, conns, tmpdir):
     # each with its own ramp-up, warm-up and window, and the memory sampled in each: the
     # figures per connection get an interval like the throughput.
     base = {"rss": base_rss, "pss": base_pss, "kern": kern_before}
-    done, walls, cut, rounds = repetitions(a, lambda: load_round(a, srv, mode, conns),
+    done, walls, cut, rounds = repetitions(a, lambda: watched_round(a, srv, mode, conns),
                                            lambda: srv.proc.poll() is None)
-    runs = [(doc, rc) for doc, rc, _ in done]
-    samples = [sample for _, _, sample in done]
+    runs = [(doc, rc) for doc, rc, _, _ in done]
+    samples = [sample for _, _, sample, _ in done]
+    hosts = [host for _, _, _, host in done]
     perf_result = perf_point(pf)
     stats = srv.stop(15)
     server_ok = srv.returncode == 0 and stats is not None and srv.ended == "exited"
@@ -226,7 +249,8 @@ def measure_point(a, model, mode, conns, tmpdir):
              "perf": perf_result, "server": stats,
              "rounds": [dict(round_record(i, doc, rc, server_ok or i < len(runs) - 1, a,
                                           window_cores(samples[i], doc, a)),
-                             memory=round_memory(samples[i], doc, base, conns, a))
+                             memory=round_memory(samples[i], doc, base, conns, a),
+                             **({"host_pace": hosts[i]} if hosts[i] is not None else {}))
                         for i, (doc, rc) in enumerate(runs)]}
     point["load"] = median_load(runs)
     for r, wall in zip(point["rounds"], walls):

@@ -82,8 +82,8 @@ class FakeWatch:
         self.started += 1
         return self.started
 
-    def finish(self, proc):
-        return {"slowed": self.slowed[proc - 1]}
+    def finish(self, proc, span=None):
+        return {"slowed": self.slowed[proc - 1], "span": span}
 
 
 def case_retaking(a):
@@ -107,6 +107,11 @@ def case_retaking(a):
     rec = H.retaking(measure, None)
     check(takes == [0] and rec == {"take": 0}, "no watch: once, as it came", rec)
     takes.clear()
+    rec = H.retaking(measure, FakeWatch([True, False]), lambda r: (r["take"], r["take"] + 1))
+    check(rec["host_pace"]["span"] == (1, 2) and
+          rec["host_slowed_windows"][0]["host_pace"]["span"] == (0, 1),
+          "each take read over its own span", rec)
+    takes.clear()
     rec = H.retaking(measure, FakeWatch([False]))
     check(takes == [0] and "host_slowed_windows" not in rec, "calm: once", rec)
 
@@ -126,6 +131,13 @@ def case_watch(a):
     r2 = w.finish(proc)
     check(w.floor <= first and r2["floor_ns"] == w.floor, "the floor carried", (first, r2))
     check(H.watch("/nonexistent", "0") is None, "no probe, no watch")
+    proc = w.start()
+    t0 = time.monotonic()
+    time.sleep(0.4)
+    r3 = w.finish(proc, (t0 + 0.1, t0 + 0.3))
+    check(12 <= r3["samples"] <= 21 and r3["span_s"] == 0.2,
+          "a span of 0.2 s reads its own samples, about one per 10 ms", r3)
+    check(w.finish(w.start(), (0.0, 1.0))["samples"] == 0, "a span before the probe: none")
 
 
 if __name__ == "__main__":

@@ -148,6 +148,12 @@ def case_stand_in(a):
         if data["meta"]["pinning"].get("load") == "1":  # pinned unless CPU 1 is missing
             check(p["load"]["meta"]["pinning"] == "1", f"{where}: load pinned to CPU 1")
         check(p["rss"]["peak_kb"] > 0, f"{where}: memory sampled")
+        if data["meta"]["pinning"]:
+            # The host's pace over each repetition's window alone (0.3 s at a sample per
+            # 10 ms), not its ramp-up and warm-up (lib/host_pace.py).
+            paces = [r.get("host_pace") or {} for r in p["rounds"]]
+            check(all(10 <= h.get("samples", 0) <= 40 and h["span_s"] == 0.3 for h in paces),
+                  f"{where}: the host's pace read over each window", paces)
         perf = p["perf"]
         check(perf["status"] == "ok" or perf["reason"], f"{where}: perf counted or why not")
         if perf["status"] == "ok":
