@@ -32,7 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from lib import cli, cpu, load, load_site, meta, perf, rounds, runnable, server, status
+from lib import cli, cpu, host_pace, load, load_site, meta, perf, rounds, runnable, server, status
 from lib import budget as B
 from experiments._step import Experiment, driver
 
@@ -162,6 +162,13 @@ def count_run(a, engine, tmpdir):
 
 
 def tput_run(a, engine, conns, tmpdir, kind):
+    """One timed window of an engine, taken again while the host held the server's CPU back
+    (lib/host_pace.py)."""
+    return host_pace.retaking(lambda: timed_window(a, engine, conns, tmpdir, kind),
+                              getattr(a, "pace", None))
+
+
+def timed_window(a, engine, conns, tmpdir, kind):
     extra = runnable.baseline(3, 0.02)
     extra = extra - a.runnable_base if None not in (extra, a.runnable_base) else None
     srv = start_server(a, engine)
@@ -318,6 +325,8 @@ def main(argv=None):
     info = meta.collect(meta.REPO_ROOT, build, pinning={"server": a.server_cpu,
                                                         "load": a.load_cpu})
     a.loader = load_site.runner(a, info, PROG)
+    # Each timed window is taken again while the host holds the server's CPU back.
+    a.pace = host_pace.watch(build, a.server_cpu)
     say(f"{PROG}: {', '.join(engines)}; {a.rounds} rounds; server on CPU "
         f"{a.server_cpu}, load on CPU {a.load_cpu}; {info['cpu_model']}, {info['kernel']}")
 
@@ -375,7 +384,8 @@ def main(argv=None):
         say(f"A/A {name}: median {fmt(r['median'])} (rounds: "
             f"{', '.join(fmt(x) for x in r['per_round'])})")
     result = {"experiment": "engines", "meta": info,
-              "config": {k: v for k, v in vars(a).items() if k not in ("perf_ok", "loader")},
+              "config": {k: v for k, v in vars(a).items()
+                         if k not in ("perf_ok", "loader", "pace")},
               "rounds_run": len({r["round"] for r in runs}),
               "budget": dict(budget.record(), rounds=gate.record()) if a.budget_s else None,
               "perf": a.perf_ok, "summary": summary, "ratios": ratios, "aa": aa or None,

@@ -46,6 +46,10 @@ def case_tiny(a):
     check(doc["ratios"] and all(len(r["per_round"]) == 2 for r in doc["ratios"].values()),
           "every paired ratio has one value per round", doc["ratios"])
     check(doc["aa"], "the A/A pair of merged is recorded", doc["aa"])
+    timed = [r for r in doc["runs"] if r["kind"] != "count"]
+    check(timed and all((r.get("host_pace") or {}).get("samples", 0) > 0 for r in timed),
+          "every timed window carries the host's pace over it (lib/host_pace.py)",
+          [(r["kind"], r.get("host_pace")) for r in timed])
 
 
 def case_order(a):
