@@ -37,7 +37,9 @@ SLOWED_SHARE = 0.3
 MIN_SAMPLES = 10
 # Windows taken again at most: held-back stretches last seconds, longer than a quick window,
 # so a window taken at once may fall in the same stretch; the last take is kept either way,
-# marked, so that a host held back for good slows the step by at most this many windows.
+# marked. A window kept held back marks the host as held back for good: the windows after it
+# are kept as they come until one reads calm, so that such a host slows a step by RETAKES
+# windows, not by RETAKES for every window.
 RETAKES = 2
 
 
@@ -61,6 +63,7 @@ class Watch:
 
     def __init__(self, exe, cpus):
         self.exe, self.cpus, self.floor = str(exe), cpus, None
+        self.held_for_good = False  # the last window kept was held back (retaking())
 
     def start(self):
         return subprocess.Popen(cpu.pinned([self.exe], self.cpus), stdin=subprocess.PIPE,
@@ -99,7 +102,8 @@ def retaking(measure, w, span_of=None):
     end) on time.monotonic's clock, the part of the run read (a sweep repetition's ramp-up is
     not its window). A window the host held back is measured again, at most RETAKES times; the
     record kept is the last, and the ones set aside are listed in it (`host_slowed_windows`,
-    measure()'s records)."""
+    measure()'s records). While the host is held back for good (w.held_for_good: the last
+    window kept was held back), a window is kept as it comes."""
     set_aside = []
     while True:
         proc = w.start() if w else None
@@ -107,8 +111,11 @@ def retaking(measure, w, span_of=None):
         if proc is None:
             return rec
         rec["host_pace"] = w.finish(proc, span_of(rec) if span_of else None)
-        if not rec["host_pace"]["slowed"] or len(set_aside) >= RETAKES:
-            if set_aside:
-                rec["host_slowed_windows"] = set_aside
-            return rec
-        set_aside.append(rec)
+        held = rec["host_pace"]["slowed"]
+        if held and not w.held_for_good and len(set_aside) < RETAKES:
+            set_aside.append(rec)
+            continue
+        w.held_for_good = held
+        if set_aside:
+            rec["host_slowed_windows"] = set_aside
+        return rec

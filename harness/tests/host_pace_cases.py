@@ -76,7 +76,7 @@ class FakeWatch:
     """A Watch whose windows read as `slowed` says, one after another."""
 
     def __init__(self, slowed):
-        self.slowed, self.started = list(slowed), 0
+        self.slowed, self.started, self.held_for_good = list(slowed), 0, False
 
     def start(self):
         self.started += 1
@@ -103,6 +103,16 @@ def case_retaking(a):
     check(len(takes) == H.RETAKES + 1 and rec["host_pace"]["slowed"], "held back throughout: "
           "RETAKES more takes, the last kept and marked", (len(takes), rec))
     check(len(rec["host_slowed_windows"]) == H.RETAKES, "every earlier take listed", rec)
+    # Held back for good: the windows after one kept held back are kept as they come until
+    # one reads calm; then retaking starts again.
+    w = FakeWatch([True] * (H.RETAKES + 1) + [True, False, True, False])
+    counts = []
+    for _ in range(4):
+        takes.clear()
+        rec = H.retaking(measure, w)
+        counts.append((len(takes), rec["host_pace"]["slowed"]))
+    check(counts == [(H.RETAKES + 1, True), (1, True), (1, False), (2, False)],
+          "after a window kept held back, one take a window until a calm one", counts)
     takes.clear()
     rec = H.retaking(measure, None)
     check(takes == [0] and rec == {"take": 0}, "no watch: once, as it came", rec)
