@@ -2,6 +2,7 @@
 // Pth in the same scheduler and lock loops. C++ only to register them with Google Benchmark.
 #include <benchmark/benchmark.h>
 
+#include "bench_stamp.h"
 #include "peer_loops.h"
 
 #include <cerrno>
@@ -27,6 +28,7 @@ bool more(void *arg)
 
 void BM_peer(benchmark::State &state, const peer_runtime *rt, peer_loop loop, long fibers)
 {
+    RunStamp stamp(state);
     if (loop == PEER_RING && rt->max_ring && fibers > rt->max_ring) {
         state.SkipWithError((std::string("not run: ") + rt->why_max).c_str());
         return;

@@ -2,6 +2,7 @@
 #include <benchmark/benchmark.h>
 
 #include "bench_build_info.h"
+#include "bench_stamp.h"
 #include "bench_hook.h"
 #include "bench_loops.h"
 #include "bench_timers.h"
@@ -43,12 +44,14 @@ std::vector<int> g_cpus; // CPUs this process may run on, from sched_getaffinity
 
 void BM_call(benchmark::State &state)
 {
+    RunStamp stamp(state);
     while (state.KeepRunningBatch(kChunk))
         bl_call_loop(kChunk);
 }
 
 void BM_call_chain(benchmark::State &state)
 {
+    RunStamp stamp(state);
     long x = 0;
     while (state.KeepRunningBatch(kChunk))
         x = bl_call_chain(kChunk, x);
@@ -57,12 +60,14 @@ void BM_call_chain(benchmark::State &state)
 
 void BM_getppid(benchmark::State &state)
 {
+    RunStamp stamp(state);
     for (auto _ : state)
         benchmark::DoNotOptimize(syscall(SYS_getppid)); // glibc's getppid caches nothing either
 }
 
 void BM_switch(benchmark::State &state, const sw_backend *b)
 {
+    RunStamp stamp(state);
     bl_pair p;
     if (bl_pair_init(&p, b) != 0) {
         state.SkipWithError(("not run: " + std::string(strerror(errno))).c_str());
@@ -76,6 +81,7 @@ void BM_switch(benchmark::State &state, const sw_backend *b)
 // A backend the registry declares but this build left out: its row says why.
 void BM_left_out(benchmark::State &state, std::string why)
 {
+    RunStamp stamp(state);
     state.SkipWithError(("not run: " + why).c_str());
     for (auto _ : state) {
     }
@@ -84,6 +90,7 @@ void BM_left_out(benchmark::State &state, std::string why)
 // The reference floor (bench_loops.h): not a backend, shown beside them.
 void BM_floor(benchmark::State &state, bl_floor_kind kind)
 {
+    RunStamp stamp(state);
     bl_floor f;
     if (bl_floor_init(&f, kind) != 0) {
         state.SkipWithError(("not run: " + std::string(strerror(errno))).c_str());
@@ -97,6 +104,7 @@ void BM_floor(benchmark::State &state, bl_floor_kind kind)
 
 void BM_create(benchmark::State &state, const sw_backend *b)
 {
+    RunStamp stamp(state);
     constexpr long kCreates = 64;
     bl_create c;
     if (bl_create_init(&c, b) != 0) {
@@ -124,6 +132,7 @@ bool sched_more(void *arg)
 
 void BM_sched(benchmark::State &state, fb_policy policy, const sw_backend *b)
 {
+    RunStamp stamp(state);
     bl_sched s{};
     s.policy = policy;
     s.backend = b;
@@ -161,6 +170,7 @@ void BM_sched(benchmark::State &state, fb_policy policy, const sw_backend *b)
 // the figure the copy rows are held to.
 void BM_copystack(benchmark::State &state, const sw_backend *b, bool guarded)
 {
+    RunStamp stamp(state);
     bl_copystack c{};
     c.backend = b;
     c.guarded = guarded;
@@ -204,6 +214,7 @@ bool batch_more(void *arg)
 
 void BM_hook(benchmark::State &state, bh_call call, bh_how how)
 {
+    RunStamp stamp(state);
     bh_io b{};
     b.call = call;
     b.how = how;
@@ -220,6 +231,7 @@ void BM_hook(benchmark::State &state, bh_call call, bh_how how)
 
 void BM_sync(benchmark::State &state, bs_lock lock, bs_mode mode)
 {
+    RunStamp stamp(state);
     bs_sync s{};
     s.lock = lock;
     s.mode = mode;
@@ -319,6 +331,7 @@ void *futex_partner(void *arg)
 
 void BM_thread_pingpong(benchmark::State &state, bool cross)
 {
+    RunStamp stamp(state);
     Placement where(state, cross);
     if (!where.ok()) return;
     Token t;
@@ -351,6 +364,7 @@ void BM_thread_pingpong(benchmark::State &state, bool cross)
 
 void BM_process_pingpong(benchmark::State &state, bool cross)
 {
+    RunStamp stamp(state);
     Placement where(state, cross);
     if (!where.ok()) return;
     int to_child[2], to_parent[2];
@@ -391,6 +405,7 @@ constexpr size_t TIMER_BATCHES = 256;
 
 void BM_timers(benchmark::State &state, const tm_ops *t, bt_workload w, bt_op op)
 {
+    RunStamp stamp(state);
     auto pending = static_cast<size_t>(state.range(0));
     bt_timers &b = g_timers;
     if (b.ops != t || b.workload != w || b.pending != pending) {

@@ -2,6 +2,7 @@
 program with its output in the suite's log, and the record of a failed step. Not an experiment
 (the underscore keeps it out of the registry's names)."""
 import json
+import os
 import re
 import subprocess
 import time
@@ -73,13 +74,15 @@ def say(msg):
     print(f"[suite] {msg}", flush=True)
 
 
-def run(cmd, log, timeout):
+def run(cmd, log, timeout, env=None):
     """Runs a program with its output teed into the log; returns the exit status (or None on a
-    timeout). Progress lines of the drivers are passed through so the user sees them."""
+    timeout). Progress lines of the drivers are passed through so the user sees them. env:
+    variables added to the suite's environment for this program alone."""
     say("$ " + " ".join(str(c) for c in cmd))
     with open(log, "a") as lf:
         proc = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True, cwd=ROOT)
+                                stderr=subprocess.STDOUT, text=True, cwd=ROOT,
+                                env=dict(os.environ, **env) if env else None)
         deadline = time.monotonic() + timeout
         for line in proc.stdout:
             lf.write(line)

@@ -1,9 +1,11 @@
 """The switch-bench experiment: switch, create and scheduler rows, kernel hand-offs."""
 import json
+import os
 import subprocess
+import time
 from pathlib import Path
 
-from lib import budget as B, gbench, server
+from lib import budget as B, gbench, host_pace, server
 from experiments._step import Experiment, fail, run, say, write_json
 
 
@@ -39,8 +41,25 @@ def passes(p):
         (a["filter"], a["min_time"], a.get("repetitions", p["repetitions"])) for a in apart]
 
 
-def invoke(ctx, name, flt, min_time, reps):
-    """switch-bench over one filter for `reps` interleaved repetitions: its JSON, or None."""
+# The most CPUs watched for the host's stalls while switch-bench runs: it is not pinned, so
+# every CPU it may run on is watched, on a machine of the size this project runs on.
+MAX_WATCHED = 8
+
+
+def watches(ctx):
+    """A host-pace Watch (lib/host_pace.py) per CPU switch-bench may run on, or [] with the
+    reason: no probe in the build, or more CPUs than MAX_WATCHED."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) > MAX_WATCHED:
+        return [], f"not watched: {len(cpus)} CPUs, more than {MAX_WATCHED}"
+    ws = [host_pace.watch(ctx.bin.parent, c) for c in cpus]
+    return ([w for w in ws if w], None) if all(ws) else ([], "not watched: no host-pace built")
+
+
+def invoke(ctx, name, flt, min_time, reps, ws=()):
+    """switch-bench over one filter for `reps` interleaved repetitions: (its JSON, the
+    stretches the host held a watched CPU back), or None. With watches, each run of a row is
+    stamped (bench/bench_stamp.h) so that the step can tell which ran in such a stretch."""
     raw = Path(ctx.tmp) / f"switch-bench-{name}.json"
     cmd = [ctx.bin / "switch-bench", f"--benchmark_min_time={min_time}",
            f"--benchmark_repetitions={reps}",
@@ -53,8 +72,21 @@ def invoke(ctx, name, flt, min_time, reps):
         cmd.append(f"--benchmark_filter={flt}")
     say(f"switch-bench: {reps} interleaved repetitions of "
         f"{flt or 'every row'}, {min_time} s each; its table prints when all are done")
-    rc = run(cmd, ctx.log, 1800)
-    return json.loads(raw.read_text()) if rc == 0 and raw.exists() else None
+    probes = [(w, w.start()) for w in ws]
+    rc = run(cmd, ctx.log, 1800, env={"SWITCH_BENCH_STAMPS": "1"} if probes else None)
+    stretches = sorted(st for w, proc in probes for st in w.stretches(proc))
+    if rc != 0 or not raw.exists():
+        return None
+    return json.loads(raw.read_text()), stretches
+
+
+def held_back(stretches):
+    """held() for gbench.set_aside: whether a run of a row overlapped a held-back stretch (its
+    stamps; a run without them was not watched)."""
+    def held(entry):
+        t0, t1 = entry.get("host_t0_s"), entry.get("host_t1_s")
+        return t0 is not None and t1 is not None and host_pace.overlaps((t0, t1), stretches)
+    return held
 
 
 def epoll_ctl_pairs(ctx, preset):
@@ -94,23 +126,37 @@ def measure(ctx, exp):
     if pairs is None:
         return fail(ctx, exp.name, pairs_record)
     todo = passes(p)
+    ws, unwatched = watches(ctx)
+    stretches, step_t0 = [], time.monotonic()
     docs, per_rep, first = [], [], [min(reps, B.MIN_ROUNDS) for _, _, reps in todo]
     for i, ((flt, min_time, _), n) in enumerate(zip(todo, first)):
         t0 = budget.spent()
-        doc = invoke(ctx, f"{i}", flt, min_time, n)
-        if doc is None:
+        got = invoke(ctx, f"{i}", flt, min_time, n, ws)
+        if got is None:
             return fail(ctx, exp.name, "switch-bench failed (its output is in the log)")
-        docs.append(doc)
+        docs.append(got[0])
+        stretches += got[1]
         # The run's start and its estimate of the iterations cost about one repetition more.
         per_rep.append((budget.spent() - t0) / (n + 1))
     wanted = [reps - n for (_, _, reps), n in zip(todo, first)]
     extra = B.extra_repetitions(budget.left(), wanted, per_rep)
     for i, ((flt, min_time, _), k) in enumerate(zip(todo, extra)):
         if k:
-            more = invoke(ctx, f"{i}-more", flt, min_time, k)
+            more = invoke(ctx, f"{i}-more", flt, min_time, k, ws)
             if more is None:
                 return fail(ctx, exp.name, "switch-bench failed (its output is in the log)")
-            docs[i] = gbench.merge(docs[i], more)
+            docs[i] = gbench.merge(docs[i], more[0])
+            stretches += more[1]
+    # The repetitions the host held back, set aside while a row keeps at least 3.
+    listed = []
+    if ws:
+        for i, doc in enumerate(docs):
+            docs[i], out = gbench.set_aside(doc, held_back(stretches), B.MIN_ROUNDS)
+            listed += out
+    host = {"watched_cpus": len(ws), "not_watched": unwatched,
+            "held_back": [{"from_s": round(t0 - step_t0, 2), "seconds": round(t1 - t0, 2)}
+                          for t0, t1 in host_pace.merged(stretches)],
+            "repetitions_held_back": listed}
     data = dict(docs[0], benchmarks=sum((d.get("benchmarks", []) for d in docs), []) + pairs)
     data.update(experiment=exp.name, meta=ctx.meta(),
                 config={"min_time": p["min_time"], "repetitions": p["repetitions"],
@@ -118,7 +164,7 @@ def measure(ctx, exp):
                         "passes": [{"filter": f or "all rows", "min_time": m, "repetitions": n,
                                     "repetitions_run": a + k, "repetition_s": round(c, 3)}
                                    for (f, m, n), a, k, c in zip(todo, first, extra, per_rep)],
-                        "epoll_ctl_pairs": pairs_record,
+                        "epoll_ctl_pairs": pairs_record, "host_pace": host,
                         "budget": dict(budget.record(), cut=[
                             (f or "all rows") for (f, _, _), w, k in zip(todo, wanted, extra)
                             if k < w]),

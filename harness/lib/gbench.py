@@ -80,6 +80,36 @@ def merge(first, second):
     return dict(first, benchmarks=merged)
 
 
+# The counters switch-bench adds with SWITCH_BENCH_STAMPS (bench/bench_stamp.h): when each run
+# of a row took place, read by the switch step and removed before anything else sees the rows.
+STAMPS = ("host_t0_s", "host_t1_s")
+
+
+def set_aside(doc, held, keep=3):
+    """(doc, listed): doc's repetitions for which held(entry) is true taken out and each row's
+    aggregates computed again over the rest, unless fewer than `keep` would be left (the row
+    then keeps them all); the STAMPS counters dropped from every entry. listed: every held
+    repetition, {"row", "repetition_index", "real_time", "kept"}. The choice is held()'s
+    alone (the host's pace over the repetition, never its time), so what is left is a fair
+    sample of the row, only smaller."""
+    rows = {}
+    for b in doc.get("benchmarks", []):
+        if b.get("run_type") != "aggregate":
+            rows.setdefault(b.get("run_name", b["name"]), []).append(b)
+    out, listed = [], []
+    for name, entries in rows.items():
+        bad = [e for e in entries if held(e)]
+        kept = len(entries) - len(bad) < keep
+        listed += [{"row": name, "repetition_index": e.get("repetition_index"),
+                    "real_time": e.get("real_time"), "kept": kept} for e in bad]
+        rest = [{k: v for k, v in e.items() if k not in STAMPS} for e in entries
+                if kept or e not in bad]
+        for e in rest:
+            e["repetitions"] = len(rest)
+        out += rest + aggregates(rest)
+    return dict(doc, benchmarks=out), listed
+
+
 def from_blocks(names, per_block, iterations, counters):
     """Iteration and aggregate entries of rows `names` measured in blocks: per_block[b][i] is
     row i's ns per unit in block b, every row ran once per block (so block b is repetition b

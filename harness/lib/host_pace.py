@@ -7,15 +7,17 @@ Why: a Firecracker guest reports no steal time, and on the 2-core AMD EPYC VM th
 times gave a vCPU about a third of its speed for one to five seconds at once. In such seconds
 the spin's median was 27 us against 11 us, and an epoll echo server served 86,000 instead of
 125,000 req/s (results/notes/harness.md). A server's CPU time per request counts the held-back
-time as its own, so in one comparison the same server read 5.7 and 15 us per request in
-different rounds, and a paired ratio whose two windows fell on either side of such a stretch
-read 0.78 or 1.10 where the calm rounds read 1.01-1.05. The spin's fastest samples are
-not slowed even then (the host time-slices the vCPU), so the floor is the fastest sample seen.
+time as its own: in one fiberio run of 6 rounds the epoll server read 5.5 us per request in
+two rounds and 10.5-11.9 in three others, and the rounds' fiber/epoll ratios ranged from 0.78
+to 1.10. The spin's fastest samples are not slowed even in such seconds (the host time-slices
+the vCPU), so the floor is the fastest sample seen.
 
     Watch(exe, cpus)          starts a probe per window (start()), reads it (finish(proc),
                               optionally only a span of it): {"samples", "floor_ns",
                               "median_ns", "slow_share", "slowed"}
     reading(samples, floor)   the same from a list of ns (the rule, testable alone)
+    stalls(samples, at)       the held-back stretches of a long run, for a program of short
+                              pieces (switch-bench's repetitions; overlaps() tells which)
     retaking(measure, watch)  measure() again while the host held it back, RETAKES times at most
 """
 import json
@@ -26,9 +28,8 @@ from pathlib import Path
 from lib import cpu
 
 EXE = "host-pace"
-# A sample this many times the floor was held back: the spin's own spread on a calm CPU shared
-# with a busy server is under 1.2x in 19 samples of 20 (the AMD EPYC VM; 0-12% of samples per
-# second over 1.5x in calm seconds, 65-80% in held-back ones).
+# A sample this many times the floor was held back: beside a busy echo server on the AMD EPYC
+# VM, 0-12% of a calm second's samples took over 1.5x the fastest, 65-80% of a held-back one's.
 SLOW_FACTOR = 1.5
 # A window is held back when more than this share of its samples were: the calm seconds'
 # shares stayed at or below 0.12, the held-back ones' at or above 0.65.
@@ -58,6 +59,47 @@ def reading(samples, floor=None):
             "slowed": len(samples) >= MIN_SAMPLES and share > SLOWED_SHARE}
 
 
+# Samples per stretch read for stalls() (100 ms at the 10 ms period): long enough for the
+# share to mean something, short beside the seconds a held-back stretch lasts.
+STALL_SAMPLES = 10
+
+
+def stalls(samples, at, floor=None):
+    """[(start, end)] on time.monotonic's clock: the stretches of a long run the host held the
+    CPU back, for a program whose own pieces are shorter than a window of the probe's (a
+    switch-bench repetition lasts 30 ms in the quick preset). Each STALL_SAMPLES consecutive
+    samples (their start times in `at`, ns) more than SLOWED_SHARE of which took over
+    SLOW_FACTOR x the floor (the fastest sample, or `floor` when lower) are held back, from the
+    first one's start to the last one's end; overlapping ones merge."""
+    pairs = [(s, t) for s, t in zip(samples, at) if s > 0]
+    if len(pairs) < STALL_SAMPLES:
+        return []
+    low = min(s for s, _ in pairs) if floor is None else min(floor, min(s for s, _ in pairs))
+    slow = [s > SLOW_FACTOR * low for s, _ in pairs]
+    out = []
+    for i in range(len(pairs) - STALL_SAMPLES + 1):
+        if sum(slow[i:i + STALL_SAMPLES]) / STALL_SAMPLES > SLOWED_SHARE:
+            last = pairs[i + STALL_SAMPLES - 1]
+            out.append((pairs[i][1] / 1e9, (last[1] + last[0]) / 1e9))
+    return merged(out)
+
+
+def merged(stretches):
+    """The stretches, sorted, overlapping ones made one (those of several CPUs' probes)."""
+    out = []
+    for t0, t1 in sorted(stretches):
+        if out and t0 <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], t1))
+        else:
+            out.append((t0, t1))
+    return out
+
+
+def overlaps(span, stretches):
+    """Whether (start, end) overlaps any of the stretches."""
+    return any(span[0] < t1 and t0 < span[1] for t0, t1 in stretches)
+
+
 class Watch:
     """One probe per window on `cpus`, the floor carried from window to window."""
 
@@ -69,18 +111,30 @@ class Watch:
         return subprocess.Popen(cpu.pinned([self.exe], self.cpus), stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
+    def samples(self, proc):
+        """(samples ns, their start times ns) of a probe, stopped now; empty when it failed."""
+        try:
+            out, _ = proc.communicate(input="", timeout=10)
+            doc = json.loads(out) if proc.returncode == 0 else {}
+            return doc.get("samples_ns", []), doc.get("at_ns", [])
+        except (subprocess.TimeoutExpired, ValueError, AttributeError):
+            proc.kill()
+            proc.communicate()
+            return [], []
+
+    def stretches(self, proc):
+        """stalls() of a probe stopped now, the floor carried as in finish()."""
+        samples, at = self.samples(proc)
+        if any(x > 0 for x in samples):
+            low = min(x for x in samples if x > 0)
+            self.floor = low if self.floor is None else min(self.floor, low)
+        return stalls(samples, at, self.floor)
+
     def finish(self, proc, span=None):
         """The window's reading: of the samples that started within span ((start, end) on
         time.monotonic's clock) when given, else of all; the floor learns from all. A probe
         that failed reads as no samples (never slowed)."""
-        try:
-            out, _ = proc.communicate(input="", timeout=10)
-            doc = json.loads(out) if proc.returncode == 0 else {}
-            samples, at = doc.get("samples_ns", []), doc.get("at_ns", [])
-        except (subprocess.TimeoutExpired, ValueError, AttributeError):
-            proc.kill()
-            proc.communicate()
-            samples, at = [], []
+        samples, at = self.samples(proc)
         every = reading(samples, self.floor)
         if every["samples"]:
             self.floor = every["floor_ns"]

@@ -98,5 +98,40 @@ def case_merge(a):
           "a missing invocation leaves the other as it is")
 
 
+def case_set_aside(a):
+    """gbench.set_aside: the repetitions held() picks leave their row, whose aggregates are
+    computed again over the rest, unless fewer than `keep` would be left; the stamp counters
+    leave every entry."""
+    def rep(row, i, ns):
+        return {"name": row, "run_name": row, "run_type": "iteration", "repetitions": 5,
+                "repetition_index": i, "threads": 1, "iterations": 100, "real_time": ns,
+                "cpu_time": ns, "time_unit": "ns", "fibers": 2.0,
+                "host_t0_s": 100.0 + i, "host_t1_s": 100.5 + i}
+    a_reps = [rep("a", i, ns) for i, ns in enumerate([4.0, 4.1, 10.0, 4.2, 4.05])]
+    b_reps = [rep("b", i, ns) for i, ns in enumerate([8.0, 8.1, 8.2, 8.3, 8.4])]
+    doc = {"context": {}, "benchmarks": a_reps + gbench.aggregates(a_reps) + b_reps
+           + gbench.aggregates(b_reps)}
+    held = {("a", 2), ("b", 0), ("b", 1), ("b", 2)}
+    out, listed = gbench.set_aside(
+        doc, lambda e: (e["run_name"], e["repetition_index"]) in held, keep=3)
+    rows = {}
+    for b in out["benchmarks"]:
+        rows.setdefault((b["run_name"], b["run_type"]), []).append(b)
+    a_left = rows[("a", "iteration")]
+    check([e["repetition_index"] for e in a_left] == [0, 1, 3, 4] and
+          all(e["repetitions"] == 4 for e in a_left), "a: the held repetition set aside", a_left)
+    med = {e["aggregate_name"]: e for e in rows[("a", "aggregate")]}["median"]
+    check(same(med["real_time"], 4.075) and med["repetitions"] == 4,
+          "a: its median over the 4 left", med)
+    check(len(rows[("b", "iteration")]) == 5, "b: 3 held of 5 would leave 2: all kept",
+          rows[("b", "iteration")])
+    check(sorted((x["row"], x["repetition_index"], x["kept"]) for x in listed) ==
+          [("a", 2, False), ("b", 0, True), ("b", 1, True), ("b", 2, True)], "listed", listed)
+    check(not any(k in b for b in out["benchmarks"] for k in gbench.STAMPS),
+          "no stamp counter left, aggregates included")
+    check(all(b.get("fibers") == 2.0 for b in out["benchmarks"]
+              if b.get("aggregate_name") in (None, "mean", "median")), "other counters kept")
+
+
 if __name__ == "__main__":
     sys.exit(run(globals(), __doc__, ("--work", {"required": True})))

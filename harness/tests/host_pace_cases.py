@@ -3,9 +3,10 @@
 harness/bench/host_pace.c): the probe's samples and its refusals, the reading of a window's
 samples, and the windows taken again while the host held the CPU back.
 
-usage: host_pace_cases.py CASE --build-dir DIR
+usage: host_pace_cases.py CASE --build-dir DIR --thief CPU-THIEF
 """
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -150,5 +151,94 @@ def case_watch(a):
     check(w.finish(w.start(), (0.0, 1.0))["samples"] == 0, "a span before the probe: none")
 
 
+def case_stalls(a):
+    """The held-back stretches of a long run: 100 samples 10 ms apart, 20 of them slowed in a
+    row, read as one stretch from the first window holding more than 0.3 of slow samples to
+    the last; a calm run has none; two stalls far apart are two stretches."""
+    at = [i * 10_000_000 for i in range(100)]
+    calm = [11000 + (i % 7) * 300 for i in range(100)]
+    held = [27000 if 40 <= i < 60 else x for i, x in enumerate(calm)]
+    got = H.stalls(held, at)
+    check(len(got) == 1, "one stretch", got)
+    t0, t1 = got[0]
+    # Windows of 10 from sample 34 (4 slow: 40-43) to sample 56 (4 slow: 56-59).
+    check(abs(t0 - 0.34) < 1e-9 and abs(t1 - (0.65 + calm[65] * 1e-9)) < 1e-9,
+          "from the first window with 4 slow samples to the end of the last", got)
+    check(H.stalls(calm, at) == [], "calm: none")
+    check(H.stalls(held[:9], at[:9]) == [], "fewer samples than a window: none")
+    two = [27000 if 10 <= i < 20 or 70 <= i < 80 else x for i, x in enumerate(calm)]
+    check(len(H.stalls(two, at)) == 2, "two stalls, two stretches", H.stalls(two, at))
+    check(H.stalls([27000] * 20, at[:20], floor=11000) != [] and
+          H.stalls([27000] * 20, at[:20]) == [], "held back throughout: only against a floor")
+    check(H.merged([(3, 4), (1, 2), (1.5, 2.5), (2.5, 2.6)]) == [(1, 2.6), (3, 4)],
+          "merged: sorted, overlapping ones one", H.merged([(3, 4), (1, 2), (1.5, 2.5)]))
+    check(H.overlaps((0.5, 0.6), got) and not H.overlaps((0.1, 0.2), got) and
+          not H.overlaps((0.7, 0.8), got), "overlaps")
+
+
+def case_switch_bench_stamps(a):
+    """switch-bench stamps each run of a row with SWITCH_BENCH_STAMPS (bench/bench_stamp.h),
+    in order within the process, and not without it."""
+    bench = Path(a.build_dir) / "bin" / "switch-bench"
+    runs = {}
+    for stamped in (True, False):
+        out = Path(a.build_dir) / f"host-pace-stamps-{stamped}.json"
+        env = dict(os.environ, SWITCH_BENCH_STAMPS="1") if stamped else \
+            {k: v for k, v in os.environ.items() if k != "SWITCH_BENCH_STAMPS"}
+        t0 = time.monotonic()
+        p = subprocess.run([bench, "--benchmark_filter=^(call/noinline|syscall/getppid)$",
+                            "--benchmark_min_time=0.01", "--benchmark_repetitions=3",
+                            "--benchmark_enable_random_interleaving=true",
+                            f"--benchmark_out={out}", "--benchmark_out_format=json"],
+                           capture_output=True, text=True, timeout=60, env=env)
+        t1 = time.monotonic()
+        check(p.returncode == 0, "switch-bench runs", p.stderr[-300:])
+        runs[stamped] = ([b for b in json.loads(out.read_text())["benchmarks"]
+                          if b["run_type"] == "iteration"], t0, t1)
+    reps, t0, t1 = runs[True]
+    check(len(reps) == 6, "two rows of 3 repetitions", len(reps))
+    check(all(t0 <= r["host_t0_s"] < r["host_t1_s"] <= t1 for r in reps),
+          "each run stamped within the process's lifetime, start before end",
+          [(r["host_t0_s"], r["host_t1_s"]) for r in reps])
+    spans = sorted((r["host_t0_s"], r["host_t1_s"]) for r in reps)
+    check(all(x[1] <= y[0] for x, y in zip(spans, spans[1:])), "the runs do not overlap", spans)
+    check(not any("host_t0_s" in r for r in runs[False][0]), "no stamps without the variable")
+
+
+def case_held_back(a):
+    """The probe beside a stand-in for a host holding the CPU back (cpu_thief.c: real-time
+    priority, half the CPU in 10 us slices) for 0.8 s in the middle of a 1.4 s run: stalls()
+    finds one stretch about where the thief ran, the samples meanwhile are slow, and the calm
+    parts before and after read calm. Exit 77 (skipped) where real-time priority is not
+    allowed."""
+    w = H.Watch(exe(a), "0")
+    proc = w.start()
+    time.sleep(0.3)
+    t0 = time.monotonic()
+    thief = subprocess.run(["taskset", "-c", "0", a.thief, "0.8"], capture_output=True,
+                           text=True, timeout=30)
+    t1 = time.monotonic()
+    if thief.returncode == 77:
+        proc.kill()
+        print(f"skipped: {thief.stderr.strip()}")
+        sys.exit(77)
+    check(thief.returncode == 0, "the thief ran", thief.stderr)
+    time.sleep(0.3)
+    samples, at = w.samples(proc)
+    floor = min(samples)
+    got = H.stalls(samples, at)
+    check(len(got) == 1 and abs(got[0][0] - t0) < 0.2 and abs(got[0][1] - t1) < 0.2,
+          "one stretch where the thief ran", ([(x - t0, y - t0) for x, y in got], t1 - t0))
+    # The thief also takes turns from the probe itself: it samples less often meanwhile,
+    # which a share of the whole run's samples would understate, and stalls() does not.
+    inside = H.reading([s for s, t in zip(samples, at) if t0 * 1e9 <= t <= t1 * 1e9], floor)
+    check(inside["samples"] >= 3 and inside["slow_share"] > 0.5,
+          "the samples while it ran, slow", inside)
+    before = [s for s, t in zip(samples, at) if t < (t0 - 0.05) * 1e9]
+    after = [s for s, t in zip(samples, at) if t > (t1 + 0.05) * 1e9]
+    check(not H.reading(before, floor)["slowed"] and not H.reading(after, floor)["slowed"],
+          "calm before and after", (H.reading(before, floor), H.reading(after, floor)))
+
 if __name__ == "__main__":
-    sys.exit(run(globals(), __doc__, ("--build-dir", {"required": True})))
+    sys.exit(run(globals(), __doc__, ("--build-dir", {"required": True}),
+                 ("--thief", {"required": True})))
