@@ -1,6 +1,8 @@
 /* host_pace.c - how fast the CPU it runs on is now, read as a fixed spin timed at short
  * intervals, for the timed windows of the harness (harness/lib/host_pace.py). */
 #define _GNU_SOURCE
+#include "cli_args.h"
+
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -31,6 +33,8 @@
 
 enum { DEFAULT_PERIOD_MS = 10, DEFAULT_SPIN = 10000, DEFAULT_MAX = 100000 };
 
+#define USAGE "host-pace [--period-ms MS] [--spin N] [--max-samples K]"
+
 static volatile sig_atomic_t stop;
 
 static void on_term(int sig)
@@ -44,29 +48,6 @@ static int64_t now_ns(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
-static void usage(const char *why)
-{
-    fprintf(stderr,
-            "host-pace: %s (usage: host-pace [--period-ms MS] [--spin N] "
-            "[--max-samples K])\n",
-            why);
-    exit(2);
-}
-
-static long whole(const char *flag, const char *text, long max)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(text, &end, 10);
-    if (errno || *end || end == text || v < 1 || v > max) {
-        char why[128];
-        snprintf(why, sizeof why, "%s wants a whole number from 1 to %ld, not '%s'", flag, max,
-                 text);
-        usage(why);
-    }
-    return v;
 }
 
 /* The loop's result, stored so that the compiler cannot drop the loop. */
@@ -93,9 +74,9 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--max-samples"))
             to = &max, limit = 10000000;
         else
-            usage("unknown argument");
-        if (i + 1 >= argc) usage("a flag wants a value");
-        *to = whole(argv[i], argv[i + 1], limit);
+            cli_bad("host-pace", "unknown argument '%s' (usage: %s)", argv[i], USAGE);
+        if (i + 1 >= argc) cli_bad("host-pace", "%s wants a value (usage: %s)", argv[i], USAGE);
+        *to = cli_long("host-pace", argv[i], argv[i + 1], 1, limit);
     }
     int64_t *ns = malloc((size_t)max * sizeof *ns), *at = malloc((size_t)max * sizeof *at);
     if (!ns || !at) {

@@ -208,7 +208,7 @@ def case_switch_bench_stamps(a):
 def case_held_back(a):
     """The probe beside a stand-in for a host holding the CPU back (cpu_thief.c: real-time
     priority, half the CPU in 10 us slices) for 0.8 s in the middle of a 1.4 s run: stalls()
-    finds one stretch about where the thief ran, the samples meanwhile are slow, and the calm
+    finds the time the thief ran and nothing else, the samples meanwhile are slow, and the calm
     parts before and after read calm. Exit 77 (skipped) where real-time priority is not
     allowed."""
     w = H.Watch(exe(a), "0")
@@ -227,8 +227,10 @@ def case_held_back(a):
     samples, at = w.samples(proc)
     floor = min(samples)
     got = H.stalls(samples, at)
-    check(len(got) == 1 and abs(got[0][0] - t0) < 0.2 and abs(got[0][1] - t1) < 0.2,
-          "one stretch where the thief ran", ([(x - t0, y - t0) for x, y in got], t1 - t0))
+    where = ([(round(x - t0, 3), round(y - t0, 3)) for x, y in got], round(t1 - t0, 3))
+    check(got and all(x > t0 - 0.2 and y < t1 + 0.2 for x, y in got),
+          "held-back stretches where the thief ran, and only there", where)
+    check(sum(y - x for x, y in got) >= 0.5 * (t1 - t0), "covering most of its time", where)
     # The thief also takes turns from the probe itself: it samples less often meanwhile,
     # which a share of the whole run's samples would understate, and stalls() does not.
     inside = H.reading([s for s, t in zip(samples, at) if t0 * 1e9 <= t <= t1 * 1e9], floor)
