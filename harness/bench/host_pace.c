@@ -21,12 +21,12 @@
  * prints one JSON line: the loop's wall time in ns at each sample, in order.
  *
  * Why: a Firecracker guest reports no steal time, and its host at times gives a vCPU a third of
- * its speed for seconds (a 1 MB walk and this spin both 2.5x slower, an epoll echo server's
- * throughput 86,000 instead of 125,000 req/s, on the AMD EPYC VM). A server's CPU time per
- * request counts those seconds as its own. Pinned beside the server, the spin's time says
- * whether a window was measured at the machine's speed; at 11 us every 10 ms it takes 0.1%
- * of the CPU, the same for every server it watches. The reading of the samples (the window's
- * floor, the share of slow samples) is the harness's, where it can be tested.
+ * its speed for seconds (on the AMD EPYC VM, for five seconds, a spin like this one 2.5x
+ * slower and an epoll echo server's throughput 86,000 instead of 125,000 req/s). A server's CPU
+ * time per request counts those seconds as its own. Pinned beside the server, the spin's time
+ * says whether a window was measured at the machine's speed; at 11 us every 10 ms it takes
+ * 0.1% of the CPU, the same for every server it watches. The reading of the samples (the
+ * window's floor, the share of slow samples) is the harness's, where it can be tested.
  *
  * Bad usage exits 2 with one line on standard error.
  */
