@@ -44,6 +44,13 @@ MIN_SAMPLES = 10
 RETAKES = 2
 
 
+def floor_of(samples, floor=None):
+    """The fastest of the samples (ns; those that failed, 0, left out) and `floor`, the
+    fastest seen before; None when there is neither."""
+    seen = [x for x in samples if x > 0] + ([floor] if floor is not None else [])
+    return min(seen) if seen else None
+
+
 def reading(samples, floor=None):
     """What a window's samples (ns) say: the floor (the fastest sample here or, when given, of
     the windows before), the median, the share of samples over SLOW_FACTOR x the floor, and
@@ -52,7 +59,7 @@ def reading(samples, floor=None):
     if not samples:
         return {"samples": 0, "floor_ns": floor, "median_ns": None, "slow_share": None,
                 "slowed": False}
-    low = min(samples) if floor is None else min(floor, min(samples))
+    low = floor_of(samples, floor)
     share = sum(1 for s in samples if s > SLOW_FACTOR * low) / len(samples)
     return {"samples": len(samples), "floor_ns": low, "median_ns": statistics.median(samples),
             "slow_share": round(share, 3),
@@ -74,7 +81,7 @@ def stalls(samples, at, floor=None):
     pairs = [(s, t) for s, t in zip(samples, at) if s > 0]
     if len(pairs) < STALL_SAMPLES:
         return []
-    low = min(s for s, _ in pairs) if floor is None else min(floor, min(s for s, _ in pairs))
+    low = floor_of(samples, floor)
     slow = [s > SLOW_FACTOR * low for s, _ in pairs]
     out = []
     for i in range(len(pairs) - STALL_SAMPLES + 1):
@@ -125,9 +132,7 @@ class Watch:
     def stretches(self, proc):
         """stalls() of a probe stopped now, the floor carried as in finish()."""
         samples, at = self.samples(proc)
-        if any(x > 0 for x in samples):
-            low = min(x for x in samples if x > 0)
-            self.floor = low if self.floor is None else min(self.floor, low)
+        self.floor = floor_of(samples, self.floor)
         return stalls(samples, at, self.floor)
 
     def finish(self, proc, span=None):
@@ -135,11 +140,9 @@ class Watch:
         time.monotonic's clock) when given, else of all; the floor learns from all. A probe
         that failed reads as no samples (never slowed)."""
         samples, at = self.samples(proc)
-        every = reading(samples, self.floor)
-        if every["samples"]:
-            self.floor = every["floor_ns"]
+        self.floor = floor_of(samples, self.floor)
         if span is None:
-            return every
+            return reading(samples, self.floor)
         inside = [s for s, t in zip(samples, at) if span[0] * 1e9 <= t <= span[1] * 1e9]
         return dict(reading(inside, self.floor), span_s=round(span[1] - span[0], 3))
 
