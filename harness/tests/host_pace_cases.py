@@ -3,7 +3,7 @@
 harness/bench/host_pace.c): the probe's samples and its refusals, the reading of a window's
 samples, and the windows taken again while the host held the CPU back.
 
-usage: host_pace_cases.py CASE --build-dir DIR --thief CPU-THIEF
+usage: host_pace_cases.py CASE --build-dir DIR
 """
 import json
 import os
@@ -205,42 +205,5 @@ def case_switch_bench_stamps(a):
     check(not any("host_t0_s" in r for r in runs[False][0]), "no stamps without the variable")
 
 
-def case_held_back(a):
-    """The probe beside a stand-in for a host holding the CPU back (cpu_thief.c: real-time
-    priority, half the CPU in 10 us slices) for 0.8 s in the middle of a 1.4 s run: stalls()
-    finds the time the thief ran and nothing else, the samples meanwhile are slow, and the calm
-    parts before and after read calm. Exit 77 (skipped) where real-time priority is not
-    allowed."""
-    w = H.Watch(exe(a), "0")
-    proc = w.start()
-    time.sleep(0.3)
-    t0 = time.monotonic()
-    thief = subprocess.run(["taskset", "-c", "0", a.thief, "0.8"], capture_output=True,
-                           text=True, timeout=30)
-    t1 = time.monotonic()
-    if thief.returncode == 77:
-        proc.kill()
-        print(f"skipped: {thief.stderr.strip()}")
-        sys.exit(77)
-    check(thief.returncode == 0, "the thief ran", thief.stderr)
-    time.sleep(0.3)
-    samples, at = w.samples(proc)
-    floor = min(samples)
-    got = H.stalls(samples, at)
-    where = ([(round(x - t0, 3), round(y - t0, 3)) for x, y in got], round(t1 - t0, 3))
-    check(got and all(x > t0 - 0.2 and y < t1 + 0.2 for x, y in got),
-          "held-back stretches where the thief ran, and only there", where)
-    check(sum(y - x for x, y in got) >= 0.5 * (t1 - t0), "covering most of its time", where)
-    # The thief also takes turns from the probe itself: it samples less often meanwhile,
-    # which a share of the whole run's samples would understate, and stalls() does not.
-    inside = H.reading([s for s, t in zip(samples, at) if t0 * 1e9 <= t <= t1 * 1e9], floor)
-    check(inside["samples"] >= 3 and inside["slow_share"] > 0.5,
-          "the samples while it ran, slow", inside)
-    before = [s for s, t in zip(samples, at) if t < (t0 - 0.05) * 1e9]
-    after = [s for s, t in zip(samples, at) if t > (t1 + 0.05) * 1e9]
-    check(not H.reading(before, floor)["slowed"] and not H.reading(after, floor)["slowed"],
-          "calm before and after", (H.reading(before, floor), H.reading(after, floor)))
-
 if __name__ == "__main__":
-    sys.exit(run(globals(), __doc__, ("--build-dir", {"required": True}),
-                 ("--thief", {"required": True})))
+    sys.exit(run(globals(), __doc__, ("--build-dir", {"required": True})))
