@@ -202,6 +202,9 @@ def bench_rows(doc):
             for k in ("real_time", "cpu_time"):
                 e[k] = sum(x[k] for x in entries) / len(entries)
             rows[name] = e
+        elif "label" not in rows[name] and "label" in entries[0]:
+            # Runs merged before the merge kept labels have medians without one.
+            rows[name] = dict(rows[name], label=entries[0]["label"])
     return rows
 
 

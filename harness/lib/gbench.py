@@ -44,8 +44,10 @@ def aggregates(entries):
                 and isinstance(v, (int, float)) and not isinstance(v, bool)]
     out = []
     for stat, fn, unit in STATS:
+        # The label too, as Google Benchmark's own aggregates carry the row's: the charts read
+        # it from the median (copy-mode points are drawn hollow).
         agg = {k: first[k] for k in ("family_index", "per_family_instance_index", "run_name",
-                                     "threads", "time_unit") if k in first}
+                                     "threads", "time_unit", "label") if k in first}
         agg.update(name=f"{first['run_name']}_{stat}", run_type="aggregate",
                    repetitions=len(entries), aggregate_name=stat, aggregate_unit=unit,
                    iterations=len(ok))

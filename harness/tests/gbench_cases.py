@@ -3,8 +3,10 @@
 one document: the aggregates it computes are Google Benchmark's own, and a run of 5
 repetitions split into 3 and 2 merges back into the same document.
 
-The fixture is the committed reference's switch.json (switch-bench's own output: 5
-interleaved repetitions per row, with Google Benchmark's mean, median, stddev and cv).
+The fixture, tests/data/switch_gbench.json, is switch-bench's own output (the Intel reference
+run of deea303, two rows of each family kept): 5 interleaved repetitions per row, with Google
+Benchmark's mean, median, stddev and cv. Not a run folder's switch.json: the suite's are
+merged by lib/gbench.py itself, so their aggregates would be checked against themselves.
 
 usage: gbench_cases.py CASE --work DIR
 """
@@ -18,7 +20,7 @@ sys.path.insert(0, str(HARNESS))
 from cases import check, run  # noqa: E402  (harness/tests/cases.py)
 from lib import gbench  # noqa: E402
 
-FIXTURE = HARNESS.parent / "results" / "reference" / "switch.json"
+FIXTURE = HARNESS / "tests" / "data" / "switch_gbench.json"
 
 
 def fixture():
@@ -88,6 +90,8 @@ def case_merge(a):
         check([e["repetition_index"] for e in have] == [e["repetition_index"] for e in want],
               f"{name}: repetitions 0-4 in order", [e["repetition_index"] for e in have])
         check(all(e["repetitions"] == len(want) for e in have), f"{name}: repetitions total")
+        check({e.get("label") for e in got[name]} == {want[0].get("label")},
+              f"{name}: the label on every entry, aggregates included")
         check([e["cpu_time"] for e in have] == [e["cpu_time"] for e in want],
               f"{name}: each repetition's figures kept")
         aggs = [e for e in entries if e["run_type"] == "aggregate"]
