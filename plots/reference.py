@@ -47,13 +47,18 @@ def figure_table(figures, ref_figures=None):
     head = "| figure | this run |" + (" reference |" if ref_figures is not None else "")
     out = [head, "|---|---|" + ("---|" if ref_figures is not None else "")]
     mine, ref = F.by_name(figures), F.by_name(ref_figures)
+    # Figures with the same value, interval and n share a row (C6 reads one ratio against
+    # two baselines that are often the same level: two names, one measurement), the ones the
+    # rule compared apart from the others (REPORT.md keeps only the former's rows).
+    rows = {}
     for name in shown:
         f = mine.get(name)
         label = f"**{name}**" if f and f.get("decides") else name
-        row = f"| {label} | {fig_text(f)} |"
+        cells = f" {fig_text(f)} |"
         if ref_figures is not None:
-            row += f" {fig_text(ref.get(name))} |"
-        out.append(row)
+            cells += f" {fig_text(ref.get(name))} |"
+        rows.setdefault((cells, label.startswith("**")), []).append(label)
+    out += [f"| {'; '.join(labels)} |{cells}" for (cells, _), labels in rows.items()]
     return out + ["", "In bold: the figures the rule compared with its thresholds. In "
                   f"brackets: the {F.LEVEL:.0%} interval of the median over the repetitions "
                   "or rounds, n of them; `exact`: a deterministic count.", ""]
