@@ -93,6 +93,62 @@ def brief_section(lines):
         else lines
 
 
+def split_row(row):
+    """A figure table's row -> (its figures' names as word lists, its other cells)."""
+    cells = [c.strip() for c in row.strip().strip("|").split(" | ")]
+    return [n.strip("*").split(" ") for n in cells[0].split("; ")], cells[1:]
+
+
+def one_word_apart(a, b):
+    """The one word position at which the names of rows a and b differ (the same for each
+    of their names), else None."""
+    if len(a) != len(b) or any(len(x) != len(y) for x, y in zip(a, b)):
+        return None
+    where = {i for x, y in zip(a, b) for i, (u, v) in enumerate(zip(x, y)) if u != v}
+    return where.pop() if len(where) == 1 else None
+
+
+def grouped_name(words, i, values):
+    """(a name with the word at i standing for each of values: N for numbers, else X; the
+    mark; the values as the cells list them), punctuation the values share kept in the
+    name ("arm, X: instructions added ...")."""
+    tail = values[0][-1:] if all(v[-1:] == values[0][-1:] and v[-1:] in ",:;" for v in values) \
+        else ""
+    core = [v[:len(v) - len(tail)] for v in values]
+    mark = "N" if all(v.isdigit() for v in core) else "X"
+    return " ".join(words[:i] + [mark + tail] + words[i + 1:]), mark, core
+
+
+def by_word(rows):
+    """A claim table's bold rows for REPORT.md, with two rows or more in a row whose
+    figures' names differ in one word only (a level, a member) made one: "**thread churn at
+    N connections over its first level**, by N | 10: 0.711 x [...]; 100: ...". REPORT.html
+    keeps a row per figure."""
+    parsed = [split_row(r) for r in rows]
+    out, k = [], 0
+    while k < len(rows):
+        j, i = k + 1, None
+        while j < len(rows):
+            w = one_word_apart(parsed[k][0], parsed[j][0])
+            if w is None or (i is not None and w != i):
+                break
+            i, j = w, j + 1
+        # A name of one or two words is the member alone ("call/chain"): nothing to share.
+        if j - k < 2 or min(len(words) for words in parsed[k][0]) < 3:
+            out.append(rows[k])
+            k += 1
+            continue
+        values = [parsed[x][0][0][i] for x in range(k, j)]
+        names = [grouped_name(words, i, values) for words in parsed[k][0]]
+        label = "; ".join(f"**{n}**" for n, _, _ in names) + f", by {names[0][1]}"
+        core = names[0][2]
+        columns = ["; ".join(f"{v}: {parsed[x][1][c]}" for v, x in zip(core, range(k, j)))
+                   for c in range(len(parsed[k][1]))]
+        out.append(f"| {label} | " + " | ".join(columns) + " |")
+        k = j
+    return out
+
+
 def shorten(lines, claim=False):
     """A part's lines for REPORT.md: a table past MD_ROWS rows and a list past MD_ITEMS items
     cut, with a line counting what REPORT.html shows in full; the rule's note on intervals,
@@ -119,8 +175,8 @@ def shorten(lines, claim=False):
                 i = j + 1  # the measured tables: REPORT.html (the pointer under the claim)
                 continue
             if claim:  # the figure table: every figure the rule compared (in bold)
-                rows = rows[:2] + ([r for r in rows[2:] if r.startswith("| **")]
-                                   or rows[2:2 + MD_ROWS])
+                bold = [r for r in rows[2:] if r.startswith("| **")]
+                rows = rows[:2] + (by_word(bold) if bold else rows[2:2 + MD_ROWS])
             keep = rows if claim or len(rows) <= MD_ROWS + 3 else rows[:MD_ROWS + 2]
             out += keep
             if len(keep) < len(rows) and not claim:
