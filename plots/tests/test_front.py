@@ -86,7 +86,8 @@ def shown(name, text):
         tail = w[-1:] if w[-1:] in ",:;" else ""
         for mark in ("N", "X"):
             grouped = " ".join(words[:i] + [mark + tail] + words[i + 1:])
-            if f"**{grouped}**" in text and f"{w[:len(w) - len(tail)]}: " in text:
+            if any(f"**{grouped}**" in row and f"{w[:len(w) - len(tail)]}: " in row
+                   for row in text.splitlines()):
                 return True
     return False
 
