@@ -32,7 +32,8 @@ def case_samples(a):
     doc = json.loads(out)
     s = doc["samples_ns"]
     check(p.returncode == 0, "exit 0 at the end of its input", p.returncode)
-    check(doc["spin"] == 10000 and doc["period_ms"] == 5, "says its spin and period", doc)
+    check(doc["spin"] == 25000 and doc["period_ms"] == 5, "says its default spin and period",
+          doc)
     check(20 <= len(s) <= 70 and min(s) > 0, "a positive sample about every 5 ms over 0.3 s",
           len(s))
     p = subprocess.Popen([exe(a), "--spin", "1000"], stdin=subprocess.PIPE,
