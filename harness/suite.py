@@ -27,6 +27,7 @@ left out by the preset), 1 a step failed or the run folder could not be written,
 3 another run holds the lock, 128 + N stopped by signal N.
 """
 import argparse
+import os
 import shutil
 import subprocess
 import sys
@@ -35,7 +36,7 @@ import time
 from pathlib import Path
 
 import experiments
-from lib import budget as B, meta, probe, runnable
+from lib import budget as B, host_pace, meta, probe, runnable
 from lib import suite_guard as guard
 from experiments._step import PY, ROOT, Ctx, fail, run, say
 
@@ -55,6 +56,8 @@ SETTLE_SLACK, SETTLE_TIMEOUT_S = 1, 60
 CALIBRATE_TIMEOUT_S = {"quick": 8, "full": 60}
 CALIBRATE_TOTAL_S = {"quick": 20, "full": 300}
 STEPS = [e.name for e in EXPERIMENTS] + [REPORT]
+# The CPUs whose host pace the run's start takes (the switch step watches up to 8).
+HOST_PACE_CPUS = 8
 # What a preset's steps may take together (lib/budget.SuitePlan): the budgeted steps shrink, in
 # proportion, when the fixed ones run slower than declared. For a suite started by hand: the
 # run's total (RUN_BUDGET_S) less the 22-25 s an incremental build and setup check took on the
@@ -300,7 +303,7 @@ def start_record(a, steps):
             "budgets": {s: budget(s, a.preset) for s in steps}}
 
 
-def reference_state(record):
+def reference_state(record, build_dir):
     """The machine's state before the first step, into the record."""
     # procs_running at the start, nothing of the suite measuring yet.
     record["runnable_baseline"] = runnable.baseline(20, 0.05)
@@ -308,6 +311,12 @@ def reference_state(record):
     # run started in" means for the steps after, and how far the machine moves on its own
     # (the tolerance).
     record["probe_reference"] = probe.reference()
+    # The host's pace on each CPU a step may watch, for the steps' watches to begin from
+    # (lib/host_pace.Watch): the steps run as children, so the environment carries it.
+    cpus = sorted(os.sched_getaffinity(0))[:HOST_PACE_CPUS]
+    floors = record["host_pace_floor"] = host_pace.start_floors(build_dir, cpus)
+    if floors:
+        os.environ[host_pace.FLOOR_ENV] = host_pace.floor_text(floors)
 
 
 def run_one(ctx, record, s, preset, planned):
@@ -351,7 +360,7 @@ def run_suite(a, steps, state):
     # Written before anything is measured: a folder that cannot hold it stops the run here,
     # and a run stopped from now on has a record saying so.
     guard.write_record(run_dir / "suite.json", record)
-    reference_state(record)
+    reference_state(record, a.build_dir)
     total, before, over = suite_total(a.preset, a.started_at, time.time())
     plan = B.SuitePlan(plan_steps(steps, a.preset), total, experiments.SHED)
     # Every preset has a total (suite_total), so the plan's is never None here.

@@ -19,10 +19,14 @@ the vCPU), so the floor is the fastest sample seen.
     stalls(samples, at)       the held-back stretches of a long run, for a program of short
                               pieces (switch-bench's repetitions; overlaps() tells which)
     retaking(measure, watch)  measure() again while the host held it back, RETAKES times at most
+    start_floors(build, cpus) the fastest spin per CPU at a run's start, which the suite hands
+                              its steps (FLOOR_ENV) as the floor their watches begin with
 """
 import json
+import os
 import statistics
 import subprocess
+import time
 from pathlib import Path
 
 from lib import cpu
@@ -107,15 +111,58 @@ def overlaps(span, stretches):
     return any(span[0] < t1 and t0 < span[1] for t0, t1 in stretches)
 
 
-class Watch:
-    """One probe per window on `cpus`, the floor carried from window to window."""
+# The floors a suite measured at its start, for the steps it runs: "CPU:NS,CPU:NS".
+FLOOR_ENV = "SWITCHYARD_HOST_PACE_FLOOR"
+# How long start_floors() samples, at PERIOD_START_MS: a hundred spins on each CPU, so that
+# the fastest is the machine's pace unless the host held it back for all of them.
+START_SECONDS = 0.5
+PERIOD_START_MS = 5
 
-    def __init__(self, exe, cpus):
-        self.exe, self.cpus, self.floor = str(exe), cpus, None
+
+def start_floors(build_dir, cpus, seconds=START_SECONDS):
+    """{cpu: the fastest spin in ns} over `seconds`, a probe pinned to each of `cpus` (all at
+    once: each spins 0.2% of its CPU); a CPU whose probe failed is left out, and every CPU
+    when the build has no probe."""
+    exe = Path(build_dir) / "bin" / EXE
+    if not exe.is_file():
+        return {}
+    ws = [Watch(exe, str(c), PERIOD_START_MS) for c in cpus]
+    procs = [w.start() for w in ws]
+    time.sleep(seconds)
+    floors = {w.cpus: floor_of(w.samples(proc)[0]) for w, proc in zip(ws, procs)}
+    return {c: ns for c, ns in floors.items() if ns is not None}
+
+
+def floor_text(floors):
+    """FLOOR_ENV's value for {cpu: ns}."""
+    return ",".join(f"{c}:{ns}" for c, ns in sorted(floors.items()))
+
+
+def env_floor(cpus, env=None):
+    """The floor FLOOR_ENV gives for `cpus` (a watch on one CPU), or None: none set, none
+    for that CPU, or a value that does not parse (a floor is a hint, never a reason to stop)."""
+    text = (os.environ if env is None else env).get(FLOOR_ENV, "")
+    for item in text.split(","):
+        c, _, ns = item.partition(":")
+        if c.strip() == str(cpus).strip() and ns.strip().isdigit() and int(ns) > 0:
+            return int(ns)
+    return None
+
+
+class Watch:
+    """One probe per window on `cpus`, the floor carried from window to window. It begins at
+    the floor the suite measured at the run's start on that CPU (FLOOR_ENV), when there is one:
+    a step that starts while the host holds the CPU back would otherwise take its first,
+    slowed windows for the machine's pace and find none of them held back."""
+
+    def __init__(self, exe, cpus, period_ms=None):
+        self.exe, self.cpus, self.period_ms = str(exe), cpus, period_ms
+        self.floor = env_floor(cpus)
         self.held_for_good = False  # the last window kept was held back (retaking())
 
     def start(self):
-        return subprocess.Popen(cpu.pinned([self.exe], self.cpus), stdin=subprocess.PIPE,
+        period = ["--period-ms", str(self.period_ms)] if self.period_ms else []
+        return subprocess.Popen(cpu.pinned([self.exe] + period, self.cpus), stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     def samples(self, proc):

@@ -152,6 +152,40 @@ def case_watch(a):
     check(w.finish(w.start(), (0.0, 1.0))["samples"] == 0, "a span before the probe: none")
 
 
+def case_start_floor(a):
+    """The run's starting floors (start_floors) reach a step's watches through FLOOR_ENV: a
+    watch begins at its CPU's floor and reads a window against it; a floor that is absent, for
+    another CPU or malformed is none; a faster window's own samples take over."""
+    floors = H.start_floors(a.build_dir, [0], seconds=0.2)
+    check(set(floors) == {"0"} and floors["0"] > 0, "a floor for CPU 0", floors)
+    check(H.start_floors("/nonexistent", [0]) == {}, "no probe, no floors")
+    text = H.floor_text({"1": 10300, "0": 10200})
+    check(text == "0:10200,1:10300", "the variable's text", text)
+    env = {H.FLOOR_ENV: text}
+    check(H.env_floor("1", env) == 10300 and H.env_floor(0, env) == 10200,
+          "each CPU's floor", text)
+    check(H.env_floor("2", env) is None and H.env_floor("0", {}) is None and
+          H.env_floor("0", {H.FLOOR_ENV: "0:abc,0:-5,0"}) is None,
+          "another CPU's, none, or malformed: no floor")
+    # A floor far below this machine's spin: every sample of the window is slow against it.
+    os.environ[H.FLOOR_ENV] = "0:1"
+    w = H.watch(a.build_dir, "0")
+    check(w.floor == 1, "the watch begins at the run's floor", w.floor)
+    proc = w.start()
+    time.sleep(0.2)
+    r = w.finish(proc)
+    check(r["floor_ns"] == 1 and r["slowed"], "a window read against the run's floor", r)
+    # A floor above every sample: the window's own fastest is the floor.
+    os.environ[H.FLOOR_ENV] = "0:999999999"
+    w = H.watch(a.build_dir, "0")
+    proc = w.start()
+    time.sleep(0.2)
+    r = w.finish(proc)
+    check(r["floor_ns"] < 999999999, "a faster window's own floor", r)
+    del os.environ[H.FLOOR_ENV]
+    check(H.watch(a.build_dir, "0").floor is None, "no variable: no floor to begin from")
+
+
 def case_stalls(a):
     """The held-back stretches of a long run: 100 samples 10 ms apart, 20 of them slowed in a
     row, read as one stretch from the first window holding more than 0.3 of slow samples to
