@@ -63,12 +63,18 @@ def case_reference(a):
     ref = probe.reference(3, 1.0, scripted(takes, clock), clock.advance)
     check(ref["probe"] == {"cpu_ms": 10.5, "rtt_us": 40.2}, "the median per figure", ref)
     check(abs(ref["tolerance"]["cpu_ms"] - 0.19) < 1e-3 and
-          ref["tolerance"]["rtt_us"] == probe.TOLERANCE,
-          "twice the spread where wider than the floor, else the floor", ref["tolerance"])
+          ref["tolerance"]["rtt_us"] == probe.TOLERANCE_FLOOR["rtt_us"] > probe.TOLERANCE,
+          "twice the spread where wider than the floor, else the figure's floor",
+          ref["tolerance"])
     check(probe.within({"cpu_ms": 11.8, "rtt_us": 41.0}, ref["probe"], ref["tolerance"]),
           "12% slower on the loop is within its own spread", "")
-    check(not probe.within({"cpu_ms": 10.5, "rtt_us": 44.0}, ref["probe"], ref["tolerance"]),
-          "9% slower on the round trip is not", "")
+    check(probe.within({"cpu_ms": 10.5, "rtt_us": 48.0}, ref["probe"], ref["tolerance"]),
+          "19% slower on the round trip is within what it moves on a calm machine", "")
+    check(not probe.within({"cpu_ms": 10.5, "rtt_us": 52.0}, ref["probe"], ref["tolerance"]),
+          "29% slower on the round trip is not", "")
+    check(not probe.within({"cpu_ms": 11.7, "rtt_us": 40.0},
+                           ref["probe"], dict(ref["tolerance"], cpu_ms=probe.TOLERANCE)),
+          "11% slower on the loop is not, held to the default", "")
     check(not probe.within({"cpu_ms": 16.8, "rtt_us": 40.0}, ref["probe"], ref["tolerance"]),
           "60% slower is a wake", "")
     wild = [{"cpu_ms": 10.0, "rtt_us": 40.0}, {"cpu_ms": 20.0, "rtt_us": 40.0},
