@@ -422,18 +422,21 @@ def median(xs):
     return statistics.median(xs) if xs else None
 
 
-def paired(runs, key, num, den, **match):
+def paired(runs, key, num, den, pair_ok=None, **match):
     """{"per_round": [num/den], "median": ...} over the rounds in which both ran: `runs` are
     a driver's per-round records, `num` and `den` match them by field (e.g.
     {"engine": "merged"}), `match` selects the records (e.g. kind="tput"). Rounds pair by
-    their "round" field, or by order when the records carry none."""
-    def values(sel):
+    their "round" field, or by order when the records carry none. pair_ok(num's record,
+    den's), when given, leaves out the rounds it refuses."""
+    def records(sel):
         recs = [r for r in runs or [] if all(r.get(k) == v for k, v in {**match, **sel}.items())]
         if all("round" in r for r in recs):
-            return {r["round"]: r.get(key) for r in recs}
-        return dict(enumerate(r.get(key) for r in recs))
-    x, y = values(num), values(den)
-    rs = [x[k] / y[k] for k in sorted(x) if k in y and x[k] and y[k]]
+            return {r["round"]: r for r in recs}
+        return dict(enumerate(recs))
+    a, b = records(num), records(den)
+    keys = [k for k in sorted(a) if k in b and (pair_ok is None or pair_ok(a[k], b[k]))]
+    x, y = {k: a[k].get(key) for k in keys}, {k: b[k].get(key) for k in keys}
+    rs = [x[k] / y[k] for k in keys if x[k] and y[k]]
     xs = sorted(rs)
     mid = len(xs) // 2
     med = None if not xs else xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2

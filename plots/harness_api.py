@@ -11,6 +11,7 @@ import experiments  # the registry: each experiment's name and the claims it fee
 from gate import regress_files  # the gate's stored files, which history reads beside runs
 from gate import regress_gate  # the gate's timing floor and spread, which compare's noise shares
 from lib import changepoint  # history's steps of a series
+from lib import host_pace  # which rounds' two legs ran at one pace of the host (same_pace)
 from lib import meta  # the one JSON writer and the CPU model's short name
 from lib import sequential  # the words of fiberio's sampling-until-decided record
 from lib import stats  # the project's one statistics module (bootstrap, U test, trends)
@@ -18,6 +19,6 @@ from lib import status as driver_status  # what each status a driver gives a poi
 # Kernel memory per connection: its resolution (lib/memory.py says why it has one).
 from lib.memory import KERNEL_RESOLUTION_KIB, MEMINFO_DRIFT_KIB, kernel_resolution
 
-__all__ = ["changepoint", "experiments", "meta", "regress_files", "regress_gate", "sequential",
-           "stats", "driver_status",
+__all__ = ["changepoint", "experiments", "host_pace", "meta", "regress_files", "regress_gate",
+           "sequential", "stats", "driver_status",
            "KERNEL_RESOLUTION_KIB", "MEMINFO_DRIFT_KIB", "kernel_resolution"]

@@ -29,10 +29,11 @@
  *
  * The loop is bound by the core's load and store units, not by one instruction's latency: the
  * host also slows a vCPU without descheduling it, by what it runs beside it on the same
- * physical core. After a build on the AMD EPYC VM a chain of dependent multiply-adds (this
- * probe's loop before) kept 0.95-0.99 of its calm time for 20 s in which this loop took 1.38-1.42
- * of its own, the kind of stretch in which switch-bench's rows and the echo servers ran 20-30%
- * slow with the chain's reading calm (results/notes/harness.md). The reading of the samples (the
+ * physical core. On the AMD EPYC VM a chain of dependent multiply-adds kept 0.95-0.99 of its
+ * calm time through 20 s in which this loop took 1.4x its own, and through a stretch in which
+ * this loop read 1.8x and the echo servers beside it spent 1.5x their CPU per request. Not every
+ * such stretch slows every program (results/notes/harness.md has one that spared the servers):
+ * a window it marks is taken again, never corrected by it. The reading of the samples (the
  * window's floor, the share of slow samples) is the harness's, where it can be tested.
  *
  * Bad usage exits 2 with one line on standard error.

@@ -256,8 +256,9 @@ def main(argv=None):
     info = meta.collect(meta.REPO_ROOT, build, pinning={"server": a.server_cpu,
                                                         "load": a.load_cpu})
     a.loader = load_site.runner(a, info, PROG)
-    # Each timed window is taken again while the host holds the server's CPU back.
-    a.pace = host_pace.watch(build, a.server_cpu)
+    # Each timed window is taken again while the host holds the server's CPU or the load's
+    # back, and a round whose two legs it held back differently is not paired.
+    a.pace = host_pace.watch_pair(build, a.server_cpu, a.load_cpu)
     say(f"{PROG}: default {default}; engines {', '.join(wanted)}; {a.rounds} rounds; "
         f"server on CPU {a.server_cpu}, load on CPU {a.load_cpu}; load average "
         f"{meta.loadavg()}")

@@ -4,7 +4,7 @@ decided at a look of the sequential design (lib/sequential.py) or has had its la
 budget; and the record of how each pair stopped."""
 import time
 
-from lib import rounds, sequential
+from lib import host_pace, rounds, sequential
 from lib.fiberio_runs import tput_run
 
 # The figures --decide compares: the key of a tput run each pair's ratio divides.
@@ -12,12 +12,17 @@ DECIDE_KEYS = {"cpu": "server_cpu_us_per_request", "tput": "requests_per_sec"}
 
 
 def paired(runs, kind, key, num, den):
-    """num/den per round (both ran in the same round), and the median."""
+    """num/den per round (both ran in the same round), and the median; a round whose two
+    legs the host held back differently (host_pace.same_pace) is left out, and listed."""
     def by_round(v):
-        return {r["round"]: r[key] for r in runs
+        return {r["round"]: r for r in runs
                 if r["load"] == kind and r["variant"] == v and r["kind"] == "tput"}
+    x, y = by_round(num), by_round(den)
+    mixed = sorted(k for k in x if k in y and not host_pace.same_pace(x[k], y[k]))
+    keep = [k for k in x if k not in mixed]
     return {"load": kind, "num": num, "den": den, "key": key,
-            **rounds.paired(by_round(num), by_round(den))}
+            **rounds.paired({k: x[k][key] for k in keep}, {k: r[key] for k, r in y.items()}),
+            **({"host_mixed_rounds": mixed} if mixed else {})}
 
 
 def fmt(v, spec=".3f"):

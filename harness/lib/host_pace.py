@@ -200,6 +200,56 @@ def watch(build_dir, cpus):
     return Watch(exe, cpus) if exe.is_file() else None
 
 
+class Watches:
+    """The server's CPU and the load generator's watched as one (the interface of a Watch):
+    a window's reading is the server CPU's, with each CPU's under `cpus` ({"server": ...,
+    "load": ...}), and the window is held back when either CPU was. Why the load's: in a
+    window where echo-load is bound to its core, the server's CPU per request follows the load
+    generator's pace (fewer requests per wake, each epoll_wait serving fewer); on the AMD EPYC
+    VM, with the load's CPU held back, both echo servers spent a third more CPU per request
+    while the server's CPU read calm (results/notes/harness.md)."""
+
+    def __init__(self, named):
+        self.named = dict(named)
+        self.held_for_good = False
+
+    def start(self):
+        return {k: w.start() for k, w in self.named.items()}
+
+    def finish(self, procs, span=None):
+        readings = {k: w.finish(procs[k], span) for k, w in self.named.items()}
+        first = next(iter(readings.values()))
+        return dict(first, slowed=any(r["slowed"] for r in readings.values()), cpus=readings)
+
+
+def watch_pair(build_dir, server_cpu, load_cpu):
+    """Watches on the server's and the load's CPUs, a Watch on the server's alone when they
+    are one CPU, or None when the build has no probe."""
+    server = watch(build_dir, server_cpu)
+    if server is None or str(load_cpu) == str(server_cpu):
+        return server
+    return Watches({"server": server, "load": watch(build_dir, load_cpu)})
+
+
+def pace_state(rec):
+    """Which watched CPUs the host held back in a record's window ({cpu name: slowed}), or
+    None when the window was not watched."""
+    pace = (rec or {}).get("host_pace")
+    if not pace:
+        return None
+    cpus = pace.get("cpus") or {"server": pace}
+    return {k: bool(v.get("slowed")) for k, v in cpus.items()}
+
+
+def same_pace(a, b):
+    """Whether two windows meant to be compared (a round's two legs) ran at one pace: the
+    host held back the same watched CPUs in both, or either was not watched. A leg measured
+    as the host slowed a CPU, beside one measured before it did, makes a ratio of the host's
+    doing."""
+    x, y = pace_state(a), pace_state(b)
+    return x is None or y is None or x == y
+
+
 def retaking(measure, w, span_of=None):
     """measure() -> a window's record, with its host reading (`host_pace`) when w watches
     (None: measured once, as it comes); span_of(record), when given, -> the window's (start,

@@ -152,6 +152,43 @@ def case_watch(a):
     check(w.finish(w.start(), (0.0, 1.0))["samples"] == 0, "a span before the probe: none")
 
 
+def case_watches(a):
+    """The server's CPU and the load's watched as one: the window is held back when either
+    was, each CPU's reading kept under `cpus`, the server's the record's own; one CPU is one
+    Watch; a build without the probe gives none. same_pace() pairs two legs only when the
+    host held back the same CPUs in both, or one was not watched."""
+    w = H.Watches({"server": FakeWatch([False, False]), "load": FakeWatch([True, False])})
+    r = w.finish(w.start())
+    check(r["slowed"] and r["cpus"]["load"]["slowed"] and not r["cpus"]["server"]["slowed"],
+          "the load's CPU held back: the window is", r)
+    r = w.finish(w.start())
+    check(not r["slowed"] and set(r["cpus"]) == {"server", "load"}, "both calm: calm", r)
+    takes = []
+    rec = H.retaking(lambda: takes.append(1) or {},
+                     H.Watches({"server": FakeWatch([False, False]),
+                                "load": FakeWatch([True, False])}))
+    check(len(takes) == 2 and len(rec["host_slowed_windows"]) == 1,
+          "a window the load's CPU was held back in is taken again", (takes, rec))
+    check(isinstance(H.watch_pair(a.build_dir, "0", "1"), H.Watches) and
+          isinstance(H.watch_pair(a.build_dir, "0", "0"), H.Watch) and
+          H.watch_pair("/nonexistent", "0", "1") is None, "a pair, one CPU, no probe")
+
+    def leg(server, load=None):
+        cpus = {"server": {"slowed": server}}
+        if load is not None:
+            cpus["load"] = {"slowed": load}
+        return {"host_pace": {"slowed": server or bool(load), "cpus": cpus}}
+    check(H.same_pace(leg(False, False), leg(False, False)) and
+          H.same_pace(leg(True, True), leg(True, True)), "held back alike: one pace")
+    check(not H.same_pace(leg(False, True), leg(False, False)) and
+          not H.same_pace(leg(True, False), leg(False, False)),
+          "one leg held back where the other was not: two paces")
+    check(H.same_pace({}, leg(True, True)) and H.same_pace(leg(False), {"host_pace": None}),
+          "a leg not watched says nothing")
+    check(H.pace_state({"host_pace": {"slowed": True}}) == {"server": True},
+          "a window watched on the server's CPU alone", "")
+
+
 def case_start_floor(a):
     """The run's starting floors (start_floors) reach a step's watches through FLOOR_ENV: a
     watch begins at its CPU's floor and reads a window against it; a floor that is absent, for

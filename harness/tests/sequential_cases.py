@@ -277,10 +277,11 @@ class FakeTime:
         return self.t
 
 
-def fiberio_rounds(theta, budget_s, spent_s, seed):
+def fiberio_rounds(theta, budget_s, spent_s, seed, mixed=()):
     """fiberio_bench.extend() and sequential_record() on fake runs: the default fiber server's
     CPU per request theta x the epoll server's, 3% log-normal noise per run, 5 preset
-    rounds measured, spent_s seconds of the run gone, each further run 1.5 s."""
+    rounds measured, spent_s seconds of the run gone, each further run 1.5 s; in the preset
+    rounds `mixed` the host held the load's CPU back in the fiber leg only."""
     import argparse
     from lib import fiberio_sequential as FB
     rng, clock = random.Random(seed), FakeTime()
@@ -296,6 +297,10 @@ def fiberio_rounds(theta, budget_s, spent_s, seed):
                            budget_s=budget_s, t_start=0.0)
     runs = [dict(fake_run(a, v, "pingpong", None), round=r) for r in range(5)
             for v in (fiber, epoll)]
+    for r in runs:
+        held = r["round"] in mixed and r["variant"] == fiber
+        r["host_pace"] = {"slowed": held, "cpus": {"server": {"slowed": False},
+                                                   "load": {"slowed": held}}}
     clock.t = spent_s
     walls = {("pingpong", v): [FakeTime.RUN_S] for v in (fiber, epoll)}
     design = S.design(20, first=5)
@@ -346,6 +351,38 @@ def case_fiberio_rounds(a):
     rec, t = fiberio_rounds(1.15, 56.0, 40.0, 57)
     check(rec["pairs"][0]["rounds"] == 10, "15 s fit 16 s: the look at 10 rounds is reached",
           rec["pairs"][0])
+
+
+def case_fiberio_mixed_rounds(a):
+    """A round whose two legs the host held back differently (the load's CPU slowed in one
+    leg only) is left out of the pair's ratios and listed; the rounds the design counts are
+    the ones kept, so the driver measures more to reach its look."""
+    from lib import fiberio_sequential as FB
+    fiber, epoll = "fiber/adaptive/merged", "epoll"
+
+    def run(v, r, cpu, load_slowed):
+        pace = {"slowed": load_slowed, "cpus": {"server": {"slowed": False},
+                                                "load": {"slowed": load_slowed}}}
+        return {"variant": v, "load": "pingpong", "kind": "tput", "round": r,
+                "server_cpu_us_per_request": cpu, "requests_per_sec": 1e5 / cpu,
+                "host_pace": pace}
+    runs = []
+    for r in range(4):
+        mixed = r == 1
+        runs += [run(fiber, r, 14.0 if mixed else 8.2, mixed), run(epoll, r, 8.0, False)]
+    p = FB.paired(runs, "pingpong", "server_cpu_us_per_request", fiber, epoll)
+    check(len(p["per_round"]) == 3 and max(p["per_round"]) < 1.05 and
+          p["host_mixed_rounds"] == [1], "round 1 left out and listed", p)
+    both = [dict(x, host_pace={"slowed": True, "cpus": {"server": {"slowed": False},
+                                                        "load": {"slowed": True}}})
+            for x in runs]
+    p = FB.paired(both, "pingpong", "server_cpu_us_per_request", fiber, epoll)
+    check(len(p["per_round"]) == 4 and "host_mixed_rounds" not in p,
+          "both legs held back alike: every round paired", p)
+    rec, _ = fiberio_rounds(1.15, None, 40.0, 51, mixed={1, 3})
+    pr = rec["pairs"][0]
+    check(pr["stopped"] == "decided" and rec["rounds_added"] == 7,
+          "3 of the 5 preset rounds kept: 7 more reach the look at 10", (pr, rec["rounds_added"]))
 
 
 def case_preset_thresholds(a):

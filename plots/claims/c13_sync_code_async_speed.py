@@ -3,7 +3,7 @@ performs like a callback server."""
 import data as D
 import figures as F
 import verdict as V
-from harness_api import sequential
+from harness_api import host_pace, sequential
 from formatting import figure_number, threshold_text, value_text
 
 ID = "C13"
@@ -74,10 +74,12 @@ STOPPED = {"decided": "every threshold decided", "max looks": "the design's last
 
 def paired_rounds(doc, load, default, yardstick=YARDSTICK):
     """{"cpu": ..., "tput": ...}: the default fiber server over the yardstick, each round's
-    ratio of the two measured in it, from the driver's per-round records."""
+    ratio of the two measured in it, from the driver's per-round records; a round whose two
+    legs the host held back differently is left out, as the driver leaves it out of its
+    sequential design (harness/lib/host_pace.same_pace)."""
     runs = (doc or {}).get("runs")
     return {what: D.paired(runs, key, {"variant": default}, {"variant": yardstick},
-                           load=load, kind="tput")
+                           pair_ok=host_pace.same_pace, load=load, kind="tput")
             for what, key in (("cpu", "server_cpu_us_per_request"),
                               ("tput", "requests_per_sec"))}
 
@@ -317,10 +319,16 @@ def host_line(doc):
         return None
     again = sum(len(r.get("host_slowed_windows") or []) for r in watched)
     kept = sum(1 for r in watched if r["host_pace"].get("slowed"))
+    both = any(r["host_pace"].get("cpus") for r in watched)
+    mixed = sorted({f"{r['load']} round {n}" for r in (doc.get("ratios") or {}).values()
+                    for n in r.get("host_mixed_rounds") or []})
     return (f"- the host's pace, watched over {len(watched)} timed windows: {again} taken again "
             "because the host held the server's CPU back"
+            + (" or the load's" if both else "")
             + (f"; {kept} kept though held back (no calm take among their retakes)"
-               if kept else ""))
+               if kept else "")
+            + ("; left out of the paired ratios, their two legs held back differently: "
+               + ", ".join(mixed) if mixed else ""))
 
 
 def measure(run):

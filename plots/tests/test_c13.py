@@ -64,6 +64,28 @@ class HostPace(unittest.TestCase):
         self.assertIn("1 kept though held back", text)
         self.assertNotIn("kept though", self.lines([calm, again]))
 
+    def test_mixed_rounds_left_out(self):
+        """A round whose legs the host held back differently is not paired, by the verdict
+        as by the driver, and the lines say which."""
+        def leg(variant, rnd, cpu, load_slowed):
+            return {"kind": "tput", "load": "pingpong", "variant": variant, "round": rnd,
+                    "server_cpu_us_per_request": cpu, "requests_per_sec": 1e5 / cpu,
+                    "host_pace": {"slowed": load_slowed,
+                                  "cpus": {"server": {"slowed": False},
+                                           "load": {"slowed": load_slowed}}}}
+        default = "fiber/adaptive/merged"
+        runs = [leg(default, 0, 3.0, False), leg("epoll", 0, 3.0, False),
+                leg(default, 1, 6.0, True), leg("epoll", 1, 3.0, False)]
+        doc = synth.fiberio()
+        doc["runs"] = runs
+        got = C13.paired_rounds(doc, "pingpong", default)["cpu"]["per_round"]
+        self.assertEqual(got, [1.0])
+        doc["ratios"] = {"pingpong cpu": {"host_mixed_rounds": [1], "load": "pingpong"}}
+        text = "\n".join(verdict(doc)["measured"])
+        self.assertIn("or the load's", text)
+        self.assertIn("left out of the paired ratios, their two legs held back differently: "
+                      "pingpong round 1", text)
+
     def test_unwatched_run_silent(self):
         self.assertNotIn("host's pace", self.lines([{"kind": "tput"}]))
 
