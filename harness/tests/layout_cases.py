@@ -23,10 +23,10 @@ PLOTS = HARNESS.parent / "plots"
 # Where plots reaches into harness/: through plots/harness_api.py alone, and only for the
 # experiment registry, the statistics, memory resolution, points' statuses, the gate's floor
 # and stored files, the change points of a series, the JSON writer and CPU key, and the
-# sequential design's words.
+# sequential design's words, and which rounds' two legs ran at one pace of the host.
 PLOTS_SEAM = {"harness_api": {"experiments", "gate.regress_files", "gate.regress_gate",
-                              "lib.changepoint", "lib.memory", "lib.meta", "lib.sequential",
-                              "lib.stats", "lib.status"}}
+                              "lib.changepoint", "lib.host_pace", "lib.memory", "lib.meta",
+                              "lib.sequential", "lib.stats", "lib.status"}}
 # What each top-level package may import besides itself.
 ALLOWED = {"lib": set(), "experiments": {"lib"}, "gate": {"lib"}, "tools": {"lib", "gate"},
            "suite": {"lib", "experiments"}}
