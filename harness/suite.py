@@ -39,6 +39,7 @@ import experiments
 from lib import budget as B, host_pace, meta, probe, runnable
 from lib import suite_guard as guard
 from experiments._step import PY, ROOT, Ctx, fail, run, say
+from experiments.switch import MAX_WATCHED
 
 EXPERIMENTS = experiments.load()
 PRESET_NAMES = ("quick", "full")
@@ -56,8 +57,6 @@ SETTLE_SLACK, SETTLE_TIMEOUT_S = 1, 60
 CALIBRATE_TIMEOUT_S = {"quick": 8, "full": 60}
 CALIBRATE_TOTAL_S = {"quick": 20, "full": 300}
 STEPS = [e.name for e in EXPERIMENTS] + [REPORT]
-# The CPUs whose host pace the run's start takes (the switch step watches up to 8).
-HOST_PACE_CPUS = 8
 # What a preset's steps may take together (lib/budget.SuitePlan): the budgeted steps shrink, in
 # proportion, when the fixed ones run slower than declared. For a suite started by hand: the
 # run's total (RUN_BUDGET_S) less the 22-25 s an incremental build and setup check took on the
@@ -311,9 +310,10 @@ def reference_state(record, build_dir):
     # run started in" means for the steps after, and how far the machine moves on its own
     # (the tolerance).
     record["probe_reference"] = probe.reference()
-    # The host's pace on each CPU a step may watch, for the steps' watches to begin from
-    # (lib/host_pace.Watch): the steps run as children, so the environment carries it.
-    cpus = sorted(os.sched_getaffinity(0))[:HOST_PACE_CPUS]
+    # The host's pace on each CPU a step may watch (the switch step watches up to
+    # MAX_WATCHED), for the steps' watches to begin from (lib/host_pace.Watch): the steps run
+    # as children, so the environment carries it.
+    cpus = sorted(os.sched_getaffinity(0))[:MAX_WATCHED]
     floors = record["host_pace_floor"] = host_pace.start_floors(build_dir, cpus)
     if floors:
         os.environ[host_pace.FLOOR_ENV] = host_pace.floor_text(floors)

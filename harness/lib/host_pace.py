@@ -218,8 +218,8 @@ class Watches:
 
     def finish(self, procs, span=None):
         readings = {k: w.finish(procs[k], span) for k, w in self.named.items()}
-        first = next(iter(readings.values()))
-        return dict(first, slowed=any(r["slowed"] for r in readings.values()), cpus=readings)
+        return dict(readings["server"], slowed=any(r["slowed"] for r in readings.values()),
+                    cpus=readings)
 
 
 def watch_pair(build_dir, server_cpu, load_cpu):
