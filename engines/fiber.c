@@ -19,7 +19,9 @@
 
 enum { DEFAULT_STACK = 64 * 1024, DEFAULT_SHARED_STACK = 256 * 1024 };
 
-static __thread fb_runtime *tls_rt;
+/* The thread's runtime. Local-exec, as fb__io_tls: the layer is linked into programs only.
+ * Not static: fiber_hop.h's inline hop reads it in its callers. */
+__thread fb_runtime *fb__rt_tls __attribute__((tls_model("local-exec")));
 
 /*
  * The functions of a hop and of a copy-stack resume start on a cache line, so that their
@@ -312,7 +314,7 @@ static inline fiber *fiber_of(sw_ctx *ctx)
  */
 static void LINE_ALIGNED copy_jump(sw_ctx *from, sw_ctx *to)
 {
-    fb_runtime *rt = tls_rt;
+    fb_runtime *rt = fb__rt_tls;
     if (to != &rt->sched) {
         fiber *f = fiber_of(to);
         if (f->ss->owner != f) {
@@ -358,7 +360,7 @@ static inline fiber *running_fiber(fb_runtime *rt, const char *caller)
 /* The hot path of ring mode: one switch plus a handful of loads and stores. */
 void LINE_ALIGNED fb_yield(void)
 {
-    fb_runtime *rt = tls_rt;
+    fb_runtime *rt = fb__rt_tls;
     fiber *self = running_fiber(rt, "fb_yield");
     rt->stats.hops++;
     if (rt->policy == FB_RING && --rt->pass_left > 0) {
@@ -381,7 +383,7 @@ void LINE_ALIGNED fb_yield(void)
 
 void LINE_ALIGNED fb_park(void)
 {
-    fb_runtime *rt = tls_rt;
+    fb_runtime *rt = fb__rt_tls;
     fiber *self = running_fiber(rt, "fb_park");
     self->state = FB_PARKED;
     self->resume_at = __builtin_frame_address(0);
@@ -434,7 +436,7 @@ void fb_exit(void)
      * moves: a __builtin_setjmp there made it save all six callee-saved registers, 64 of the
      * 192 bytes moved per eviction at 8 live bytes (a cache line to read and one to write per
      * resume). */
-    fiber *f = running_fiber(tls_rt, "fb_exit");
+    fiber *f = running_fiber(fb__rt_tls, "fb_exit");
 #ifdef SWITCHYARD_ASAN
     __asan_handle_no_return(); /* the frames abandoned must not stay poisoned */
 #endif
@@ -444,7 +446,7 @@ void fb_exit(void)
 
 fiber *fb_self(void)
 {
-    return tls_rt ? tls_rt->current : NULL;
+    return fb__rt_tls ? fb__rt_tls->current : NULL;
 }
 
 void **fb_wait_slot(fiber *f)
@@ -459,7 +461,7 @@ void *fb_wait_area(fiber *f)
 
 bool fb_on_shared_stack(const void *p, size_t len)
 {
-    fb_runtime *rt = tls_rt;
+    fb_runtime *rt = fb__rt_tls;
     uintptr_t lo = (uintptr_t)p, hi = lo + len;
     for (unsigned i = 0; rt && i < rt->nshared; i++) {
         uintptr_t base = (uintptr_t)rt->shared[i].stack.base;
@@ -631,7 +633,7 @@ static bool waiting_on_poller(const fb_runtime *rt)
  */
 int LINE_ALIGNED fb_run(fb_runtime *rt)
 {
-    if (!rt || rt != tls_rt || rt->current) {
+    if (!rt || rt != fb__rt_tls || rt->current) {
         errno = EINVAL; /* another thread's runtime, or called from inside a fiber */
         return -1;
     }
@@ -691,7 +693,7 @@ fb_runtime *fb_runtime_new(const fb_config *cfg)
         errno = ENOTSUP; /* the backend cannot say where a suspended stack's live part starts */
         return NULL;
     }
-    if (tls_rt) {
+    if (fb__rt_tls) {
         errno = EBUSY; /* one runtime per thread */
         return NULL;
     }
@@ -732,11 +734,11 @@ fb_runtime *fb_runtime_new(const fb_config *cfg)
     fb__pool_init(&rt->pool, stack);
     if (copy && map_shared_stacks(rt, k, stack) != 0) {
         int saved = errno;
-        fb_runtime_free(rt); /* tls_rt is not set yet */
+        fb_runtime_free(rt); /* fb__rt_tls is not set yet */
         errno = saved;
         return NULL;
     }
-    tls_rt = rt;
+    fb__rt_tls = rt;
     return rt;
 }
 
@@ -754,13 +756,13 @@ void fb_runtime_free(fb_runtime *rt)
     for (unsigned i = 0; rt->shared && i < rt->nshared; i++)
         if (rt->shared[i].stack.map) sw_stack_free(&rt->shared[i].stack);
     free(rt->shared);
-    if (tls_rt == rt) tls_rt = NULL;
+    if (fb__rt_tls == rt) fb__rt_tls = NULL;
     free(rt);
 }
 
 fb_runtime *fb_current_runtime(void)
 {
-    return tls_rt;
+    return fb__rt_tls;
 }
 
 const tm_ops *fb_runtime_timers(const fb_runtime *rt)

@@ -1,5 +1,6 @@
 /* fiber_layout.h - the fiber runtime's private record and runtime layouts, where each field
- * sits and which cache lines a hop or a copy-stack resume reads. Included by fiber.c alone. */
+ * sits and which cache lines a hop or a copy-stack resume reads. Included by fiber.c and by
+ * fiber_hop.h (the ring hop inline in its callers). */
 #ifndef SWITCHYARD_FIBER_LAYOUT_H
 #define SWITCHYARD_FIBER_LAYOUT_H
 

@@ -23,13 +23,14 @@ extern "C" {
  *
  * The benefit exists only where the jump is inlined, and a file asks for that by defining
  * SW_JUMP_INLINE_CC before its includes: the benchmark loops do (one loop per backend, the kind
- * a constant). Everywhere else, the fiber runtime included, sw_cc_jump is a direct call of the
- * out-of-line copy (sw__cc_jump_call, also the operations table's jump), whose prologue saves
- * every callee-saved register (x86_64: rbx, r12-r15; aarch64: x19-x28, x30, d8-d15) because the
- * asm clobbers them: correct, and no faster than the asm backend. The runtime dispatches on a kind
- * known only at run time; inlined there, the asm would make every function that may switch save
- * every callee-saved register for all backends (measured with callgrind: +12 instructions
- * per ring hop of the asm backend, 16 fibers).
+ * a constant), and so may a fiber's own code, whose ring hops engines/fiber_hop.h then inlines
+ * (fb_yield_inline). Everywhere else, the fiber runtime's own functions included, sw_cc_jump is
+ * a direct call of the out-of-line copy (sw__cc_jump_call, also the operations table's jump),
+ * whose prologue saves every callee-saved register (x86_64: rbx, r12-r15; aarch64: x19-x28,
+ * x30, d8-d15) because the asm clobbers them: correct, and no faster than the asm backend. The
+ * runtime dispatches on a kind known only at run time; inlined there, the asm would make every
+ * function that may switch save every callee-saved register for all backends (measured with
+ * callgrind: +12 instructions per ring hop of the asm backend, 16 fibers).
  *
  * Layout in sw_ctx: sp = the stack pointer at the switch; priv.words[0] = the resume address,
  * [1] = the frame pointer, [2] = the FP control state (cc only). The resumed side finds rsi/x1

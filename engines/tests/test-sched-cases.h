@@ -24,6 +24,7 @@
     X(records, copy_stacks copy_stacks_k3)                                                         \
     X(nohuge, copy_stacks)                                                                         \
     X(ahead, copy_stacks copy_stacks_k3)                                                           \
-    X(overflow, copy_stacks)
+    X(overflow, copy_stacks)                                                                       \
+    X(inline_hop, copy_stacks)
 
 #endif

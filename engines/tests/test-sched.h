@@ -19,7 +19,8 @@ fb_runtime *new_runtime(void);
 fb_stats stats_of(fb_runtime *rt);
 
 /* Each case of test-sched-cases.h is test_<name>: the stack cases (alias, deep, records,
- * nohuge, ahead, overflow) in test-sched-stacks.c, the scheduling ones in test-sched.c. */
+ * nohuge, ahead, overflow) in test-sched-stacks.c, the inline hop (inline_hop) in
+ * test-sched-hop.c, the scheduling ones in test-sched.c. */
 #define TEST_SCHED__DECLARE(name, ...) void test_##name(void);
 TEST_SCHED_CASES(TEST_SCHED__DECLARE)
 #undef TEST_SCHED__DECLARE

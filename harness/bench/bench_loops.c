@@ -3,6 +3,7 @@
  * (switch_cc.h). */
 #define SW_JUMP_INLINE_CC
 #include "bench_loops.h"
+#include "fiber_hop.h"
 #include "switch_backends.h"
 
 #include <errno.h>
@@ -255,28 +256,47 @@ long bl_sched_batch(long fibers)
     return fibers >= 256 ? 1 : (256 + fibers - 1) / fibers;
 }
 
-static void sched_driver(void *arg)
-{
-    bl_sched *s = arg;
-    fb_runtime *rt = fb_current_runtime();
-    fb_yield(); /* warm-up round: every fiber runs once and touches its stack */
-    fb_get_stats(rt, &s->before);
-    long rounds = 0;
-    while (s->more(s->more_arg)) {
-        for (long i = 0; i < s->batch; i++)
-            fb_yield();
-        rounds += s->batch;
+/*
+ * The driver and its peers, once with fb_yield and once with fb_yield_inline (fiber_hop.h):
+ * the ring rows of the compiler-assisted backends hop inline, which is where those backends
+ * save less than asm; every other row calls fb_yield, as any caller outside this file does.
+ */
+#define DEFINE_SCHED(suffix, yield)                                                                \
+    static void sched_driver##suffix(void *arg)                                                    \
+    {                                                                                              \
+        bl_sched *s = arg;                                                                         \
+        fb_runtime *rt = fb_current_runtime();                                                     \
+        yield(); /* warm-up round: every fiber runs once and touches its stack */                  \
+        fb_get_stats(rt, &s->before);                                                              \
+        long rounds = 0;                                                                           \
+        while (s->more(s->more_arg)) {                                                             \
+            for (long i = 0; i < s->batch; i++)                                                    \
+                yield();                                                                           \
+            rounds += s->batch;                                                                    \
+        }                                                                                          \
+        fb_get_stats(rt, &s->after);                                                               \
+        s->rounds = rounds;                                                                        \
+        s->stop = true;                                                                            \
+    }                                                                                              \
+    static void sched_peer##suffix(void *arg)                                                      \
+    {                                                                                              \
+        bl_sched *s = arg;                                                                         \
+        while (!s->stop)                                                                           \
+            yield();                                                                               \
     }
-    fb_get_stats(rt, &s->after);
-    s->rounds = rounds;
-    s->stop = true;
-}
+DEFINE_SCHED(, fb_yield)
+DEFINE_SCHED(_inline, fb_yield_inline)
+#undef DEFINE_SCHED
 
-static void sched_peer(void *arg)
+bool bl_sched_hops_inline(const bl_sched *s)
 {
-    bl_sched *s = arg;
-    while (!s->stop)
-        fb_yield();
+#if defined(SWITCHYARD_SWITCH_CC_H) && !defined(SWITCHYARD_ASAN)
+    return s->policy == FB_RING && s->stack_mode == FB_STACK_GUARDED &&
+           (s->backend == &sw_backend_cc || s->backend == &sw_backend_cc_nofpu);
+#else
+    (void)s;
+    return false;
+#endif
 }
 
 int bl_sched_run(bl_sched *s)
@@ -290,9 +310,10 @@ int bl_sched_run(bl_sched *s)
     if (!rt) return -1;
     s->stop = false;
     s->rounds = 0;
-    int rc = fb_spawn(rt, sched_driver, s) ? 0 : -1;
+    bool hop_inline = bl_sched_hops_inline(s);
+    int rc = fb_spawn(rt, hop_inline ? sched_driver_inline : sched_driver, s) ? 0 : -1;
     for (long i = 1; rc == 0 && i < s->fibers; i++)
-        rc = fb_spawn(rt, sched_peer, s) ? 0 : -1;
+        rc = fb_spawn(rt, hop_inline ? sched_peer_inline : sched_peer, s) ? 0 : -1;
     if (rc == 0) rc = fb_run(rt);
     int saved = errno;
     fb_runtime_free(rt); /* on failure this discards the fibers that never ran */

@@ -119,6 +119,9 @@ long bl_sched_batch(long fibers);
 /* Spawn the fibers and run until more() says stop. Returns 0, or -1 with errno (a spawn
  * failed: ENOMEM/EAGAIN, e.g. vm.max_map_count). */
 int bl_sched_run(bl_sched *s);
+/* Whether s's fibers hop with fb_yield_inline (fiber_hop.h) rather than fb_yield: ring rows of the
+ * compiler-assisted backends in guarded mode, outside ASan builds. Labels say so. */
+bool bl_sched_hops_inline(const bl_sched *s);
 double bl_sched_switches_per_hop(const bl_sched *s);
 /* Whether `fibers` guarded stacks fit this process's memory-map limit (vm.max_map_count: two
  * maps per stack, plus room for the program's own). */

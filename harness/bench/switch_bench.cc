@@ -161,6 +161,8 @@ void BM_sched(benchmark::State &state, fb_policy policy, const sw_backend *b)
                  : 0.0;
         state.SetLabel("copy:" + std::to_string(kSchedSharedStacks) +
                        " (guarded stacks exceed vm.max_map_count)");
+    } else if (bl_sched_hops_inline(&s)) {
+        state.SetLabel("inline hop (fiber_hop.h)");
     }
 }
 
