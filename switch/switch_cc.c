@@ -179,7 +179,8 @@ _Static_assert(SW__CC_RESUME == 0x48 && SW__CC_FP == 0x50 && SW__CC_FPCTL == 0x5
             ".size " name ", .-" name "\n")
 
 CC_CALL("sw__cc_jump_call", "stmxcsr 0x58(%rdi)\n\tfnstcw 0x5c(%rdi)\n\t",
-        "ldmxcsr 0x58(%rsi)\n\tfldcw 0x5c(%rsi)\n\t");
+        "ldmxcsr 0x58(%rsi)\n\tmovzwl 0x5c(%rsi), %ecx\n\tcmpw 0x5c(%rdi), %cx\n\t"
+        "je 2f\n\tfldcw 0x5c(%rsi)\n2:\n\t");
 CC_CALL("sw__cc_nofpu_jump_call", "", "");
 #undef CC_CALL
 

@@ -52,9 +52,13 @@ extern "C" {
         "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "st", "st(1)", "st(2)", "st(3)",     \
         "st(4)", "st(5)", "st(6)", "st(7)"
 
-/* MXCSR and the x87 control word of `from` saved, `to`'s loaded (cc only). */
+/* MXCSR and the x87 control word of `from` saved, `to`'s loaded (cc only). As in the asm
+ * backend, the x87 word is loaded only when it differs from the one just stored (fldcw is
+ * microcoded; switch/README.md). */
 #define SW__CC_FP_SAVE "stmxcsr %c[fpctl](%%rdi)\n\tfnstcw %c[fpctl]+4(%%rdi)\n\t"
-#define SW__CC_FP_LOAD "ldmxcsr %c[fpctl](%%rsi)\n\tfldcw %c[fpctl]+4(%%rsi)\n\t"
+#define SW__CC_FP_LOAD                                                                             \
+    "ldmxcsr %c[fpctl](%%rsi)\n\tmovzwl %c[fpctl]+4(%%rsi), %%ecx\n\t"                             \
+    "cmpw %c[fpctl]+4(%%rdi), %%cx\n\tje 2f\n\tfldcw %c[fpctl]+4(%%rsi)\n2:\n\t"
 
 #define SW__CC_SWITCH(fp_save, fp_load)                                                            \
     __asm__ volatile("leaq 1f(%%rip), %%rax\n\t"                                                   \
