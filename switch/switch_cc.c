@@ -128,11 +128,11 @@ void *sw__cc_live_sp(const sw_ctx *ctx)
  * return: a C function would end in `ret`, which the return-stack predictor expects to go back
  * to the call that entered this copy, while it goes back to the call that suspended the
  * context being resumed, in another fiber. Wherever the two calls differ (star: the scheduler's
- * call site and the fiber's), every switch was mispredicted, and the chain of returns after it
- * too: star/cc-nofpu at 16 fibers 27.8 ns per hop against asm-nofpu's 8.2 (AMD EPYC VM). So
- * the resumed copy pops its return address and jumps there, as the asm backend does
- * (switch_x86_64_sysv_elf_gas.S). The layout is switch_cc.h's (checked below); the five
- * registers go on the suspended stack, below the return address.
+ * call site and the fiber's), every switch would be mispredicted, and the chain of returns
+ * after it too (switch/README.md has the cost). So the resumed copy pops its return address
+ * and jumps there, as the asm backend does (switch_x86_64_sysv_elf_gas.S). The layout is
+ * switch_cc.h's (checked below); the five registers go on the suspended stack, below the return
+ * address.
  */
 #if defined(__x86_64__)
 _Static_assert(SW__CC_RESUME == 0x48 && SW__CC_FP == 0x50 && SW__CC_FPCTL == 0x58,
