@@ -437,10 +437,7 @@ def paired(runs, key, num, den, pair_ok=None, **match):
     keys = [k for k in sorted(a) if k in b and (pair_ok is None or pair_ok(a[k], b[k]))]
     x, y = {k: a[k].get(key) for k in keys}, {k: b[k].get(key) for k in keys}
     rs = [x[k] / y[k] for k in keys if x[k] and y[k]]
-    xs = sorted(rs)
-    mid = len(xs) // 2
-    med = None if not xs else xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2
-    return {"per_round": rs, "median": med}
+    return {"per_round": rs, "median": median(rs)}
 
 
 # What a reader of a run uses as D.<name>: this module's own, and pointdata's re-exported.
