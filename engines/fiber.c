@@ -366,14 +366,7 @@ void LINE_ALIGNED fb_yield(void)
     if (rt->policy == FB_RING && --rt->pass_left > 0) {
         fiber *next = rt->head;
         if (!next) return; /* alone: keep running */
-        /* Rotate: self to the tail, the head out. Linking self first keeps this right when
-         * `next` is the only one queued: its link then already points at self. A running
-         * fiber's state is FB_RUNNABLE, so there is no state to store. */
-        self->next = NULL;
-        rt->tail->next = self;
-        rt->tail = self;
-        rt->head = next->next;
-        rt->current = next;
+        fb__ring_rotate(rt, self, next);
         switch_to(rt, &self->ctx, &next->ctx);
         return;
     }

@@ -38,21 +38,11 @@ static inline __attribute__((always_inline)) void fb_yield_inline(void)
     if (__builtin_expect(next && (rt->kind == SW_KIND_cc_nofpu || rt->kind == SW_KIND_cc) &&
                              rt->policy == FB_RING && rt->pass_left > 1,
                          1)) {
-        /* Each field of the runtime stored on its own (volatile): the caller's file may be
-         * built without fiber.c's -fno-tree-slp-vectorize, and GCC then merges neighbouring
-         * stores (head and tail, the two counters) into 16-byte ones, which the next hop's
-         * 8-byte loads cannot be forwarded from (fiber.c, switch_to). */
-#define FB__HOP_STORE(lvalue, value) (*(__typeof__(lvalue) volatile *)&(lvalue) = (value))
-        FB__HOP_STORE(rt->pass_left, rt->pass_left - 1);
-        FB__HOP_STORE(rt->stats.hops, rt->stats.hops + 1);
-        FB__HOP_STORE(rt->stats.switches, rt->stats.switches + 1);
-        /* fb_yield's rotation: self to the tail first, so that a lone `next` links to it. */
-        self->next = NULL;
-        rt->tail->next = self;
-        FB__HOP_STORE(rt->tail, self);
-        FB__HOP_STORE(rt->head, next->next);
-        FB__HOP_STORE(rt->current, next);
-#undef FB__HOP_STORE
+        /* Each counter stored on its own, as the rotation's fields are (fiber_layout.h). */
+        FB__STORE(rt->pass_left, rt->pass_left - 1);
+        FB__STORE(rt->stats.hops, rt->stats.hops + 1);
+        FB__STORE(rt->stats.switches, rt->stats.switches + 1);
+        fb__ring_rotate(rt, self, next);
         if (rt->kind == SW_KIND_cc_nofpu)
             sw_cc_nofpu_jump(&self->ctx, &next->ctx);
         else

@@ -111,4 +111,24 @@ struct fb_runtime {
     const tm_ops *timers; /* for the IO layer: fb_config.timers, or the default */
 };
 
+/*
+ * The ring hop's rotation, fb_yield's and fb_yield_inline's (fiber_hop.h): self, the running
+ * fiber, to the tail, `next` (the head) out and made current. Linking self first keeps this
+ * right when `next` is the only one queued: its link then already points at self. A running
+ * fiber's state is FB_RUNNABLE, so there is no state to store. Each store into the runtime is
+ * volatile, one field each: fiber_hop.h's callers may be built without fiber.c's
+ * -fno-tree-slp-vectorize, and GCC then merges neighbouring ones into 16-byte stores, which the
+ * next hop's 8-byte loads cannot be forwarded from (fiber.c, switch_to).
+ */
+#define FB__STORE(lvalue, value) (*(__typeof__(lvalue) volatile *)&(lvalue) = (value))
+static inline __attribute__((always_inline)) void fb__ring_rotate(fb_runtime *rt, fiber *self,
+                                                                  fiber *next)
+{
+    self->next = NULL;
+    rt->tail->next = self;
+    FB__STORE(rt->tail, self);
+    FB__STORE(rt->head, next->next);
+    FB__STORE(rt->current, next);
+}
+
 #endif
