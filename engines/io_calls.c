@@ -377,6 +377,15 @@ static inline __attribute__((always_inline)) int wait_first(fb_io *io, int fd, i
 
 /* ---- the calls ------------------------------------------------------------------------------ */
 
+/* A read on a completion engine. Out of line: its operation record would otherwise widen
+ * the frame of every read, and that frame is a parked fiber's stack, read again on resume. */
+static __attribute__((noinline)) ssize_t read_completion(fb_io *io, int fd, void *buf, size_t len,
+                                                         int64_t deadline)
+{
+    eng_op op = {.kind = ENG_OP_READ, .fd = fd, .buf = buf, .len = len > INT_MAX ? INT_MAX : len};
+    return complete_buffered(io, &op, FB_IN, deadline);
+}
+
 /* fb_read_timeout's body, inline in fb_read too: there its deadline is the constant -1, and
  * every deadline check of the wait folds away with the call fb_read made to get here. */
 static inline __attribute__((always_inline)) ssize_t read_within(int fd, void *buf, size_t len,
@@ -385,11 +394,7 @@ static inline __attribute__((always_inline)) ssize_t read_within(int fd, void *b
     fb_io *io = prepare(fd);
     int64_t deadline = deadline_after(timeout_ns);
     if (!io) return -1;
-    if (io->ops->submit) {
-        eng_op op = {
-            .kind = ENG_OP_READ, .fd = fd, .buf = buf, .len = len > INT_MAX ? INT_MAX : len};
-        return complete_buffered(io, &op, FB_IN, deadline);
-    }
+    if (io->ops->submit) return read_completion(io, fd, buf, len, deadline);
     if (len && !try_first(io, &io->fds[fd].hint) && wait_first(io, fd, deadline) < 0) return -1;
     for (;;) {
         /* recv on sockets, as the yardsticks do: read(2) on a socket takes the VFS path
