@@ -99,8 +99,7 @@ enum { COPY_BUF = 2048 };
 struct session {
     struct runtime *r;
     struct session *prev, *next;
-    int fd;
-    char buf[]; /* copy mode: the echo buffer */
+    int fd; /* in copy mode the echo buffer follows the record, in the same allocation */
 };
 
 /* Runtime 0 prints "listening" once every runtime is set up (or one failed). */
@@ -225,35 +224,52 @@ static int s_close_hooked(void *ctx)
     return srv_fd_io_template.close(ctx);
 }
 
-static void serve(struct runtime *r, struct session *s, char *buf)
+/* Enter s in the runtime's session list and give io the calls a session of r makes. */
+static inline void session_open(struct runtime *r, struct session *s, struct srv_io *io)
 {
     s->next = r->sessions;
     s->prev = NULL;
     if (s->next) s->next->prev = s;
     r->sessions = s;
-    struct srv_io io = {r->read_ns ? s_read_timed : s_read, r->idle_ns ? s_write_idle : s_write,
-                        s_close, s};
+    *io = (struct srv_io){r->read_ns ? s_read_timed : s_read, r->idle_ns ? s_write_idle : s_write,
+                          s_close, s};
     if (r->hooked) {
-        io = srv_fd_io(&s->fd);
-        io.close = s_close_hooked;
-        if (r->read_ns) io.read = s_read_hooked;
-        if (r->idle_ns) io.write = s_write_hooked;
+        *io = srv_fd_io(&s->fd);
+        io->close = s_close_hooked;
+        if (r->read_ns) io->read = s_read_hooked;
+        if (r->idle_ns) io->write = s_write_hooked;
     }
-    srv_echo_session(&io, buf, r->buf_size, &r->bytes);
 }
 
 /*
- * Guarded mode. The session record is a local of this frame, below the buffer, so that what
- * a request touches on the fiber's stack (the buffer's first bytes, the session, the frames
- * down to the switch) is a few hundred contiguous bytes on one page. Declared in the frame
- * that also holds the buffer, it would sit above the buffer's 16 KiB, on another page: with a
- * thousand connections, one more TLB entry and cache line per request, which measured
- * (harness/experiments/fiberio.py, 1,000 connections) as a visible share of the fiber server's CPU.
+ * Guarded mode. The session record and its IO calls are locals of this frame, below the
+ * buffer, so that what a request touches on the fiber's stack (the buffer's first bytes, the
+ * session, the calls, the frames down to the switch) is a few hundred contiguous bytes on one
+ * page. Declared in the frame that also holds the buffer, they would sit above the buffer's
+ * 16 KiB, on another page: with a thousand connections, one more TLB entry and cache line per
+ * request, which measured (harness/experiments/fiberio.py, 1,000 connections) as a visible
+ * share of the fiber server's CPU. Both are read on every request (the calls, then the fd),
+ * and a parked fiber's lines are cold when it resumes: together they fill exactly one line.
  */
+struct session_on_stack {
+    struct srv_io io;
+    struct session s;
+};
+_Static_assert(sizeof(struct session_on_stack) <= 64, "a session and its calls outgrew a line");
+
 static void __attribute__((noinline)) serve_on_stack(struct runtime *r, int fd, char *buf)
 {
-    struct session s = {.fd = fd, .r = r};
-    serve(r, &s, buf);
+    _Alignas(64) struct session_on_stack on = {.s = {.fd = fd, .r = r}};
+    session_open(r, &on.s, &on.io);
+    srv_echo_session(&on.io, buf, r->buf_size, &r->bytes);
+}
+
+/* Copy mode: the session is on the heap (see struct session), its calls in this frame. */
+static void serve(struct runtime *r, struct session *s, char *buf)
+{
+    struct srv_io io;
+    session_open(r, s, &io);
+    srv_echo_session(&io, buf, r->buf_size, &r->bytes);
 }
 
 static void session_main(void *arg)
@@ -272,7 +288,7 @@ static void session_main(void *arg)
             srv_add(&r->srv->stats->spawn_failed, 1);
         } else {
             *s = (struct session){.fd = fd, .r = r};
-            serve(r, s, s->buf);
+            serve(r, s, (char *)(s + 1));
             free(s);
         }
     } else {
