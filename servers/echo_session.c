@@ -1,35 +1,13 @@
-/* echo_session.c - read what arrives, write all of it back, until EOF: written once. */
+/* echo_session.c - the echo session (echo_session.h's loop, then the close) and plain socket IO. */
 #include "echo_session.h"
 
 #include <errno.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-/* Write all of buf, across partial writes; -1 when the connection failed. */
-static int write_all(const struct srv_io *io, const char *buf, size_t len, srv_counter *bytes)
-{
-    while (len > 0) {
-        ssize_t n = io->write(io->ctx, buf, len);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return -1;
-        if (bytes) srv_add(bytes, (uint64_t)n);
-        buf += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
 uint64_t srv_echo_session(const struct srv_io *io, void *buf, size_t cap, srv_counter *bytes)
 {
-    uint64_t total = 0;
-    for (;;) {
-        ssize_t n = io->read(io->ctx, buf, cap);
-        if (n < 0 && errno == EINTR) continue;
-        /* EOF after everything was echoed, or an error such as a reset: the session ends. */
-        if (n <= 0) break;
-        if (write_all(io, buf, (size_t)n, bytes) < 0) break;
-        total += (uint64_t)n;
-    }
+    uint64_t total = srv_echo_loop(io, buf, cap, bytes);
     io->close(io->ctx);
     return total;
 }

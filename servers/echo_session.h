@@ -2,6 +2,7 @@
 #ifndef SWITCHYARD_ECHO_SESSION_H
 #define SWITCHYARD_ECHO_SESSION_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -34,6 +35,44 @@ struct srv_io {
  * has still been counted. Returns the bytes echoed by this session.
  */
 uint64_t srv_echo_session(const struct srv_io *io, void *buf, size_t cap, srv_counter *bytes);
+
+/* Write all of buf, across partial writes; -1 when the connection failed. */
+static inline __attribute__((always_inline)) int srv_write_all(const struct srv_io *io,
+                                                               const char *buf, size_t len,
+                                                               srv_counter *bytes)
+{
+    while (len > 0) {
+        ssize_t n = io->write(io->ctx, buf, len);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return -1;
+        if (bytes) srv_add(bytes, (uint64_t)n);
+        buf += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/*
+ * srv_echo_session without the close: echo until EOF or an error, return the bytes echoed.
+ * Inline, so that a caller whose io is a constant gets direct calls and keeps ctx in a
+ * register (the fiber model's default session, server_fiber.c); everyone else calls
+ * srv_echo_session, which is this loop and io->close.
+ */
+static inline __attribute__((always_inline)) uint64_t srv_echo_loop(const struct srv_io *io,
+                                                                    void *buf, size_t cap,
+                                                                    srv_counter *bytes)
+{
+    uint64_t total = 0;
+    for (;;) {
+        ssize_t n = io->read(io->ctx, buf, cap);
+        if (n < 0 && errno == EINTR) continue;
+        /* EOF after everything was echoed, or an error such as a reset: the session ends. */
+        if (n <= 0) break;
+        if (srv_write_all(io, buf, (size_t)n, bytes) < 0) break;
+        total += (uint64_t)n;
+    }
+    return total;
+}
 
 /* Plain blocking socket IO: ctx is a pointer to the int fd. */
 extern const struct srv_io srv_fd_io_template;

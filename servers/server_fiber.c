@@ -122,6 +122,17 @@ static ssize_t s_write(void *ctx, const void *buf, size_t len)
     return fb_write(((struct session *)ctx)->fd, buf, len);
 }
 
+/* The default session's calls (serve_on_stack): ctx is the fd itself, not the session. */
+static ssize_t fd_read(void *ctx, void *buf, size_t len)
+{
+    return fb_read((int)(intptr_t)ctx, buf, len);
+}
+
+static ssize_t fd_write(void *ctx, const void *buf, size_t len)
+{
+    return fb_write((int)(intptr_t)ctx, buf, len);
+}
+
 static void count_timeout(struct runtime *r, bool idle)
 {
     srv_add(idle ? &r->srv->stats->idle_timeouts : &r->srv->stats->read_timeouts, 1);
@@ -224,13 +235,19 @@ static int s_close_hooked(void *ctx)
     return srv_fd_io_template.close(ctx);
 }
 
-/* Enter s in the runtime's session list and give io the calls a session of r makes. */
-static inline void session_open(struct runtime *r, struct session *s, struct srv_io *io)
+/* Enter s in the runtime's session list. */
+static void session_enter(struct runtime *r, struct session *s)
 {
     s->next = r->sessions;
     s->prev = NULL;
     if (s->next) s->next->prev = s;
     r->sessions = s;
+}
+
+/* Enter s in the list and give io the calls a session of r makes. */
+static void session_open(struct runtime *r, struct session *s, struct srv_io *io)
+{
+    session_enter(r, s);
     *io = (struct srv_io){r->read_ns ? s_read_timed : s_read, r->idle_ns ? s_write_idle : s_write,
                           s_close, s};
     if (r->hooked) {
@@ -242,26 +259,32 @@ static inline void session_open(struct runtime *r, struct session *s, struct srv
 }
 
 /*
- * Guarded mode. The session record and its IO calls are locals of this frame, below the
- * buffer, so that what a request touches on the fiber's stack (the buffer's first bytes, the
- * session, the calls, the frames down to the switch) is a few hundred contiguous bytes on one
- * page. Declared in the frame that also holds the buffer, they would sit above the buffer's
- * 16 KiB, on another page: with a thousand connections, one more TLB entry and cache line per
- * request, which measured (harness/experiments/fiberio.py, 1,000 connections) as a visible
- * share of the fiber server's CPU. Both are read on every request (the calls, then the fd),
- * and a parked fiber's lines are cold when it resumes: together they fill exactly one line.
+ * Guarded mode. The session record is a local of this frame, below the buffer, so that what
+ * a request touches on the fiber's stack (the buffer's first bytes, the frames down to the
+ * switch) is a few hundred contiguous bytes on one page. Declared in the frame that also holds
+ * the buffer, it would sit above the buffer's 16 KiB, on another page: with a thousand
+ * connections, one more TLB entry and cache line per request, which measured
+ * (harness/experiments/fiberio.py, 1,000 connections) as a visible share of the fiber
+ * server's CPU.
+ *
+ * A parked fiber's lines are cold when it resumes, so a request should read as few as it can.
+ * The default session (no timeouts, not hooked) runs srv_echo_loop with calls known here:
+ * they become direct, its state stays in registers, and a request reads neither the session
+ * nor an io record. The other sessions call srv_echo_session through an io in this frame.
  */
-struct session_on_stack {
-    struct srv_io io;
-    struct session s;
-};
-_Static_assert(sizeof(struct session_on_stack) <= 64, "a session and its calls outgrew a line");
-
 static void __attribute__((noinline)) serve_on_stack(struct runtime *r, int fd, char *buf)
 {
-    _Alignas(64) struct session_on_stack on = {.s = {.fd = fd, .r = r}};
-    session_open(r, &on.s, &on.io);
-    srv_echo_session(&on.io, buf, r->buf_size, &r->bytes);
+    struct session s = {.fd = fd, .r = r};
+    if (!r->read_ns && !r->idle_ns && !r->hooked) {
+        const struct srv_io io = {fd_read, fd_write, NULL, (void *)(intptr_t)fd};
+        session_enter(r, &s);
+        srv_echo_loop(&io, buf, r->buf_size, &r->bytes);
+        s_close(&s);
+        return;
+    }
+    struct srv_io io;
+    session_open(r, &s, &io);
+    srv_echo_session(&io, buf, r->buf_size, &r->bytes);
 }
 
 /* Copy mode: the session is on the heap (see struct session), its calls in this frame. */
