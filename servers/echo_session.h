@@ -37,9 +37,8 @@ struct srv_io {
 uint64_t srv_echo_session(const struct srv_io *io, void *buf, size_t cap, srv_counter *bytes);
 
 /* Write all of buf, across partial writes; -1 when the connection failed. */
-static inline __attribute__((always_inline)) int srv_write_all(const struct srv_io *io,
-                                                               const char *buf, size_t len,
-                                                               srv_counter *bytes)
+static inline __attribute__((always_inline)) int
+srv_write_all(const struct srv_io *io, const char *buf, size_t len, srv_counter *bytes)
 {
     while (len > 0) {
         ssize_t n = io->write(io->ctx, buf, len);
@@ -58,9 +57,8 @@ static inline __attribute__((always_inline)) int srv_write_all(const struct srv_
  * register (the fiber model's default session, server_fiber.c); everyone else calls
  * srv_echo_session, which is this loop and io->close.
  */
-static inline __attribute__((always_inline)) uint64_t srv_echo_loop(const struct srv_io *io,
-                                                                    void *buf, size_t cap,
-                                                                    srv_counter *bytes)
+static inline __attribute__((always_inline)) uint64_t
+srv_echo_loop(const struct srv_io *io, void *buf, size_t cap, srv_counter *bytes)
 {
     uint64_t total = 0;
     for (;;) {
