@@ -122,7 +122,7 @@ static ssize_t s_write(void *ctx, const void *buf, size_t len)
     return fb_write(((struct session *)ctx)->fd, buf, len);
 }
 
-/* The default session's calls (serve_on_stack): ctx is the fd itself, not the session. */
+/* The default session's calls (serve): ctx is the fd itself, not the session. */
 static ssize_t fd_read(void *ctx, void *buf, size_t len)
 {
     return fb_read((int)(intptr_t)ctx, buf, len);
@@ -259,6 +259,28 @@ static void session_open(struct runtime *r, struct session *s, struct srv_io *io
 }
 
 /*
+ * A session of r on s. A parked fiber's lines are cold when it resumes, so a request should
+ * read as few as it can: the default session (no timeouts, not hooked) runs srv_echo_loop with
+ * calls known here, which become direct, its state stays in registers, and a request reads
+ * neither the session record nor an io record. The other sessions call srv_echo_session
+ * through an io in this frame.
+ */
+static inline __attribute__((always_inline)) void serve(struct runtime *r, struct session *s,
+                                                        char *buf)
+{
+    if (!r->read_ns && !r->idle_ns && !r->hooked) {
+        const struct srv_io io = {fd_read, fd_write, NULL, (void *)(intptr_t)s->fd};
+        session_enter(r, s);
+        srv_echo_loop(&io, buf, r->buf_size, &r->bytes);
+        s_close(s);
+        return;
+    }
+    struct srv_io io;
+    session_open(r, s, &io);
+    srv_echo_session(&io, buf, r->buf_size, &r->bytes);
+}
+
+/*
  * Guarded mode. The session record is a local of this frame, below the buffer, so that what
  * a request touches on the fiber's stack (the buffer's first bytes, the frames down to the
  * switch) is a few hundred contiguous bytes on one page. Declared in the frame that also holds
@@ -266,33 +288,11 @@ static void session_open(struct runtime *r, struct session *s, struct srv_io *io
  * connections, one more TLB entry and cache line per request, which measured
  * (harness/experiments/fiberio.py, 1,000 connections) as a visible share of the fiber
  * server's CPU.
- *
- * A parked fiber's lines are cold when it resumes, so a request should read as few as it can.
- * The default session (no timeouts, not hooked) runs srv_echo_loop with calls known here:
- * they become direct, its state stays in registers, and a request reads neither the session
- * nor an io record. The other sessions call srv_echo_session through an io in this frame.
  */
 static void __attribute__((noinline)) serve_on_stack(struct runtime *r, int fd, char *buf)
 {
     struct session s = {.fd = fd, .r = r};
-    if (!r->read_ns && !r->idle_ns && !r->hooked) {
-        const struct srv_io io = {fd_read, fd_write, NULL, (void *)(intptr_t)fd};
-        session_enter(r, &s);
-        srv_echo_loop(&io, buf, r->buf_size, &r->bytes);
-        s_close(&s);
-        return;
-    }
-    struct srv_io io;
-    session_open(r, &s, &io);
-    srv_echo_session(&io, buf, r->buf_size, &r->bytes);
-}
-
-/* Copy mode: the session is on the heap (see struct session), its calls in this frame. */
-static void serve(struct runtime *r, struct session *s, char *buf)
-{
-    struct srv_io io;
-    session_open(r, s, &io);
-    srv_echo_session(&io, buf, r->buf_size, &r->bytes);
+    serve(r, &s, buf);
 }
 
 static void session_main(void *arg)
