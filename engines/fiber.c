@@ -413,12 +413,23 @@ static inline __attribute__((always_inline)) void warm_resume(const fiber *f)
     __builtin_prefetch(f->resume_at + 64);
 }
 
-void fb_wake(fiber *f)
+void fb_wake_with(fiber *f, uint16_t value)
 {
     if (f->state == FB_PARKED) {
+        f->woken_with = value;
         rq_push(f->rt, f);
         warm_resume(f);
     }
+}
+
+void fb_wake(fiber *f)
+{
+    fb_wake_with(f, 0);
+}
+
+uint16_t fb_woken_with(const fiber *f)
+{
+    return f->woken_with;
 }
 
 void fb_exit(void)
@@ -450,6 +461,11 @@ void **fb_wait_slot(fiber *f)
 void *fb_wait_area(fiber *f)
 {
     return f->wait_area;
+}
+
+fiber *fb_of_wait_area(void *area)
+{
+    return (fiber *)((char *)area - offsetof(fiber, wait_area));
 }
 
 bool fb_on_shared_stack(const void *p, size_t len)

@@ -150,6 +150,11 @@ void fb_park(void);
 /* Make a parked fiber runnable (appended to the run queue). Waking a runnable fiber is a
  * no-op. Callable from fibers and from the poller. */
 void fb_wake(fiber *f);
+/* fb_wake, leaving `value` for the woken fiber to read with fb_woken_with once it runs again
+ * (fb_wake leaves 0). The value is kept in the line of the record that a resume reads anyway,
+ * so a waiter learns how its wait ended without reading any other memory. */
+void fb_wake_with(fiber *f, uint16_t value);
+uint16_t fb_woken_with(const fiber *f);
 /* A word the IO layer may use to remember what the fiber waits for. */
 void **fb_wait_slot(fiber *f);
 /* FB_WAIT_AREA bytes (16-byte aligned) in the fiber's record, for the IO layer's record of
@@ -157,6 +162,8 @@ void **fb_wait_slot(fiber *f);
  * parked, in copy mode too. */
 #define FB_WAIT_AREA 128
 void *fb_wait_area(fiber *f);
+/* The fiber whose wait area `area` is: fb_wait_area's inverse, computed without a load. */
+fiber *fb_of_wait_area(void *area);
 /* Whether [p, p + len) overlaps a shared stack of the calling thread's runtime (copy mode):
  * memory that holds another fiber's frames whenever the owner is evicted. */
 bool fb_on_shared_stack(const void *p, size_t len);

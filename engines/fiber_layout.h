@@ -68,6 +68,7 @@ struct fiber {
     uint32_t save_len;     /* copy mode, while evicted: the live part is the top save_len bytes */
     uint8_t state;         /* enum fb_state */
     bool unmade;           /* copy mode: ctx is made on the shared stack when first restored */
+    uint16_t woken_with;   /* fb_wake_with's value, read by the fiber once it runs again */
     sw_ctx ctx;            /* last but for the save area: sw_ctx_size(backend) bytes of it */
 };
 

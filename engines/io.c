@@ -89,13 +89,24 @@ fb_read_policy fb_io_read_policy(const fb_io *io)
 __attribute__((noinline)) void fb__io_cancel_timer_and_wake(fb_io *io, io_wait *w)
 {
     io->tm->cancel(io->timers, &w->timer);
-    fb_wake(w->f);
+    fb_wake_with(w->f, (uint16_t)w->err);
 }
 
 static void deliver(void *ctx, void *token, uint32_t revents)
 {
+    fb_io *io = ctx;
+    uintptr_t t = (uintptr_t)token;
+    if (t & 1) { /* a readiness wait (io_token): its fd's slot knows it */
+        io_fd *slot = &io->fds[t >> 2];
+        int d = (int)(t >> 1 & 1);
+        if (!slot->recorded[d]) {
+            fb__io_finish_bare(io, slot, d, 0);
+            return;
+        }
+        token = slot->w[d];
+    }
     io_wait *w = token;
-    fb__io_finish(ctx, w, w->err, revents); /* err: a completion wait that was aborted first */
+    fb__io_finish(io, w, w->err, revents); /* err: a completion wait that was aborted first */
 }
 
 /* A completion wait given up (timeout, close): abort its operation, keep it parked. */
@@ -148,8 +159,9 @@ int fb__io_arm_read_timer(fb_io *io, io_read_timer *rt, int64_t deadline)
 /* An fd's read timer came out: time out its timed reader if that reader's deadline passed. */
 static void read_timer_fired(fb_io *io, io_read_timer *rt, int64_t now)
 {
-    io_wait *w = io->fds[rt->fd].w[0];
-    if (!w || w->timer.kind != TM_READ) return; /* no timed reader now: stay idle */
+    const io_fd *slot = &io->fds[rt->fd];
+    io_wait *w = slot->w[0];
+    if (!w || !slot->recorded[0] || w->timer.kind != TM_READ) return; /* none now: stay idle */
     int err = ETIMEDOUT;
     if (rt->due > now) {
         if (fb__io_arm_read_timer(io, rt, rt->due) == 0) return;

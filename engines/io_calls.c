@@ -32,7 +32,8 @@ static inline int64_t deadline_after(int64_t timeout_ns)
  * The record of a wait lives in the fiber's record (fb_wait_area), never on the fiber's stack:
  * the poller, the timers and fb_close reach it while the fiber is parked, and in copy-stack
  * mode a parked fiber's frames are elsewhere (fiber.h, the aliasing hazard). A fiber waits on
- * one thing at a time, so one area per fiber is enough.
+ * one thing at a time, so one area per fiber is enough. An untimed readiness wait uses only its
+ * address, as its entry in the fd's slot (io_fd).
  */
 _Static_assert(sizeof(io_wait) <= FB_WAIT_AREA, "io_wait must fit the fiber's wait area");
 
@@ -42,26 +43,31 @@ static io_wait *new_wait(fiber *self)
 }
 
 /*
- * The checks every wait makes before it parks, and its record: NULL with errno EAGAIN outside
- * a fiber (nothing can be parked), EBUSY when another fiber already waits on fd in dir,
- * ETIMEDOUT when the deadline (-1: none) has passed. Both forms (wait_until, complete_op)
- * start here and end in park_wait.
+ * The checks every wait makes before it parks: false with errno EAGAIN outside a fiber
+ * (nothing can be parked), EBUSY when another fiber already waits on fd in dir, ETIMEDOUT when
+ * the deadline (-1: none) has passed.
  */
-static inline __attribute__((always_inline)) io_wait *
-begin_wait_at(io_fd *slot, fiber *self, int fd, uint32_t dir, int64_t deadline)
+static inline __attribute__((always_inline)) bool may_wait(const io_fd *slot, const fiber *self,
+                                                           uint32_t dir, int64_t deadline)
 {
     if (!self) {
         errno = EAGAIN;
-        return NULL;
+        return false;
     }
     if (slot->w[dir == FB_OUT]) {
         errno = EBUSY;
-        return NULL;
+        return false;
     }
     if (deadline >= 0 && deadline <= tm_now()) {
         errno = ETIMEDOUT;
-        return NULL;
+        return false;
     }
+    return true;
+}
+
+/* self's wait area filled in as the record of a wait on fd in dir (io_wait). */
+static inline __attribute__((always_inline)) io_wait *record_wait(fiber *self, int fd, uint32_t dir)
+{
     /* Field by field rather than a whole-record initialiser: the completion form's op_copy
      * (most of the record) is written only by complete_op, and the timer's links only when
      * it is armed; zeroing them on every wait was a third of the wait's instructions. */
@@ -76,19 +82,22 @@ begin_wait_at(io_fd *slot, fiber *self, int fd, uint32_t dir, int64_t deadline)
     return w;
 }
 
-/* begin_wait_at for an fd whose slot is looked up (and the table grown) here. */
+/* The completion form's start: may_wait, then the record, for an fd whose slot is looked up
+ * (and the table grown) here. NULL with errno. */
 static inline __attribute__((always_inline)) io_wait *begin_wait(fb_io *io, fiber *self, int fd,
                                                                  uint32_t dir, int64_t deadline)
 {
     io_fd *slot = fd_slot(io, fd);
-    if (!slot) return NULL;
-    return begin_wait_at(slot, self, fd, dir, deadline);
+    if (!slot || !may_wait(slot, self, dir, deadline)) return NULL;
+    return record_wait(self, fd, dir);
 }
 
 /* Enter w in the fd table and park until whatever ends it (see io_wait) wakes the fiber. */
 static void park_wait(fb_io *io, io_wait *w)
 {
-    io->fds[w->fd].w[w->dir == FB_OUT] = w;
+    io_fd *slot = &io->fds[w->fd];
+    slot->w[w->dir == FB_OUT] = w;
+    slot->recorded[w->dir == FB_OUT] = true;
     io->waiters++;
     fb_park();
 }
@@ -190,9 +199,10 @@ static __attribute__((noinline)) int time_read(fb_io *io, io_fd *slot, io_wait *
 static inline __attribute__((always_inline)) int
 park_ready(fb_io *io, fiber *self, io_fd *slot, int fd, uint32_t dir, int64_t deadline, bool by_fd)
 {
-    io_wait *w = begin_wait_at(slot, self, fd, dir, deadline);
-    if (!w) return -1;
-    int rc = io->ops->want(io->eng, fd, dir, w);
+    if (!may_wait(slot, self, dir, deadline)) return -1;
+    /* Untimed, the wait is known by the slot alone (io_fd): its area is not written. */
+    io_wait *w = deadline >= 0 ? record_wait(self, fd, dir) : new_wait(self);
+    int rc = io->ops->want(io->eng, fd, dir, io_token(fd, dir));
     if (rc != 0) return rc > 0 ? 0 : -1; /* 1: the engine already knows it is ready */
     if (deadline >= 0) {
         if ((by_fd ? time_read(io, slot, w, fd, deadline)
@@ -203,10 +213,13 @@ park_ready(fb_io *io, fiber *self, io_fd *slot, int fd, uint32_t dir, int64_t de
         slot = &io->fds[fd]; /* arming allocates; the slot is re-read to be safe */
     }
     slot->w[dir == FB_OUT] = w; /* park_wait's entry, with the slot at hand */
+    slot->recorded[dir == FB_OUT] = deadline >= 0;
     io->waiters++;
     fb_park();
-    if (w->err) {
-        errno = w->err;
+    /* How the wait ended comes with the wake, in the line of the record the resume has read. */
+    int err = fb_woken_with(self);
+    if (err) {
+        errno = err;
         return -1;
     }
     return 0;
@@ -581,6 +594,11 @@ int fb_close(int fd)
         for (int d = 0; d < 2; d++) {
             io_wait *w = slot->w[d];
             if (!w) continue;
+            if (!slot->recorded[d]) {
+                io->ops->cancel(io->eng, fd, d ? FB_OUT : FB_IN);
+                fb__io_finish_bare(io, slot, d, EBADF);
+                continue;
+            }
             if (w->op) { /* it wakes with EBADF once the kernel has let go of its buffer */
                 slot->w[d] = NULL;
                 fb__io_give_up(io, w, EBADF);

@@ -23,7 +23,9 @@
  * delivery ends it: a timeout or fb_close sets err and aborts the operation, and the fiber
  * stays parked until the kernel has answered, since until then it may still write into the
  * operation's buffer (on the fiber's stack, or the caller's). fb_close detaches such waits
- * from the fd table at once, so the fd number can be reused while they drain.
+ * from the fd table at once, so the fd number can be reused while they drain. A readiness wait
+ * without a deadline is the exception: its fd's slot knows all of it, and its record is left
+ * unwritten (io_fd).
  */
 typedef struct io_wait {
     tm_node timer; /* first: a fired timer is its wait; kind TM_SLEEP: fb_sleep, no fd;
@@ -82,13 +84,30 @@ typedef struct io_read_timer {
     int fd;
 } io_read_timer;
 
+/*
+ * An fd's slot. w[d] is the fiber waiting on the fd in that direction, as its wait area. A
+ * wait with a deadline or an operation fills in that area (io_wait) and sets recorded[d]; an
+ * untimed readiness wait, the one every request of a fiber server makes, writes nothing there:
+ * the slot says all of it (the fiber, the fd and the direction), the engine's token names the
+ * slot (io_token), and the fiber learns how the wait ended from its wake (fb_wake_with). A
+ * parked fiber's record is cold by the time the poll delivers and again when the fiber runs,
+ * while this slot is read at both times anyway.
+ */
 typedef struct io_fd {
     io_wait *w[2];     /* [0] reader, [1] writer */
     io_read_timer *rt; /* NULL until the fd's first timed read waits */
     io_hint hint;      /* the read policies' view of the input side */
     bool nonblock_set; /* O_NONBLOCK is known to be set on this file */
     bool not_socket;   /* ENOTSOCK seen: read(2) and write(2), not recv and send */
+    bool recorded[2];  /* w[d]'s io_wait is filled in (see above) */
 } io_fd;
+
+/* A readiness wait's engine token: its fd and direction, with bit 0 set. A completion wait's
+ * token is its io_wait, 16-aligned, so the two never meet. */
+static inline void *io_token(int fd, uint32_t dir)
+{
+    return (void *)((uintptr_t)(unsigned)fd << 2 | (uintptr_t)(dir == FB_OUT) << 1 | 1);
+}
 
 struct fb_io {
     const eng_ops *ops;
@@ -133,7 +152,19 @@ static inline __attribute__((always_inline)) void fb__io_finish(fb_io *io, io_wa
     if (tm_armed(&w->timer))
         fb__io_cancel_timer_and_wake(io, w);
     else
-        fb_wake(w->f);
+        fb_wake_with(w->f, (uint16_t)err);
+}
+
+/* End the untimed readiness wait in slot's direction d (one that is not recorded, io_fd):
+ * wake its fiber with err. */
+static inline __attribute__((always_inline)) void fb__io_finish_bare(fb_io *io, io_fd *slot, int d,
+                                                                     int err)
+{
+    fiber *f = fb_of_wait_area(slot->w[d]);
+    slot->w[d] = NULL;
+    io->waiters--;
+    io->woke++;
+    fb_wake_with(f, (uint16_t)err);
 }
 
 /* A completion wait given up (timeout, close): abort its operation, keep it parked. */
