@@ -296,7 +296,8 @@ void test_churn(void)
  * worker starts parking only once the busy fibers are gone, so that nothing is runnable. The
  * fake poller checks the hook's rules on every call: timeout 0 exactly when fibers are
  * runnable (the test knows how many: alive minus parked), -1 when none is, and never more
- * hops than there are fibers between two polls. It wakes one parked fiber per call.
+ * hops than there are fibers between two polls. It wakes one parked fiber per call, with a
+ * value (fb_wake_with) or without (fb_wake, 0), and the fiber checks what it was woken with.
  */
 enum { WORKERS = 4, BUSY = 2, LATE = 1, WORK_ROUNDS = 10, BUSY_YIELDS = 200 };
 enum { TOTAL = WORKERS + BUSY + LATE };
@@ -308,7 +309,23 @@ static struct fake_poller {
     long nonblocking, blocking;
     unsigned long long last_hops;
     int workers_done, busy_done, workers_done_while_busy;
+    unsigned wakes;
+    struct {
+        fiber *f;
+        uint16_t with; /* the value of f's last wake */
+    } sent[TOTAL];
 } fp;
+
+/* What fp's last wake of f carried (fb_wake_with; 0 for fb_wake), in fp.sent. */
+static uint16_t *sent_to(fiber *f)
+{
+    for (int i = 0; i < TOTAL; i++) {
+        if (!fp.sent[i].f) fp.sent[i].f = f;
+        if (fp.sent[i].f == f) return &fp.sent[i].with;
+    }
+    ASSERT_TRUE(!"more fibers than fp.sent holds");
+    return NULL;
+}
 
 static int fake_poll(void *state, int64_t timeout_ns)
 {
@@ -331,7 +348,13 @@ static int fake_poll(void *state, int64_t timeout_ns)
     memmove(p->parked, p->parked + 1, (size_t)--p->nparked * sizeof p->parked[0]);
     ASSERT_PTR_EQ(*fb_wait_slot(f), &fp);
     *fb_wait_slot(f) = NULL;
-    fb_wake(f);
+    /* Every third wake is a plain fb_wake, which must leave 0 whatever the last one left. */
+    uint16_t with = ++p->wakes % 3 ? (uint16_t)(p->wakes * 7919u) : 0;
+    if (with)
+        fb_wake_with(f, with);
+    else
+        fb_wake(f);
+    *sent_to(f) = with;
     return 1;
 }
 
@@ -346,6 +369,7 @@ static void park_on_fake_poller(void)
     fp.parked[fp.nparked++] = fb_self();
     fb_park();
     ASSERT_PTR_EQ(*fb_wait_slot(fb_self()), NULL);
+    ASSERT_EQ(fb_woken_with(fb_self()), *sent_to(fb_self()));
 }
 
 static void worker(void *arg)
