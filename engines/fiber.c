@@ -427,11 +427,6 @@ void fb_wake(fiber *f)
     fb_wake_with(f, 0);
 }
 
-uint16_t fb_woken_with(const fiber *f)
-{
-    return f->woken_with;
-}
-
 void fb_exit(void)
 {
     /* The fiber ends the way a returning one does (fiber_main's tail, then the switch layer's
@@ -446,37 +441,6 @@ void fb_exit(void)
 #endif
     fiber_done(f);
     sw_exit(&f->ctx);
-}
-
-fiber *fb_self(void)
-{
-    return fb__rt_tls ? fb__rt_tls->current : NULL;
-}
-
-void **fb_wait_slot(fiber *f)
-{
-    return &f->wait_slot;
-}
-
-void *fb_wait_area(fiber *f)
-{
-    return f->wait_area;
-}
-
-fiber *fb_of_wait_area(void *area)
-{
-    return (fiber *)((char *)area - offsetof(fiber, wait_area));
-}
-
-bool fb_on_shared_stack(const void *p, size_t len)
-{
-    fb_runtime *rt = fb__rt_tls;
-    uintptr_t lo = (uintptr_t)p, hi = lo + len;
-    for (unsigned i = 0; rt && i < rt->nshared; i++) {
-        uintptr_t base = (uintptr_t)rt->shared[i].stack.base;
-        if (lo < base + rt->shared[i].stack.size && hi > base) return true;
-    }
-    return false;
 }
 
 /* ---- records --------------------------------------------------------------------------- */
@@ -767,24 +731,6 @@ void fb_runtime_free(fb_runtime *rt)
     free(rt->shared);
     if (fb__rt_tls == rt) fb__rt_tls = NULL;
     free(rt);
-}
-
-fb_runtime *fb_current_runtime(void)
-{
-    return fb__rt_tls;
-}
-
-const tm_ops *fb_runtime_timers(const fb_runtime *rt)
-{
-    return rt ? rt->timers : tm_default();
-}
-
-void fb_get_stats(const fb_runtime *rt, fb_stats *out)
-{
-    *out = rt->stats;
-    out->stacks_mapped = rt->pool.mapped + rt->nshared;
-    out->stacks_cached = rt->pool.count;
-    out->stack_maps = rt->pool.maps + rt->stats.stack_maps;
 }
 
 fiber *fb__claim_ahead(const fiber *f)
