@@ -96,9 +96,9 @@ static void deliver(void *ctx, void *token, uint32_t revents)
 {
     fb_io *io = ctx;
     uintptr_t t = (uintptr_t)token;
-    if (t & 1) { /* a readiness wait (io_token): its fd's slot knows it */
-        io_fd *slot = &io->fds[t >> 2];
-        int d = (int)(t >> 1 & 1);
+    if (io_token_is_readiness(t)) { /* its fd's slot knows the wait */
+        io_fd *slot = &io->fds[io_token_fd(t)];
+        int d = io_token_dir(t);
         if (!slot->recorded[d]) {
             fb__io_finish_bare(io, slot, d, 0);
             return;

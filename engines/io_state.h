@@ -109,6 +109,22 @@ static inline void *io_token(int fd, uint32_t dir)
     return (void *)((uintptr_t)(unsigned)fd << 2 | (uintptr_t)(dir == FB_OUT) << 1 | 1);
 }
 
+/* The two halves of a token io_token made: whether it is one, and its fd and direction. */
+static inline bool io_token_is_readiness(uintptr_t t)
+{
+    return t & 1;
+}
+
+static inline size_t io_token_fd(uintptr_t t)
+{
+    return t >> 2;
+}
+
+static inline int io_token_dir(uintptr_t t)
+{
+    return (int)(t >> 1 & 1); /* an index into io_fd's w[] and recorded[] */
+}
+
 struct fb_io {
     const eng_ops *ops;
     void *eng;
