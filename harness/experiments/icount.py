@@ -1,6 +1,8 @@
 """Instructions counted by callgrind (lib/callgrind.py), of the switches (switch-icount) and of
 the timer structures' operations that claim C17 reads (timer-icount); its command line is the
-one harness/bench's counting tests and the regression gate's rows run:
+one harness/bench's counting tests and the regression gate's rows run. In the suite the step
+also files the IO path's counts per request of claim C13's pair (gate/iopath.py) as its
+`iopath` block:
 
     python3 -m experiments.icount [--bin DIR] [--exe switch-icount|timer-icount|peer-icount]
         [--rows ROW,...] [--loops A,B] [--jobs N] [--out-file FILE] [--expect ROW=LO..HI]
@@ -10,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from experiments._step import Experiment, counted, module_cmd, run, write_json
+from experiments._step import PY, Experiment, counted, module_cmd, run, write_json
 from lib import callgrind, meta
 
 # C17's isolated cost: the wheel's arm and cancel and the tree's arm, mostly-cancelled
@@ -19,6 +21,10 @@ from lib import callgrind, meta
 TIMER_OPS = (("arm", "wheel"), ("cancel", "wheel"), ("arm", "rbtree"))
 TIMER_PENDING = {"quick": (100, 10000), "full": (100, 10000, 1000000)}
 TIMER_LOOPS = "20,120"
+# Claim C13's pair counted per request on the IO path (gate/iopath.py, the regression gate's
+# rows): the fiber server under its default read policy and the epoll yardstick. Where the
+# fiber server's CPU per request exceeds the yardstick's, these say by how much of what.
+IOPATH_CONFIGS = "fiber/adaptive,epoll"
 
 
 def timer_rows(preset):
@@ -46,19 +52,31 @@ def count(ctx, exp):
         else:
             doc["timers"] = {"status": "not run",
                              "reason": f"experiments/icount.py --exe timer-icount exited {rc}"}
+    doc["iopath"] = iopath_block(ctx)
     write_json(out, doc)
     return "ok"
+
+
+def iopath_block(ctx):
+    """The IO path's counts per request of C13's pair, or "not run" and why."""
+    got = Path(ctx.tmp) / "icount-iopath.json"
+    rc = run([PY, "-m", "gate.iopath", "--bin", ctx.bin, "--configs", IOPATH_CONFIGS,
+              "--out-file", got], ctx.log, 600)
+    if rc != 0 or not got.exists():
+        return {"status": "not run", "reason": f"gate/iopath.py exited {rc}"}
+    return json.loads(got.read_text())
 
 
 EXPERIMENT = Experiment(
     name="icount",
     measures="callgrind instructions per switch, create and hop of every switch backend, and "
              "per arm and cancel of the wheel and the tree from 10^2 to 10^4 (full: 10^6) "
-             "pending timers",
-    claims=("C1", "C5", "C17"),
+             "pending timers; the IO path's instructions, own cache lines and system calls per "
+             "request of the default fiber server and the epoll yardstick",
+    claims=("C1", "C5", "C13", "C17"),
     binaries=("switch-icount",),
     output="icount.json",
-    budget_s={"quick": 10, "full": 35},
+    budget_s={"quick": 15, "full": 40},
     run=count,
     times=False,
 )

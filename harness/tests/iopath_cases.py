@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import types
 from pathlib import Path
 
 HARNESS = Path(__file__).resolve().parent.parent
@@ -97,6 +98,51 @@ def case_relative_bin(a):
     epoll = got.get("epoll") or {}
     check(abs((epoll.get("syscalls_per_request") or 0) - 2.01) < 0.002,
           "epoll measured through the relative folder", got)
+
+
+def case_record(a):
+    """--out-file writes the record the suite files (icount.json's `iopath` block): status ok,
+    the configurations counted, their arguments and how they were counted; with a tool missing,
+    status "not run" and why, and exit 0 (a machine without valgrind is no failure)."""
+    available()
+    with tempfile.TemporaryDirectory(prefix="iopath-record-") as tmp:
+        def record(out, **env):
+            p = subprocess.run([sys.executable, HARNESS / "gate" / "iopath.py", "--bin", BIN,
+                                "--configs", "epoll", "--out-file", out],
+                               capture_output=True, text=True, timeout=120,
+                               env=dict(os.environ, **env))
+            check(p.returncode == 0, "iopath.py --out-file exits 0", p.stderr[-400:])
+            return json.loads(Path(out).read_text())
+        rec = record(Path(tmp) / "counted.json")
+        check(rec.get("status") == "ok" and set(rec.get("configs") or {}) == {"epoll"}
+              and rec.get("args") == {"epoll": iopath.CONFIGS["epoll"]}
+              and "SCHED_FIFO" in rec.get("how", ""), "the record: ok, epoll, its arguments "
+              "and how it was counted", rec)
+        sc = (rec.get("configs") or {}).get("epoll", {}).get("syscalls_per_request") or 0
+        check(abs(sc - 2.01) < 0.002, "epoll's counts in the record", rec)
+        rec = record(Path(tmp) / "none.json", PATH=tmp)
+        check(rec == {"status": "not run", "reason": "valgrind is not installed"},
+              "no valgrind on PATH: not run, and why", rec)
+
+
+def case_suite_block(a):
+    """The suite's icount step files C13's pair, the default fiber server and the epoll
+    yardstick, as its `iopath` block, the fiber server with more instructions and own lines
+    per request than the yardstick and both with 2 + 1/100 system calls."""
+    available()
+    from experiments import icount
+    with tempfile.TemporaryDirectory(prefix="iopath-block-") as tmp:
+        ctx = types.SimpleNamespace(bin=BIN, tmp=tmp, log=Path(tmp) / "suite.log")
+        rec = icount.iopath_block(ctx)
+    got = rec.get("configs") or {}
+    check(rec.get("status") == "ok" and set(got) == {"fiber/adaptive", "epoll"},
+          "the block: ok, with the fiber server and the yardstick", rec)
+    fib, ep = got.get("fiber/adaptive", {}), got.get("epoll", {})
+    for fig in ("instructions_per_request", "lines_per_request"):
+        check(fib.get(fig, 0) > ep.get(fig, 0) > 0, f"{fig}: fiber above epoll", rec)
+    for name, g in got.items():
+        check(abs(g.get("syscalls_per_request", 0) - 2.01) < 0.002, f"{name}: 2.01 system "
+              "calls per request", g)
 
 
 if __name__ == "__main__":

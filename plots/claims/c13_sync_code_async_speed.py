@@ -295,6 +295,39 @@ def design_open(e, m):
     return dict(e, needs=V.ROUNDS, rounds=need, text=text)
 
 
+# The IO path's counts per request (icount.json's `iopath` block, gate/iopath.py), shown beside
+# the timings and not judged: where the fiber server needs more CPU per request than the
+# yardstick, they say in what, and they do not move with the state of the machine.
+PATH_PAIR = (("fiber/adaptive", "fiber (adaptive reads)"), (YARDSTICK, YARDSTICK))
+# (key, name, decimals): rounded to what repeats from run to run of one build (iopath's
+# deterministic case: instructions to 0.1%), so that comparing two runs sees a change of
+# behaviour, not the last digit of a count differenced over a few thousand requests.
+PATH_FIGURES = (("instructions_per_request", "user-space instructions per request", 0),
+                ("lines_per_request", "own cache lines per request", 1),
+                ("syscalls_per_request", "system calls per request", 3))
+
+
+def path_counts(run):
+    """(lines, figures) of the IO path's counts of the fiber server and the yardstick."""
+    rec = (run.get("icount") or {}).get("iopath")
+    if not rec:
+        return ["- by count: not measured in this run (no `iopath` block in icount.json)"], []
+    if rec.get("status") != "ok":
+        return [f"- by count: not run: {rec.get('reason')}"], []
+    got = {c: (rec.get("configs") or {}).get(c) or {"status": "not run: not counted"}
+           for c, _ in PATH_PAIR}
+    bad = [f"{c} {g['status']}" for c, g in got.items() if "status" in g]
+    if bad:
+        return ["- by count: " + "; ".join(bad)], []
+    (fib, fl), (ep, el) = ((got[c], label) for c, label in PATH_PAIR)
+    figures = [F.exact(f"{what}, {label} (fixed schedule)", round(g[key], d), "", "icount")
+               for key, what, d in PATH_FIGURES for g, label in ((fib, fl), (ep, el))]
+    parts = [f"{what} {fib[key]:.{d}f} against {ep[key]:.{d}f}" for key, what, d in PATH_FIGURES]
+    return [f"- by count, {fl} against {el} (icount.json `iopath`: {rec.get('how')}): "
+            + "; ".join(parts) + ". Shown, not judged: they do not move with the machine's "
+            "state, and say where a CPU gap comes from"], figures
+
+
 def table(doc, summ):
     lines = ["| load | server | syscalls/req | of them waits | epoll_ctl/req | EAGAIN/req | "
              "CPU us/req | req/s |", "|---|---|---:|---:|---:|---:|---:|---:|"]
@@ -385,6 +418,8 @@ def measure(run):
                  f"{sys_fig['name'].split(', ping-pong')[0]} (ping-pong) "
                  f"{value_text(sys_fig['value'], '.3f')}")
     lines += sampling_lines(design, sampled_pairs, read)
+    count_lines, count_figures = path_counts(run)
+    lines += count_lines
     yard_fig = call_figure(summ, YARDSTICK, YARDSTICK)
     eager = "fiber/eager/" + default.split("/")[-1]
     figures = [sys_fig, yard_fig, call_figure(summ, eager, "eager fiber")]
@@ -397,7 +432,7 @@ def measure(run):
                         F.once(f"readiness waits per request, ping-pong, {label}",
                                s.get("waits_per_request"), "", "fiberio")]
     yard = yard_fig["value"]
-    figures += ordered
+    figures += count_figures + ordered
     if not judged:
         shown = paired_rounds(doc, STREAM, default)
         figures += [F.paired(f"{STREAM}: {w} fiber/{YARDSTICK} (not judged)",

@@ -291,5 +291,52 @@ class NotExtended(unittest.TestCase):
         self.assertIn("no look it reached could decide", "\n".join(r["measured"]))
 
 
+class PathCounts(unittest.TestCase):
+    """The IO path's counts per request (icount.json's `iopath` block, gate/iopath.py) are
+    shown beside the timings, rounded to what repeats from run to run, and not judged: the
+    verdict is the same with them, without them and when they could not be counted."""
+    COUNTS = {"fiber/adaptive": {"instructions_per_request": 476.2065, "lines_per_request": 8.4495,
+                                 "syscalls_per_request": 2.0099, "epoll_ctl_per_request": 0.0},
+              "epoll": {"instructions_per_request": 196.9575, "lines_per_request": 2.5015,
+                        "syscalls_per_request": 2.0101, "epoll_ctl_per_request": 0.0}}
+
+    def verdict(self, block):
+        doc = synth.icount()
+        if block is not None:
+            doc["iopath"] = block
+        with tempfile.TemporaryDirectory() as tmp:
+            return C13.verdict(D.Run(synth.full(Path(tmp), icount=doc,
+                                                fiberio=synth.fiberio(cpu=1.04))))
+
+    def test_counted(self):
+        r = self.verdict({"status": "ok", "configs": self.COUNTS, "how": "the fixed schedule"})
+        lines = "\n".join(r["measured"])
+        self.assertIn("by count, fiber (adaptive reads) against epoll (icount.json `iopath`: "
+                      "the fixed schedule): user-space instructions per request 476 against "
+                      "197; own cache lines per request 8.4 against 2.5; system calls per "
+                      "request 2.010 against 2.010", lines)
+        got = {f["name"]: f for f in r["figures"] if f["source"] == "icount"}
+        self.assertEqual(len(got), 6)
+        fib = got["user-space instructions per request, fiber (adaptive reads) (fixed schedule)"]
+        self.assertEqual((fib["value"], fib["exact"]), (476, True))
+        self.assertEqual(got["own cache lines per request, epoll (fixed schedule)"]["value"], 2.5)
+        plain = self.verdict(None)
+        self.assertEqual(r["verdict"], plain["verdict"])
+        self.assertEqual(r["open"], plain["open"])
+
+    def test_not_counted(self):
+        for block, said in (
+                (None, "- by count: not measured in this run (no `iopath` block in icount.json)"),
+                ({"status": "not run", "reason": "valgrind is not installed"},
+                 "- by count: not run: valgrind is not installed"),
+                ({"status": "ok", "how": "x", "configs": {
+                    "fiber/adaptive": {"status": "not run: echo-server exited 2"},
+                    "epoll": self.COUNTS["epoll"]}},
+                 "- by count: fiber/adaptive not run: echo-server exited 2")):
+            r = self.verdict(block)
+            self.assertIn(said, r["measured"])
+            self.assertFalse([f for f in r["figures"] if f["source"] == "icount"], said)
+
+
 if __name__ == "__main__":
     unittest.main()
