@@ -24,7 +24,7 @@ Each figure is differenced over two runs of different request counts (REQUESTS),
 server's start, the connections' set-up and the end cancel out: (count at N2 - count at N1) /
 (requests served at N2 - at N1), the requests as the server itself counted them.
 
-    iopath.py [--bin DIR] [--configs NAME,...] [--json] [--out-file FILE]
+    iopath.py [--bin DIR] [--configs NAME,...] [--json] [--out-file FILE] [--user-space-only]
 
 --out-file writes the record the suite files (the icount step's `iopath` block, which claim
 C13 shows): {"status": "ok", "configs": {name: counts}, and how they were taken}, or
@@ -142,23 +142,25 @@ def user_space(bin_dir, args, tmp):
             / (r2 - r1)}
 
 
-def measure(bin_dir, configs=None, log=sys.stderr):
-    """{config: {figure: value} or {"status": "not run: why"}} for every configuration."""
+def measure(bin_dir, configs=None, log=sys.stderr, kernel=True):
+    """{config: {figure: value} or {"status": "not run: why"}} for every configuration;
+    kernel=False leaves the system calls out (the user-space counts alone)."""
     bin_dir = Path(bin_dir)
     out = {}
     for name in configs or CONFIGS:
         with tempfile.TemporaryDirectory(prefix="iopath-") as tmp:
             try:
-                fig = dict(syscalls(bin_dir, CONFIGS[name], tmp),
+                fig = dict(syscalls(bin_dir, CONFIGS[name], tmp) if kernel else {},
                            **user_space(bin_dir, CONFIGS[name], tmp))
             except NotRun as e:
                 fig = {"status": f"not run: {e}"}
         out[name] = fig
         print(f"iopath: {name:15} " + (fig.get("status") or
               f"{fig['instructions_per_request']:9.1f} instructions, "
-              f"{fig['lines_per_request']:5.1f} own lines, "
-              f"{fig['syscalls_per_request']:.4f} system calls, "
-              f"{fig['epoll_ctl_per_request']:.4f} epoll_ctl per request"), file=log)
+              f"{fig['lines_per_request']:5.1f} own lines" + (
+                  f", {fig['syscalls_per_request']:.4f} system calls, "
+                  f"{fig['epoll_ctl_per_request']:.4f} epoll_ctl" if kernel else "")
+              + " per request"), file=log)
     return out
 
 
@@ -187,6 +189,9 @@ def main(argv=None):
     ap.add_argument("--json", action="store_true", help="print the counts as JSON")
     ap.add_argument("--out-file", metavar="FILE",
                     help="write the record, with its status and how it was counted, here")
+    ap.add_argument("--user-space-only", action="store_true",
+                    help="count instructions and own lines only, not the system calls (the "
+                         "suite's record: fiberio counts C13's system calls under its load)")
     a = ap.parse_args(argv)
     a.bin = str(Path(a.bin).resolve())  # the servers and perf run from other folders
     configs = a.configs.split(",") if a.configs else None
@@ -199,13 +204,14 @@ def main(argv=None):
         write_record(a.out_file, {"status": "not run", "reason": why})
         return 0
     try:
-        counts = measure(a.bin, configs)
+        counts = measure(a.bin, configs, kernel=not a.user_space_only)
     except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
         print(f"iopath.py: {e}", file=sys.stderr)
         return 1
     if a.json:
         print(json.dumps(counts, indent=1))
-    write_record(a.out_file, {"status": "ok", "configs": counts, "how": HOW,
+    how = HOW + ("" if a.user_space_only else HOW_KERNEL)
+    write_record(a.out_file, {"status": "ok", "configs": counts, "how": how,
                               "args": {name: CONFIGS[name] for name in counts}})
     return 0
 
@@ -213,8 +219,8 @@ def main(argv=None):
 # How the record's counts were taken, in words the report can quote.
 HOW = (f"{CONNS} connections x {SIZE} B, server and echo-load on CPU 0 under SCHED_FIFO, "
        "differenced over two request counts; instructions and own lines: cachegrind (user space, "
-       "lines missed in a fully associative cache of 128 lines); system calls: the kernel's "
-       "raw_syscalls tracepoint")
+       "lines missed in a fully associative cache of 128 lines)")
+HOW_KERNEL = "; system calls: the kernel's raw_syscalls tracepoint"
 
 
 def write_record(path, doc):

@@ -303,8 +303,7 @@ PATH_PAIR = (("fiber/adaptive", "fiber (adaptive reads)"), (YARDSTICK, YARDSTICK
 # deterministic case: instructions to 0.1%), so that comparing two runs sees a change of
 # behaviour, not the last digit of a count differenced over a few thousand requests.
 PATH_FIGURES = (("instructions_per_request", "user-space instructions per request", 0),
-                ("lines_per_request", "own cache lines per request", 1),
-                ("syscalls_per_request", "system calls per request", 3))
+                ("lines_per_request", "own cache lines per request", 1))
 
 
 def path_counts(run):
