@@ -309,9 +309,11 @@ class PathCounts(unittest.TestCase):
     def test_counted(self):
         r = self.verdict({"status": "ok", "configs": self.COUNTS, "how": "the fixed schedule"})
         lines = "\n".join(r["measured"])
-        self.assertIn("by count, fiber (adaptive reads) against epoll (icount.json `iopath`: "
-                      "the fixed schedule): user-space instructions per request 476 against "
-                      "197; own cache lines per request 8.4 against 2.5.", lines)
+        self.assertIn("- by count, fiber (adaptive reads) against epoll: user-space "
+                      "instructions per request 476 against 197; own cache lines per request "
+                      "8.4 against 2.5.", lines)
+        self.assertIn("- how they were counted (icount.json `iopath`): the fixed schedule",
+                      r["measured"])
         got = {f["name"]: f for f in r["figures"] if f["source"] == "icount"}
         self.assertEqual(len(got), 4)
         fib = got["user-space instructions per request, fiber (adaptive reads) (fixed schedule)"]
