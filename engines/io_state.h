@@ -109,7 +109,7 @@ static inline void *io_token(int fd, uint32_t dir)
     return (void *)((uintptr_t)(unsigned)fd << 2 | (uintptr_t)(dir == FB_OUT) << 1 | 1);
 }
 
-/* The two halves of a token io_token made: whether it is one, and its fd and direction. */
+/* What a token io_token made says: that it is one, its fd and its direction. */
 static inline bool io_token_is_readiness(uintptr_t t)
 {
     return t & 1;
