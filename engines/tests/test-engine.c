@@ -381,6 +381,17 @@ static void t_late_close(void)
     forget(nv[1]);
 }
 
+/* A wait that must end at once: want says "ready now", or the next poll delivers it. */
+static void wait_ends(int fd, uint32_t dir, void *tok)
+{
+    int rc = ops->want(eng, fd, dir, tok);
+    ASSERT_TRUE(rc == 0 || rc == 1);
+    if (rc == 0) {
+        ASSERT_EQ(poll_for(1000), 1);
+        ASSERT_PTR_EQ(got_tok[0], tok);
+    }
+}
+
 /*
  * Lost wake-up: data arrives while the fd is registered but nobody waits, and a poll runs
  * (an edge engine sees its only edge then). A later bare wait must still learn that the fd
@@ -394,12 +405,7 @@ static void t_lost_edge(void)
     ops->cancel(eng, sv[0], ENG_IN);
     put(sv[1], 1);
     ASSERT_EQ(poll_for(30), 0);
-    int rc = ops->want(eng, sv[0], ENG_IN, &tok2);
-    ASSERT_TRUE(rc == 0 || rc == 1);
-    if (rc == 0) {
-        ASSERT_EQ(poll_for(1000), 1);
-        ASSERT_PTR_EQ(got_tok[0], &tok2);
-    }
+    wait_ends(sv[0], ENG_IN, &tok2);
     forget(sv[0]);
     forget(sv[1]);
 
@@ -408,19 +414,9 @@ static void t_lost_edge(void)
      * A later bare write wait must still learn that the fd is writable. */
     pair(sv);
     put(sv[1], 1);
-    rc = ops->want(eng, sv[0], ENG_IN, &tok1);
-    ASSERT_TRUE(rc == 0 || rc == 1);
-    if (rc == 0) {
-        ASSERT_EQ(poll_for(1000), 1);
-        ASSERT_PTR_EQ(got_tok[0], &tok1);
-    }
+    wait_ends(sv[0], ENG_IN, &tok1);
     drain(sv[0]);
-    rc = ops->want(eng, sv[0], ENG_OUT, &tok2);
-    ASSERT_TRUE(rc == 0 || rc == 1);
-    if (rc == 0) {
-        ASSERT_EQ(poll_for(1000), 1);
-        ASSERT_PTR_EQ(got_tok[0], &tok2);
-    }
+    wait_ends(sv[0], ENG_OUT, &tok2);
     forget(sv[0]);
     forget(sv[1]);
 }
