@@ -84,19 +84,14 @@ static int edge_poll(void *st, int64_t timeout_ns, eng_deliver_fn fn, void *ctx)
         if (!f || !f->reg) continue;
         uint32_t events = e->ep.evs[i].events;
         /* A ping-pong's every event: input for a waiting reader, with output ready as it
-         * always is on a socket with room, and no writer waiting. Delivered without
-         * eng__deliver's loop over both directions, as merged does; the output edge is kept
-         * in the ready bits as the loop would keep it. */
+         * always is on a socket with room, and no writer waiting. The output edge is kept in
+         * the ready bits and counted stray, as eng__deliver's loop would. */
         if (__builtin_expect((events & ~EPOLLOUT) == EPOLLIN && f->tok[0] && !f->tok[1], 1)) {
-            void *tok = f->tok[0];
-            f->tok[0] = NULL; /* forget first: the callback may free the waiter */
             if (events & EPOLLOUT) {
                 f->ready |= ENG_OUT;
-                e->ep.st.stray++; /* counted as eng__deliver counts it */
+                e->ep.st.stray++;
             }
-            e->ep.st.delivered++;
-            got++;
-            fn(ctx, tok, ENG_IN);
+            eng__deliver_in(&e->ep, f, fn, ctx, &got);
             continue;
         }
         uint32_t ready = eng__revents(events);

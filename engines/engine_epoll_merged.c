@@ -109,16 +109,10 @@ static int merged_poll(void *st, int64_t timeout_ns, eng_deliver_fn fn, void *ct
             continue;
         }
         uint32_t events = m->ep.evs[i].events;
-        /* A ping-pong's every event: input alone, for its waiting reader. Delivered here
-         * without eng__deliver's loop over both directions, whose registers live across the
-         * callback cost a third of the event's instructions; nothing is left to prune. */
+        /* A ping-pong's every event: input alone, for its waiting reader; nothing is left to
+         * prune. */
         if (__builtin_expect(events == EPOLLIN && f->tok[0] != NULL, 1)) {
-            void *tok = f->tok[0];
-            f->tok[0] = NULL; /* forget first: the callback may free the waiter */
-            f->idle[0] = m->ep.seq;
-            m->ep.st.delivered++;
-            got++;
-            fn(ctx, tok, ENG_IN);
+            eng__deliver_in(&m->ep, f, fn, ctx, &got);
             continue;
         }
         uint32_t ready = eng__revents(events);
