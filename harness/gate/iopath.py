@@ -155,13 +155,20 @@ def measure(bin_dir, configs=None, log=sys.stderr, kernel=True):
             except NotRun as e:
                 fig = {"status": f"not run: {e}"}
         out[name] = fig
-        print(f"iopath: {name:15} " + (fig.get("status") or
-              f"{fig['instructions_per_request']:9.1f} instructions, "
-              f"{fig['lines_per_request']:5.1f} own lines" + (
-                  f", {fig['syscalls_per_request']:.4f} system calls, "
-                  f"{fig['epoll_ctl_per_request']:.4f} epoll_ctl" if kernel else "")
-              + " per request"), file=log)
+        print(f"iopath: {name:15} {summary(fig)}", file=log)
     return out
+
+
+def summary(fig):
+    """One configuration's counts in a line (or its status)."""
+    if "status" in fig:
+        return fig["status"]
+    text = (f"{fig['instructions_per_request']:9.1f} instructions, "
+            f"{fig['lines_per_request']:5.1f} own lines")
+    if "syscalls_per_request" in fig:
+        text += (f", {fig['syscalls_per_request']:.4f} system calls, "
+                 f"{fig['epoll_ctl_per_request']:.4f} epoll_ctl")
+    return text + " per request"
 
 
 def unavailable():
@@ -180,6 +187,18 @@ def unavailable():
     if 0 not in os.sched_getaffinity(0):
         return "CPU 0 is not available to this process"
     return None
+
+
+# How the record's counts were taken, in words the report can quote.
+HOW = (f"{CONNS} connections x {SIZE} B, server and echo-load on CPU 0 under SCHED_FIFO, "
+       "differenced over two request counts; instructions and own lines: cachegrind (user space, "
+       "lines missed in a fully associative cache of 128 lines)")
+HOW_KERNEL = "; system calls: the kernel's raw_syscalls tracepoint"
+
+
+def write_record(path, doc):
+    if path:
+        Path(path).write_text(json.dumps(doc, indent=1) + "\n")
 
 
 def main(argv=None):
@@ -214,18 +233,6 @@ def main(argv=None):
     write_record(a.out_file, {"status": "ok", "configs": counts, "how": how,
                               "args": {name: CONFIGS[name] for name in counts}})
     return 0
-
-
-# How the record's counts were taken, in words the report can quote.
-HOW = (f"{CONNS} connections x {SIZE} B, server and echo-load on CPU 0 under SCHED_FIFO, "
-       "differenced over two request counts; instructions and own lines: cachegrind (user space, "
-       "lines missed in a fully associative cache of 128 lines)")
-HOW_KERNEL = "; system calls: the kernel's raw_syscalls tracepoint"
-
-
-def write_record(path, doc):
-    if path:
-        Path(path).write_text(json.dumps(doc, indent=1) + "\n")
 
 
 if __name__ == "__main__":
