@@ -1,6 +1,7 @@
 /* engine_epoll_merged.c - cached per-fd interest; epoll_ctl only when the interest really changes.
  */
 #include "engine_epoll.h"
+#include "hot_text.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -56,7 +57,7 @@ static __attribute__((noinline)) int want_slow(merged *m, int fd, uint32_t dir, 
     return 0;
 }
 
-static int merged_want(void *st, int fd, uint32_t dir, void *token)
+static int HOT_TEXT merged_want(void *st, int fd, uint32_t dir, void *token)
 {
     /* The merge itself, kept free of calls so that it needs no frame: a known fd, a valid and
      * free direction, and interest the kernel already holds. Anything else goes the long way. */
@@ -95,7 +96,7 @@ static void prune(eng__ep *ep, int fd, eng__fd *f, uint32_t ready)
     f->kmask = keep;
 }
 
-static int merged_poll(void *st, int64_t timeout_ns, eng_deliver_fn fn, void *ctx)
+static int HOT_TEXT merged_poll(void *st, int64_t timeout_ns, eng_deliver_fn fn, void *ctx)
 {
     merged *m = st;
     int got = 0, nev = eng__wait(&m->ep, timeout_ns);

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "fiber.h"
 #include "fiber_layout.h"
+#include "hot_text.h"
 #include "switch_backends.h"
 
 #include <errno.h>
@@ -374,7 +375,7 @@ void LINE_ALIGNED fb_yield(void)
     switch_to_sched(rt, &self->ctx);
 }
 
-void LINE_ALIGNED fb_park(void)
+void HOT_TEXT LINE_ALIGNED fb_park(void)
 {
     fb_runtime *rt = fb__rt_tls;
     fiber *self = running_fiber(rt, "fb_park");
@@ -423,7 +424,7 @@ static inline __attribute__((always_inline)) void wake(fiber *f, uint16_t value)
     }
 }
 
-void fb_wake_with(fiber *f, uint16_t value)
+void HOT_TEXT fb_wake_with(fiber *f, uint16_t value)
 {
     wake(f, value);
 }
@@ -610,7 +611,7 @@ static bool waiting_on_poller(const fb_runtime *rt)
  * poller runs without blocking. With nothing runnable, the poller blocks instead; with nothing
  * to wait for either, the loop ends.
  */
-int LINE_ALIGNED fb_run(fb_runtime *rt)
+int HOT_TEXT LINE_ALIGNED fb_run(fb_runtime *rt)
 {
     if (!rt || rt != fb__rt_tls || rt->current) {
         errno = EINVAL; /* another thread's runtime, or called from inside a fiber */

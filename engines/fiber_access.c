@@ -4,16 +4,17 @@
 #include "fiber.h"
 #include "fiber_hop.h"
 #include "fiber_layout.h"
+#include "hot_text.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
-uint16_t fb_woken_with(const fiber *f)
+uint16_t HOT_TEXT fb_woken_with(const fiber *f)
 {
     return f->woken_with;
 }
 
-fiber *fb_self(void)
+fiber *HOT_TEXT fb_self(void)
 {
     return fb__rt_tls ? fb__rt_tls->current : NULL;
 }
@@ -23,12 +24,12 @@ void **fb_wait_slot(fiber *f)
     return &f->wait_slot;
 }
 
-void *fb_wait_area(fiber *f)
+void *HOT_TEXT fb_wait_area(fiber *f)
 {
     return f->wait_area;
 }
 
-fiber *fb_of_wait_area(void *area)
+fiber *HOT_TEXT fb_of_wait_area(void *area)
 {
     return (fiber *)((char *)area - offsetof(fiber, wait_area));
 }

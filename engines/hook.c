@@ -2,6 +2,7 @@
  * elsewhere. */
 #define _GNU_SOURCE
 #include "hook.h"
+#include "hot_text.h"
 #include "io.h"
 
 #include <dlfcn.h>
@@ -307,7 +308,7 @@ static __attribute__((noinline)) ssize_t hooked_recv(int fd, void *buf, size_t l
     }
 }
 
-ssize_t recv(int fd, void *buf, size_t len, int flags)
+ssize_t HOT_TEXT recv(int fd, void *buf, size_t len, int flags)
 {
     if (__builtin_expect(!tls_on && libc.recv != NULL, 1)) return libc.recv(fd, buf, len, flags);
     return hooked_recv(fd, buf, len, flags);
@@ -349,7 +350,7 @@ static __attribute__((noinline)) ssize_t hooked_send(int fd, const void *buf, si
     }
 }
 
-ssize_t send(int fd, const void *buf, size_t len, int flags)
+ssize_t HOT_TEXT send(int fd, const void *buf, size_t len, int flags)
 {
     if (__builtin_expect(!tls_on && libc.send != NULL, 1)) return libc.send(fd, buf, len, flags);
     return hooked_send(fd, buf, len, flags);

@@ -1,6 +1,7 @@
 /* io.c - fiber IO, the side the scheduler drives: the runtime object, the end of a wait, the
  * timers and the poller. The calls fibers make are in io_calls.c; what both share, io_state.h. */
 #define _GNU_SOURCE
+#include "hot_text.h"
 #include "io_state.h"
 
 #include <errno.h>
@@ -92,7 +93,7 @@ __attribute__((noinline)) void fb__io_cancel_timer_and_wake(fb_io *io, io_wait *
     fb_wake_with(w->f, (uint16_t)w->err);
 }
 
-static void deliver(void *ctx, void *token, uint32_t revents)
+static void HOT_TEXT deliver(void *ctx, void *token, uint32_t revents)
 {
     fb_io *io = ctx;
     uintptr_t t = (uintptr_t)token;

@@ -1,6 +1,7 @@
 /* io_calls.c - fiber IO, the side fibers call: waits and sleeps, the read policies, and
  * read/write/accept/connect/close. */
 #define _GNU_SOURCE
+#include "hot_text.h"
 #include "io_state.h"
 
 #include <errno.h>
@@ -444,7 +445,7 @@ ssize_t fb_read_timeout(int fd, void *buf, size_t len, int64_t timeout_ns)
     return read_within(fd, buf, len, timeout_ns);
 }
 
-ssize_t fb_read(int fd, void *buf, size_t len)
+ssize_t HOT_TEXT fb_read(int fd, void *buf, size_t len)
 {
     return read_within(fd, buf, len, FB_FOREVER);
 }
@@ -521,7 +522,7 @@ static __attribute__((noinline)) ssize_t write_rest(int fd, const void *buf, siz
     return write_ready(io, fd, buf, len, n, tried);
 }
 
-ssize_t fb_write(int fd, const void *buf, size_t len)
+ssize_t HOT_TEXT fb_write(int fd, const void *buf, size_t len)
 {
     /* The common case, a socket known to the runtime that takes the whole reply at once: one
      * look at its slot, and only len kept across the call (the rest is looked up again). */

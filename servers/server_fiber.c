@@ -1,5 +1,6 @@
 /* server_fiber.c - one fiber per connection runs the blocking echo session on fiber IO. */
 #include "echo_session.h"
+#include "hot_text.h"
 #include "json_print.h"
 #include "server.h"
 
@@ -289,7 +290,7 @@ static inline __attribute__((always_inline)) void serve(struct runtime *r, struc
  * (harness/experiments/fiberio.py, 1,000 connections) as a visible share of the fiber
  * server's CPU.
  */
-static void __attribute__((noinline)) serve_on_stack(struct runtime *r, int fd, char *buf)
+static void __attribute__((noinline)) HOT_TEXT serve_on_stack(struct runtime *r, int fd, char *buf)
 {
     struct session s = {.fd = fd, .r = r};
     serve(r, &s, buf);

@@ -42,7 +42,9 @@
 
 #include "switch_asm_frame.h"
 
-        .text
+/* With the rest of a request's path through the fiber runtime (common/hot_text.h: on a
+ * guest where every system call empties the TLB, each page of that path costs a walk). */
+        .section .text.hot.request_path, "ax", @progbits
 
 /* void sw_asm_jump(sw_ctx *from, sw_ctx *to): from in rdi, to in rsi. */
         .globl  sw_asm_jump
