@@ -25,6 +25,11 @@ server's start, the connections' set-up and the end cancel out: (count at N2 - c
 (requests served at N2 - at N1), the requests as the server itself counted them.
 
     iopath.py [--bin DIR] [--configs NAME,...] [--json] [--out-file FILE] [--user-space-only]
+              [--code-pages]
+
+--code-pages adds the 4 KiB pages of user code a request runs (callgrind's per-instruction
+counts; where every system call empties the TLB, each costs a page walk after every call) and
+the functions on them, per object.
 
 --out-file writes the record the suite files (the icount step's `iopath` block, which claim
 C13 shows): {"status": "ok", "configs": {name: counts}, and how they were taken}, or
@@ -71,6 +76,9 @@ REQUESTS = {"syscalls": (10000, 30000), "user_space": (1000, 3000)}
 # lines outlast the other requests (1.4 against 4.0 at 128). The instruction cache and the
 # last level are the AMD EPYC VM's (gate/misscount.py), and not read here.
 LINES_CACHE = ["--D1=8192,128,64", "--I1=32768,8,64", "--LL=8388608,16,64"]
+# An instruction on the request path runs at least once per request; the poller's own loop
+# runs once per batch of ready connections (1/CONNS per request here).
+PATH_SHARE = 0.5
 FIFO = ["chrt", "-f", "10", "taskset", "-c", "0"]
 SYSCALLS = "raw_syscalls:sys_enter"
 CTL = "syscalls:sys_enter_epoll_ctl"
@@ -142,16 +150,44 @@ def user_space(bin_dir, args, tmp):
             / (r2 - r1)}
 
 
-def measure(bin_dir, configs=None, log=sys.stderr, kernel=True):
+def code_pages(bin_dir, args, tmp):
+    """{code_pages_per_request, request_path}: the 4 KiB pages of user code (the server's and
+    its libraries') holding an instruction that runs at least PATH_SHARE times per request,
+    and per object the functions those instructions are in (callgrind's per-instruction
+    counts, differenced likewise). Every system call empties the TLB on a guest with page-table
+    isolation and no PCID, so each of these pages costs a page walk after every call
+    (common/hot_text.h)."""
+    runs = []
+    for n in REQUESTS["user_space"]:
+        out = Path(tmp) / f"callgrind-{n}.out"
+        st = _serve(bin_dir, args, n, callgrind.callgrind_cmd(str(out), "--dump-instr=yes"),
+                    tmp)
+        runs.append((_requests(st), callgrind.instruction_counts(out.read_text())))
+    (r1, c1), (r2, c2) = runs
+    pages, path = set(), {}
+    for key in c2:
+        if (c2[key] - c1.get(key, 0)) / (r2 - r1) >= PATH_SHARE:
+            obj, fn, addr = key
+            pages.add((obj, addr >> 12))
+            path.setdefault(Path(obj or "?").name, set()).add(fn)
+    if not pages:
+        raise RuntimeError("callgrind counted no instruction per request")
+    return {"code_pages_per_request": len(pages),
+            "request_path": {obj: sorted(fns) for obj, fns in sorted(path.items())}}
+
+
+def measure(bin_dir, configs=None, log=sys.stderr, kernel=True, pages=False):
     """{config: {figure: value} or {"status": "not run: why"}} for every configuration;
-    kernel=False leaves the system calls out (the user-space counts alone)."""
+    kernel=False leaves the system calls out (the user-space counts alone), pages=True adds
+    code_pages (two callgrind runs more per configuration)."""
     bin_dir = Path(bin_dir)
     out = {}
     for name in configs or CONFIGS:
         with tempfile.TemporaryDirectory(prefix="iopath-") as tmp:
             try:
                 fig = dict(syscalls(bin_dir, CONFIGS[name], tmp) if kernel else {},
-                           **user_space(bin_dir, CONFIGS[name], tmp))
+                           **user_space(bin_dir, CONFIGS[name], tmp),
+                           **(code_pages(bin_dir, CONFIGS[name], tmp) if pages else {}))
             except NotRun as e:
                 fig = {"status": f"not run: {e}"}
         out[name] = fig
@@ -168,6 +204,8 @@ def summary(fig):
     if "syscalls_per_request" in fig:
         text += (f", {fig['syscalls_per_request']:.4f} system calls, "
                  f"{fig['epoll_ctl_per_request']:.4f} epoll_ctl")
+    if "code_pages_per_request" in fig:
+        text += f", {fig['code_pages_per_request']} code pages"
     return text + " per request"
 
 
@@ -211,6 +249,9 @@ def main(argv=None):
     ap.add_argument("--user-space-only", action="store_true",
                     help="count instructions and own lines only, not the system calls (the "
                          "suite's record: fiberio counts C13's system calls under its load)")
+    ap.add_argument("--code-pages", action="store_true",
+                    help="also count the pages of code a request runs, and list its functions "
+                         "(callgrind)")
     a = ap.parse_args(argv)
     a.bin = str(Path(a.bin).resolve())  # the servers and perf run from other folders
     configs = a.configs.split(",") if a.configs else None
@@ -223,7 +264,7 @@ def main(argv=None):
         write_record(a.out_file, {"status": "not run", "reason": why})
         return 0
     try:
-        counts = measure(a.bin, configs, kernel=not a.user_space_only)
+        counts = measure(a.bin, configs, kernel=not a.user_space_only, pages=a.code_pages)
     except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
         print(f"iopath.py: {e}", file=sys.stderr)
         return 1

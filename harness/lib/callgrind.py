@@ -121,6 +121,29 @@ def event_totals(text):
     return dict(zip(names, totals))
 
 
+def instruction_counts(text):
+    """{(object, function, address): instructions} of a callgrind output file's text, written
+    with --dump-instr=yes --dump-line=no and uncompressed (callgrind_cmd): each cost line is
+    "ADDRESS COUNT" under the latest ob= and fn=; the line after a calls= line is the call's
+    inclusive cost, not the caller's own, and is skipped. A function that callgrind names once
+    per recursion depth ("f'2") counts as one."""
+    counts, obj, fn, skip = {}, None, None, False
+    for line in text.splitlines():
+        if skip:
+            skip = False
+        elif line.startswith("calls="):
+            skip = True
+        elif line.startswith("ob="):
+            obj = line[3:]
+        elif line.startswith("fn="):
+            fn = line[3:].split("'")[0]
+        elif line.startswith("0x"):
+            addr, _, count = line.partition(" ")
+            key = (obj, fn, int(addr, 16))
+            counts[key] = counts.get(key, 0) + int(count.split()[0])
+    return counts
+
+
 def units_of(line):
     """{unit name: count} of a counting program's line "<row> <unit> <count> ..."."""
     words = line.split()

@@ -147,5 +147,47 @@ def case_suite_block(a):
           "how they were counted, user space only", rec.get("how"))
 
 
+# The section common/hot_text.h names, and where the objects echo-server is linked from lie.
+HOT_SECTION = ".text.hot.request_path"
+OBJECT_DIRS = ("engines", "servers", "switch")
+
+
+def hot_symbols():
+    """{function: size in bytes} of every function the build's objects define in
+    HOT_SECTION (objdump's symbol tables of the layers' objects and archives)."""
+    files = [str(p) for d in OBJECT_DIRS for p in sorted((BIN.parent / d).rglob("*"))
+             if p.suffix in (".o", ".a")]
+    out = subprocess.run(["objdump", "-t", *files], capture_output=True, text=True,
+                         timeout=60).stdout
+    hot = {}
+    for line in out.splitlines():
+        words = line.split()
+        # "ADDRESS FLAGS... F SECTION SIZE NAME"
+        if len(words) >= 4 and words[-3] == HOT_SECTION and "F" in words[1:-3]:
+            hot[words[-1]] = int(words[-2], 16)
+    return hot
+
+
+def case_hot_text(a):
+    """Every function of echo-server that the default fiber server runs for a request lies in
+    the request path's section (common/hot_text.h), so the path's own code spans no more pages
+    than that section needs (its size in pages, plus one for where it starts)."""
+    available()
+    hot = hot_symbols()
+    check(len(hot) >= 10, f"the build's objects define the request path in {HOT_SECTION}",
+          sorted(hot))
+    with tempfile.TemporaryDirectory(prefix="iopath-pages-") as tmp:
+        got = iopath.code_pages(BIN, iopath.CONFIGS["fiber/adaptive"], tmp)
+    path = got["request_path"].get("echo-server", [])
+    check("fb_park" in path and "fb_read" in path, "the request path runs fb_read and fb_park",
+          got["request_path"])
+    outside = [fn for fn in path if fn not in hot]
+    check(not outside, f"every echo-server function on the path is in {HOT_SECTION}", outside)
+    span = -(-sum(hot.values()) // 4096) + 1
+    libs = sum(1 for obj in got["request_path"] if obj != "echo-server")
+    check(got["code_pages_per_request"] <= span + 2 * libs, "the path's pages: at most the "
+          f"section's {span} and two per library", got)
+
+
 if __name__ == "__main__":
     sys.exit(run(globals(), __doc__, ("--work", {"required": True})))
