@@ -25,6 +25,8 @@ fb_io *fb_io_new(const char *name)
     fb_io *io = calloc(1, sizeof *io);
     if (!io) return NULL;
     io->ops = ops;
+    io->want = ops->want;
+    io->completion = ops->submit != NULL;
     io->eng = ops->init();
     if (!io->eng) {
         int e = errno;

@@ -203,7 +203,7 @@ park_ready(fb_io *io, fiber *self, io_fd *slot, int fd, uint32_t dir, int64_t de
     if (!may_wait(slot, self, dir, deadline)) return -1;
     /* Untimed, the wait is known by the slot alone (io_fd): its area is not written. */
     io_wait *w = deadline >= 0 ? record_wait(self, fd, dir) : new_wait(self);
-    int rc = io->ops->want(io->eng, fd, dir, io_token(fd, dir));
+    int rc = io->want(io->eng, fd, dir, io_token(fd, dir));
     if (rc != 0) return rc > 0 ? 0 : -1; /* 1: the engine already knows it is ready */
     if (deadline >= 0) {
         if ((by_fd ? time_read(io, slot, w, fd, deadline)
@@ -229,7 +229,7 @@ park_ready(fb_io *io, fiber *self, io_fd *slot, int fd, uint32_t dir, int64_t de
 static inline __attribute__((always_inline)) int wait_ready(fb_io *io, fiber *self, int fd,
                                                             uint32_t dir, int64_t deadline)
 {
-    if (io->ops->submit) return wait_completion(io, fd, dir, deadline);
+    if (io->completion) return wait_completion(io, fd, dir, deadline);
     io_fd *slot = fd_slot(io, fd);
     if (!slot) return -1;
     return park_ready(io, self, slot, fd, dir, deadline, false);
@@ -408,7 +408,7 @@ static inline __attribute__((always_inline)) ssize_t read_within(int fd, void *b
     fb_io *io = prepare(fd);
     int64_t deadline = deadline_after(timeout_ns);
     if (!io) return -1;
-    if (io->ops->submit) return read_completion(io, fd, buf, len, deadline);
+    if (io->completion) return read_completion(io, fd, buf, len, deadline);
     if (len && !try_first(io, &io->fds[fd].hint) && wait_first(io, fd, deadline) < 0) return -1;
     for (;;) {
         /* recv on sockets, as the yardsticks do: read(2) on a socket takes the VFS path
@@ -518,7 +518,7 @@ static __attribute__((noinline)) ssize_t write_rest(int fd, const void *buf, siz
 {
     fb_io *io = prepare(fd);
     if (!io) return -1;
-    if (io->ops->submit) return write_completion(io, fd, buf, len);
+    if (io->completion) return write_completion(io, fd, buf, len);
     return write_ready(io, fd, buf, len, n, tried);
 }
 
@@ -527,7 +527,7 @@ ssize_t HOT_TEXT fb_write(int fd, const void *buf, size_t len)
     /* The common case, a socket known to the runtime that takes the whole reply at once: one
      * look at its slot, and only len kept across the call (the rest is looked up again). */
     fb_io *io = fb__io_tls;
-    if (__builtin_expect(io && (size_t)fd < io->nfds && len && !io->ops->submit, 1)) {
+    if (__builtin_expect(io && (size_t)fd < io->nfds && len && !io->completion, 1)) {
         const io_fd *slot = &io->fds[fd];
         if (__builtin_expect(slot->nonblock_set && !slot->not_socket, 1)) {
             ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
@@ -542,7 +542,7 @@ int fb_accept(int lfd, struct sockaddr *addr, socklen_t *addrlen)
 {
     fb_io *io = prepare(lfd);
     if (!io) return -1;
-    while (io->ops->submit) {
+    while (io->completion) {
         eng_op op = {.kind = ENG_OP_ACCEPT, .fd = lfd};
         ssize_t fd = complete_op(io, &op, FB_IN, -1);
         if (fd < 0 && (errno == EINTR || errno == ECONNABORTED)) continue;

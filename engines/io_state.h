@@ -127,6 +127,11 @@ static inline int io_token_dir(uintptr_t t)
 
 struct fb_io {
     const eng_ops *ops;
+    /* What every read and write asks of ops, copied beside the fd table's pointer: the engine's
+     * ops table is in another page, which a TLB emptied by each system call (common/hot_text.h)
+     * would walk in every stretch of a request just for these. */
+    int (*want)(void *st, int fd, uint32_t dir, void *token);
+    bool completion; /* ops->submit: a completion engine */
     void *eng;
     io_fd *fds;
     size_t nfds;
