@@ -12,9 +12,9 @@
  *
  * A fiber server's request runs code from four source files of the runtime and one of the
  * server (read, write, park, the scheduler's loop, the engine's wait and poll, the wake, the
- * switch), which the linker spreads over seven pages in file order; a callback server's loop
- * is two functions of one file, on one page. The functions a request runs are placed in one
- * section, which GNU ld and lld lay out together ahead of the rest of .text, so they occupy
+ * switch), which in link order would lie on seven pages; a callback server's loop is two
+ * functions of one file, on one page. The functions a request runs are placed in one section,
+ * which GNU ld's default script lays out together ahead of the rest of .text, so they occupy
  * two or three consecutive pages. harness/gate/iopath.py --code-pages counts the pages a
  * request runs, and test harness/iopath/hot-text checks that every function of echo-server
  * it runs for a request of the default fiber server is in this section. The x86_64 switch
