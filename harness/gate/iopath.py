@@ -115,18 +115,28 @@ def _requests(stats):
     return stats["bytes"] // SIZE
 
 
+def _two_runs(bin_dir, args, tmp, kind, tool, wrap, read):
+    """The two runs a figure is differenced over, of REQUESTS[kind] requests each: the server
+    inside wrap(out), a command prefix that writes its counts to the file out (named after
+    tool); returns [(requests served, read(out))]."""
+    runs = []
+    for n in REQUESTS[kind]:
+        out = Path(tmp) / f"{tool}-{n}.out"
+        st = _serve(bin_dir, args, n, wrap(out), tmp)
+        runs.append((_requests(st), read(out)))
+    return runs
+
+
 def syscalls(bin_dir, args, tmp):
     """{syscalls_per_request, epoll_ctl_per_request}, differenced over REQUESTS["syscalls"]."""
-    runs = []
-    for n in REQUESTS["syscalls"]:
-        out = Path(tmp) / f"perf-{n}.csv"
-        st = _serve(bin_dir, args, n, ["perf", "stat", "-x,", "-o", str(out), "-e",
-                                       f"{SYSCALLS},{CTL}", "--"], tmp)
+    def read(out):
         counts = perf.parse_csv(out.read_text())
         if counts.get(SYSCALLS) is None:
             raise NotRun(f"perf did not count {SYSCALLS}")
-        runs.append((_requests(st), counts))
-    (r1, c1), (r2, c2) = runs
+        return counts
+    (r1, c1), (r2, c2) = _two_runs(
+        bin_dir, args, tmp, "syscalls", "perf",
+        lambda out: ["perf", "stat", "-x,", "-o", str(out), "-e", f"{SYSCALLS},{CTL}", "--"], read)
     return {"syscalls_per_request": (c2[SYSCALLS] - c1[SYSCALLS]) / (r2 - r1),
             "epoll_ctl_per_request": (c2.get(CTL, 0) - c1.get(CTL, 0)) / (r2 - r1)}
 
@@ -134,17 +144,16 @@ def syscalls(bin_dir, args, tmp):
 def user_space(bin_dir, args, tmp):
     """{instructions_per_request, lines_per_request}: cachegrind's user-space instruction total
     and its data cache misses (reads and writes) under LINES_CACHE, differenced likewise."""
-    runs = []
-    for n in REQUESTS["user_space"]:
-        out = Path(tmp) / f"cachegrind-{n}.out"
-        st = _serve(bin_dir, args, n, ["valgrind", "--tool=cachegrind", "--cache-sim=yes",
-                                       *LINES_CACHE, f"--cachegrind-out-file={out}"], tmp)
+    def read(out):
         got = callgrind.event_totals(out.read_text())
         missing = {"Ir", "D1mr", "D1mw"} - set(got)
         if missing:
             raise RuntimeError(f"cachegrind counted no {', '.join(sorted(missing))}")
-        runs.append((_requests(st), got))
-    (r1, t1), (r2, t2) = runs
+        return got
+    (r1, t1), (r2, t2) = _two_runs(
+        bin_dir, args, tmp, "user_space", "cachegrind",
+        lambda out: ["valgrind", "--tool=cachegrind", "--cache-sim=yes", *LINES_CACHE,
+                     f"--cachegrind-out-file={out}"], read)
     return {"instructions_per_request": (t2["Ir"] - t1["Ir"]) / (r2 - r1),
             "lines_per_request": (t2["D1mr"] + t2["D1mw"] - t1["D1mr"] - t1["D1mw"])
             / (r2 - r1)}
@@ -157,13 +166,10 @@ def code_pages(bin_dir, args, tmp):
     counts, differenced likewise). Every system call empties the TLB on a guest with page-table
     isolation and no PCID, so each of these pages costs a page walk after every call
     (common/hot_text.h)."""
-    runs = []
-    for n in REQUESTS["user_space"]:
-        out = Path(tmp) / f"callgrind-{n}.out"
-        st = _serve(bin_dir, args, n, callgrind.callgrind_cmd(str(out), "--dump-instr=yes"),
-                    tmp)
-        runs.append((_requests(st), callgrind.instruction_counts(out.read_text())))
-    (r1, c1), (r2, c2) = runs
+    (r1, c1), (r2, c2) = _two_runs(
+        bin_dir, args, tmp, "user_space", "callgrind",
+        lambda out: callgrind.callgrind_cmd(str(out), "--dump-instr=yes"),
+        lambda out: callgrind.instruction_counts(out.read_text()))
     pages, path = set(), {}
     for key in c2:
         if (c2[key] - c1.get(key, 0)) / (r2 - r1) >= PATH_SHARE:
