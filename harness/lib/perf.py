@@ -48,7 +48,22 @@ class PerfStat:
         if not self.controlled:
             self.proc = subprocess.Popen([*self.cmd, "-p", str(pid)], stdout=subprocess.DEVNULL,
                                          stderr=subprocess.DEVNULL)
-            time.sleep(0.3)  # attached before the first request
+            self._wait_attached()
+
+    def _wait_attached(self):
+        """Until perf holds an event on the target (its perf_event fd), at most ENABLE_WAIT:
+        a fixed wait either cost every attachment its worst case or, on a loaded machine,
+        let the first requests go uncounted."""
+        fds = Path(f"/proc/{self.proc.pid}/fd")
+        deadline = time.monotonic() + self.ENABLE_WAIT
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            try:
+                if any("perf_event" in os.readlink(fd) for fd in fds.iterdir()):
+                    time.sleep(0.01)  # it enables its events once all are open
+                    return
+            except OSError:
+                pass  # an fd closed while listed: look again
+            time.sleep(0.01)
 
     def _start_controlled(self):
         """perf with its events off until enabled through a pipe: whether it acknowledged

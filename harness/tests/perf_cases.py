@@ -18,9 +18,10 @@ from lib import meta, perf  # noqa: E402
 
 EVENT = "syscalls:sys_enter_getppid"
 CALLS = 5000
-# Waits for a line on stdin, then makes CALLS getppid system calls (glibc does not cache it) and
-# exits: every one of them comes after the attachment.
-TARGET = ("import os, sys\nsys.stdin.readline()\n"
+# Says it has started, waits for a line on stdin, then makes CALLS getppid system calls (glibc
+# does not cache it) and exits: every one of them comes after the attachment, and none waits for
+# the interpreter's start-up, which would give a late attachment time to catch up.
+TARGET = ("import os, sys\nprint('ready', flush=True)\nsys.stdin.readline()\n"
           f"for _ in range({CALLS}):\n    os.getppid()\n")
 
 
@@ -33,8 +34,10 @@ def need_perf():
 
 def counted(work):
     """getppid calls perf counted of a target told to start only once PerfStat returned."""
-    target = subprocess.Popen([sys.executable, "-c", TARGET], stdin=subprocess.PIPE, text=True)
+    target = subprocess.Popen([sys.executable, "-c", TARGET], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
     try:
+        check(target.stdout.readline().strip() == "ready", "the target started")
         pf = perf.PerfStat(target.pid, EVENT, work)
         target.stdin.write("go\n")
         target.stdin.close()
