@@ -236,14 +236,16 @@ def case_pipeline_streaming(a):
         with Server(a.server) as s:
             rc, r, err, elapsed = run_load(a.load, "--port", s.port, "--conns", conns, "--size",
                                            size, "--pipeline", 4, "--duration", 1,
-                                           "--max-time", 3, "--ramp-timeout", 1, "--json",
-                                           timeout=15)
+                                           "--max-time", 8, "--ramp-timeout", 1, "--json",
+                                           timeout=20)
         show(r)
         print(f"  {conns} x {size}: exit {rc} after {elapsed:.2f} s")
         expect_clean(r, rc)
-        check(not r["capped"] and elapsed < 3, "done by the end of its window and drain",
+        # A starved loop would run into --max-time (8 s) or never open its window; the
+        # bounds leave a loaded test machine several times the 1.2 s this takes.
+        check(not r["capped"] and elapsed < 8, "done by the end of its window and drain",
               (r["capped"], elapsed))
-        check(0.9 < r["seconds"] < 1.5, "a window of about --duration", r["seconds"])
+        check(0.9 < r["seconds"] < 4, "a window of about --duration", r["seconds"])
     # A signal is heard mid-stream, within a tick, not after the stream lets up.
     with Server(a.server) as s:
         p = subprocess.Popen([a.load, "--port", str(s.port), "--conns", "1", "--size", "1M",
@@ -255,7 +257,8 @@ def case_pipeline_streaming(a):
         out, err = p.communicate(timeout=15)
         elapsed = time.monotonic() - t0
     print(f"  SIGTERM mid-stream: exit {p.returncode} {elapsed:.2f} s after the signal")
-    check(p.returncode == 143 and elapsed < 1, "SIGTERM obeyed at once", (p.returncode, elapsed))
+    # Unheard, the signal would wait for the 20 s stream to end.
+    check(p.returncode == 143 and elapsed < 5, "SIGTERM obeyed at once", (p.returncode, elapsed))
     r = json.loads(out)
     check(r["stopped_by"] == "SIGTERM" and r["requests"] > 0, "with what it measured",
           (r["stopped_by"], r["requests"]))
@@ -317,7 +320,7 @@ def case_refused(a):
     check(r["errors"]["connect_failed"] > 0, "refusals counted as connect_failed")
     check(r["errors"]["connect_failed"] < 4 * 0.5 / 0.01 * 1.5, "retries are paced, not a spin",
           r["errors"]["connect_failed"])
-    check(elapsed < 3, "bounded in time", elapsed)
+    check(elapsed < 10, "bounded in time (not the ramp-up's 60 s)", elapsed)
 
 
 def case_refused_gives_up(a):
@@ -331,7 +334,8 @@ def case_refused_gives_up(a):
                                    "--duration", 0.3, "--connect-timeout", 1, "--json")
     print(f"  exit {rc} after {elapsed:.2f} s: {err.strip()}")
     check(rc == 3 and r["exit_status"] == 3, "exit 3", rc)
-    check(1 <= elapsed < 3, "gave up after --connect-timeout", elapsed)
+    check(1 <= elapsed < 10, "gave up after --connect-timeout (not the ramp-up's 60 s)",
+          elapsed)
     lines = err.strip().splitlines()
     check(len(lines) == 1 and "gave up" in lines[0] and str(port) in lines[0],
           "one line on stderr naming the address", lines)
@@ -355,7 +359,7 @@ def case_server_dies(a):
     r = json.loads(out)
     print(f"  exit {p.returncode} {elapsed:.2f} s after the kill, {r['requests']} requests; "
           f"{err.strip()}")
-    check(elapsed < 3, "stopped soon after the server died", elapsed)
+    check(elapsed < 10, "stopped soon after the server died (not at --requests)", elapsed)
     check(p.returncode != 0 and r["partial"] and r["requests"] > 0,
           "non-zero, partial, with what it measured", (p.returncode, r["partial"]))
     check("gave up" in err, "says why", err)
@@ -370,7 +374,7 @@ def case_interrupted(a):
                                   "--duration", "20", "--warmup", "0.2", "--procs", str(procs),
                                   "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                  text=True)
-            time.sleep(1)
+            time.sleep(2)  # its window open (start, ramp-up, warm-up) on a loaded machine
             p.send_signal(sig)
             out, err = p.communicate(timeout=10)
         r = json.loads(out)
@@ -380,7 +384,7 @@ def case_interrupted(a):
               p.returncode)
         check(r["partial"] and r["stopped_by"] == sig.name, "marked partial",
               (r["partial"], r["stopped_by"]))
-        check(r["requests"] > 0 and 0.3 < r["seconds"] < 2, "what it measured until then",
+        check(r["requests"] > 0 and 0.3 < r["seconds"] < 10, "what it measured until then",
               (r["requests"], r["seconds"]))
 
 
@@ -503,7 +507,7 @@ def case_ramp_broken_server(a):
               f"{lines}")
         check(s.stats["fault_applied"], "the server applied its fault")
         check(rc == 1 and r["exit_status"] == 1, "exit 1: the echo is wrong", rc)
-        check(elapsed < 2, "stopped at once", elapsed)
+        check(elapsed < 10, "stopped at once (not after the ramp-up's 60 s)", elapsed)
         check(0 < ramp["errors"][kind] <= 2 * 4, f"a few {kind} errors, not a retry loop",
               ramp["errors"])
         check(r["partial"] and r["stopped_by"] == "bad echo", "the report says why",
@@ -605,13 +609,14 @@ def case_max_failed(a):
 
 
 def case_max_time_cap(a):
-    with Server(a.server, "--fault", "stall", "--at", 1000, "--stall-ms", 3000) as s:
+    with Server(a.server, "--fault", "stall", "--at", 1000, "--stall-ms", 6000) as s:
         rc, r, err, elapsed = run_load(a.load, "--port", s.port, "--conns", 2, "--size", SIZE,
                                        "--requests", 10 ** 9, "--warmup", 0, "--max-time", 1,
                                        "--json")
     print(f"  exit {rc} after {elapsed:.2f} s, requests {r['requests']}, "
           f"unfinished {r['unfinished']}")
-    check(elapsed < 2.5, "stopped at the hard cap", elapsed)
+    check(elapsed < 5, "stopped at the hard cap, not at the end of the server's 6 s stall",
+          elapsed)
     check(rc == 3 and r["capped"], "exit 3 when the cap cut the run short", (rc, r["capped"]))
     check(r["unfinished"] > 0, "the unfinished quota is reported", r["unfinished"])
     check(any("never completed" in w for w in r["warnings"]), "warned", r["warnings"])
