@@ -229,7 +229,8 @@ def check_point(a, doc):
         check(c["window_ns"] - 200_000_000 >= last_ready, f"{g['host']} measured only after "
               "every agent was ready", f"window at {c['window_ns']}, last ready {last_ready}")
     spread = max(c["start_ns"] for c in clocks) - min(c["start_ns"] for c in clocks)
-    check(spread < 200_000_000, "the agents' windows started together", f"{spread} ns apart")
+    # Started one after another's run, they would lie a window (1 s or more) apart.
+    check(spread < 500_000_000, "the agents' windows started together", f"{spread} ns apart")
     # The merged histogram is the histogram of all the agents' samples.
     hist = ld["latency_us"]["histogram"]
     check(hist["count"] == ld["requests"], "one latency sample per request", hist["count"])
@@ -404,7 +405,8 @@ def case_netns_drivers(a):
         check([g["host"] for g in ld.get("agents") or []] == ["agent-a", "agent-b"] and
               ld["config"]["conns"] == 40, "maxconns' load came from the agents",
               ld.get("config"))
-        check(300 < ld["requests_per_sec"] < 500, "the agents shared out the rate, 400/s in all",
+        # Each agent at the whole rate would give 800/s; a rate left unpaced, thousands.
+        check(200 < ld["requests_per_sec"] < 600, "the agents shared out the rate, 400/s in all",
               ld["requests_per_sec"])
         print(f"maxconns: {took:.1f} s; held {pt['held']}, {ld['requests']} requests at "
               f"{ld['requests_per_sec']:.0f}/s (rate 400)")
@@ -446,7 +448,8 @@ def case_agent_loopback(a):
         check(clock["window_ns"] - clock["start_ns"] >= 100_000_000 - 1_000_000
               and clock["start_ns"] - clock["ready_ns"] >= 400_000_000,
               "the window opens a warm-up after the start line, not at the ramp-up's end", clock)
-        check(0.3 < doc["seconds"] < 2, "the stop line ends the window", doc["seconds"])
+        # Unheard, the stop line would leave the window to --duration's 20 s.
+        check(0.2 < doc["seconds"] < 10, "the stop line ends the window", doc["seconds"])
         ag = agent(a, port, "--duration", "20")
         check(ag.stdout.readline() == "ready\n", "ready again")
         out, err = ag.communicate("", timeout=30)
