@@ -31,11 +31,11 @@ class PerfStat:
     returns until the process exits.
 
     perf starts with its events disabled and is told to enable them on a control pipe; its
-    acknowledgement is the moment counting began (about 30 ms after start here). Without
-    it, a fixed wait had to cover perf's start-up (0.3 s), and perf noticed the target's exit
-    only at its next look (0.27 s): 0.57 s per attachment, about half of each 0.45 s
-    throughput run's wall time in the quick engine comparison. A perf that refuses the
-    control option is run the old way."""
+    acknowledgement is the moment counting began (about 30 ms after start here). A perf
+    that refuses the control option is run attached with its events on, and the constructor
+    returns once perf holds an event on the target (_wait_attached); such a perf also notices
+    the target's exit only at its next look (0.27 s), which at 0.45 s per throughput run of
+    the quick engine comparison is why the control pipe is tried first."""
 
     ENABLE_WAIT = 5.0  # s: perf's start-up on a loaded machine, at most
 
@@ -52,8 +52,8 @@ class PerfStat:
 
     def _wait_attached(self):
         """Until perf holds an event on the target (its perf_event fd), at most ENABLE_WAIT:
-        a fixed wait either cost every attachment its worst case or, on a loaded machine,
-        let the first requests go uncounted."""
+        no fixed wait is both short on a calm machine and long enough on a loaded one, where
+        the first requests would go uncounted."""
         fds = Path(f"/proc/{self.proc.pid}/fd")
         deadline = time.monotonic() + self.ENABLE_WAIT
         while time.monotonic() < deadline and self.proc.poll() is None:
