@@ -138,13 +138,15 @@ static inline __attribute__((always_inline)) void move_lines(char *dst, const ch
     }
 }
 
-static inline __attribute__((always_inline)) void move_bytes(bool watched, void *dst,
+/* `fits`: n <= SAVE_INLINE, as the caller found when it chose the save area, passed on so the
+ * copy does not compare n again behind the empty asm. */
+static inline __attribute__((always_inline)) void move_bytes(bool watched, bool fits, void *dst,
                                                              const void *src, size_t n)
 {
     __asm__("" : "+r"(n));
     if (watched)
         sw_stack_copy(dst, src, n);
-    else if (n <= SAVE_INLINE)
+    else if (fits)
         move_lines(dst, src, n);
     else
         memcpy(dst, src, n);
@@ -198,7 +200,8 @@ static inline __attribute__((always_inline)) void evict(fb_runtime *rt, shared_s
     f->save_len = n;
     rt->stats.stack_saves++;
     rt->stats.bytes_saved += n;
-    move_bytes(watched, n <= SAVE_INLINE ? save_area(rt, f) : save_buffer(rt, f, n), sp, n);
+    bool fits = n <= SAVE_INLINE;
+    move_bytes(watched, fits, fits ? save_area(rt, f) : save_buffer(rt, f, n), sp, n);
 }
 
 /*
@@ -301,7 +304,8 @@ static inline __attribute__((always_inline)) void claim(fb_runtime *rt, fiber *t
 #endif
     rt->stats.stack_restores++;
     rt->stats.bytes_restored += n;
-    move_bytes(watched, sp, n <= SAVE_INLINE ? save_area(rt, to) : to->save_buf, n); /* last */
+    bool fits = n <= SAVE_INLINE;
+    move_bytes(watched, fits, sp, fits ? save_area(rt, to) : to->save_buf, n); /* last */
 }
 
 static void __attribute__((noinline)) claim_watched(fb_runtime *rt, fiber *to)
