@@ -167,12 +167,13 @@ int main(int argc, char **argv)
      * pairs, would otherwise size every block several times too small. */
     double spent = 0;
     for (long b = -1; b < blocks; b++) {
+        int groups = b < 0 ? WARM_GROUPS : 1;
         long n = b < 0 ? WARM_PAIRS / WARM_GROUPS : pairs;
         double *row = b < 0 ? warm : ns + b * nlevels;
         for (int k = 0; k < nlevels; k++) {
             int l = (int)((b + 1 + k) % nlevels);
             double group[WARM_GROUPS];
-            for (int g = 0; g < (b < 0 ? WARM_GROUPS : 1); g++) {
+            for (int g = 0; g < groups; g++) {
                 double t0 = cpu_ns();
                 for (long i = 0; ok && i < n; i++, calls += 2)
                     ok = epoll_ctl(ep[l], EPOLL_CTL_ADD, probe, &ev) == 0 &&
@@ -184,13 +185,9 @@ int main(int argc, char **argv)
                     goto out;
                 }
             }
-            if (b < 0) {
-                qsort(group, WARM_GROUPS, sizeof *group, by_value);
-                row[l] = group[WARM_GROUPS / 2] / (double)n;
-            } else {
-                row[l] = group[0] / (double)n;
-                spent += group[0];
-            }
+            qsort(group, (size_t)groups, sizeof *group, by_value);
+            row[l] = group[groups / 2] / (double)n;
+            if (b >= 0) spent += group[0];
         }
         if (b < 0 && !pairs) {
             double block = 0;
