@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 """Cases for harness/tools/aco_side.py (ours beside libaco, alternating processes): with stand-in
 programs for switch-bench and peer-aco that print fixed times in Google Benchmark's JSON, it
-alternates the two, pairs the rows by round, and says met, not met or inconclusive from the
-whole interval; without peer-aco it says "not run" and why; bad usage is refused. The real
-peer-aco needs a libaco checkout, which CI does not have.
+alternates the two (each process a fresh copy), pairs the rows by round and the rounds in
+blocks of two, and says met, not met or inconclusive from the whole interval; without peer-aco
+it says "not run" and why; bad usage is refused. The real peer-aco needs a libaco checkout,
+which CI does not have.
 
 usage: aco_side_cases.py CASE --work DIR
 """
@@ -18,16 +19,18 @@ PY = "/usr/bin/python3"
 TOOL = Path(__file__).resolve().parent.parent / "tools" / "aco_side.py"
 
 # A stand-in: prints TIMES[row] (a list: one per invocation, cycled) for each row it knows,
-# 3 repetitions each, and appends its name to calls.log so the order can be read back.
+# 3 repetitions each, and appends its name and the folder it ran from to LOG (in the work
+# folder: the tool runs a copy of it elsewhere), so the order can be read back.
 STAND_IN = r'''#!/usr/bin/python3
 import json, sys
 from pathlib import Path
-here = Path(__file__).parent
 TIMES = %r
-calls = here / "calls.log"
-n = len(calls.read_text().split()) if calls.exists() else 0
+calls = Path(%r)
+name = %r
+n = sum(1 for line in calls.read_text().splitlines() if line.startswith(name + " ")) \
+    if calls.exists() else 0
 with open(calls, "a") as f:
-    f.write(%r + "\n")
+    f.write("%%s %%s\n" %% (name, Path(__file__).resolve().parent))
 rows = []
 for row, ts in TIMES.items():
     t = ts[n %% len(ts)]
@@ -45,7 +48,7 @@ def stand_ins(work, ours, aco):
         if times is None:
             p.unlink(missing_ok=True)
             continue
-        p.write_text(STAND_IN % (times, name))
+        p.write_text(STAND_IN % (times, str(work.resolve() / "calls.log"), name))
         p.chmod(0o755)
 
 
@@ -55,13 +58,14 @@ def tool(*args):
 
 
 def case_verdicts(a):
-    """Ratios per round of the stand-ins' times, and a verdict from each whole interval."""
+    """Ratios per round of the stand-ins' times, blocks of two rounds, and a verdict from each
+    block interval as a whole."""
     w = Path(a.work)
     stand_ins(w, {"switch/asm": [10.0, 10.2], "sched/ring/cc/fibers:16": [30.0],
-                  "copystack/resume/bytes:8/fibers:100000": [15.0, 25.0]},
+                  "copystack/resume/bytes:8/fibers:100000": [15.0, 15.0, 25.0, 25.0]},
               {"aco/acosw": [20.0], "aco/resume/bytes:8/fibers:100000": [20.0]})
     out = w / "side.json"
-    p = tool("--bin", w, "--rounds", 6, "--out", out)
+    p = tool("--bin", w, "--rounds", 12, "--out", out)
     check(p.returncode == 0, "measured: exit 0", p.stderr[-300:])
     pairs = {r["ours"]: r for r in json.loads(out.read_text())["pairs"]}
     asm = pairs["switch/asm"]
@@ -72,8 +76,9 @@ def case_verdicts(a):
           "a ring hop 1.5x acosw does not meet 0.5", ring)
     copy = pairs["copystack/resume/bytes:8/fibers:100000"]
     check(copy["verdict"] == "inconclusive" and copy["interval"][0] < 1.0 < copy["interval"][1],
-          "rounds at 0.75 and 1.25 straddle 1.0: inconclusive", copy)
-    check(len(copy["ratios"]) == 6, "one ratio per round", copy["ratios"])
+          "blocks at 0.75 and 1.25 straddle 1.0: inconclusive", copy)
+    check(len(copy["ratios"]) == 12 and len(copy["blocks"]) == 6,
+          "one ratio per round, one figure per two rounds", copy)
     missing = pairs["switch/cc-nofpu"]
     check(missing["status"].startswith("not run"), "a row neither program gave: not run",
           missing)
@@ -81,15 +86,37 @@ def case_verdicts(a):
           p.stdout)
 
 
+def case_place_cancels(a):
+    """A process that reads slower in one place of its round (here ours: 25 when first, 15
+    when second) gives rounds at 1.25 and 0.75; each block has one of each and reads their
+    geometric mean, so the verdict is decided."""
+    w = Path(a.work)
+    stand_ins(w, {"copystack/resume/bytes:8/fibers:100000": [25.0, 15.0]},
+              {"aco/resume/bytes:8/fibers:100000": [20.0]})
+    out = w / "side.json"
+    p = tool("--bin", w, "--rounds", 12, "--out", out)
+    check(p.returncode == 0, "measured: exit 0", p.stderr[-300:])
+    copy = {r["ours"]: r for r in json.loads(out.read_text())["pairs"]}[
+        "copystack/resume/bytes:8/fibers:100000"]
+    check(sorted(set(copy["ratios"])) == [0.75, 1.25], "the rounds alternate", copy["ratios"])
+    check(all(abs(b - 0.75 ** 0.5 * 1.25 ** 0.5) < 1e-9 for b in copy["blocks"])
+          and copy["verdict"] == "met", "every block reads sqrt(0.75 x 1.25): met", copy)
+
+
 def case_alternates(a):
-    """The two programs take turns, the order flipped every round."""
+    """The two programs take turns, the order flipped every round, each process a copy of its
+    program outside the build's folder, removed afterwards."""
     w = Path(a.work)
     stand_ins(w, {"switch/asm": [10.0]}, {"aco/acosw": [20.0]})
-    p = tool("--bin", w, "--rounds", 4)
+    p = tool("--bin", w, "--rounds", 12)
     check(p.returncode == 0, "measured: exit 0", p.stderr[-300:])
-    calls = (w / "calls.log").read_text().split()
-    want = ["switch-bench", "peer-aco", "peer-aco", "switch-bench"] * 2
-    check(calls == want, "ours, libaco's; libaco's, ours; ...", calls)
+    lines = [line.split() for line in (w / "calls.log").read_text().splitlines()]
+    want = ["switch-bench", "peer-aco", "peer-aco", "switch-bench"] * 6
+    check([x[0] for x in lines] == want, "ours, libaco's; libaco's, ours; ...", lines)
+    folders = {x[1] for x in lines}
+    check(str(w.resolve()) not in folders and len(folders) == 1,
+          "every process ran a copy, in one folder", folders)
+    check(not Path(folders.pop()).exists(), "the copies' folder is gone")
 
 
 def case_not_built(a):
@@ -104,10 +131,12 @@ def case_not_built(a):
 
 
 def case_bad_usage(a):
-    """Rounds below 2, no repetitions, a minimum time out of range: exit 2 with a message."""
+    """Rounds odd or below 12, no repetitions, a minimum time out of range: exit 2 with a
+    message."""
     w = Path(a.work)
     stand_ins(w, {"switch/asm": [10.0]}, {"aco/acosw": [20.0]})
-    refuses([PY, TOOL, "--bin", w], ["--rounds", "1"], ["--repetitions", "0"],
+    refuses([PY, TOOL, "--bin", w], ["--rounds", "1"], ["--rounds", "10"], ["--rounds", "13"],
+            ["--repetitions", "0"],
             ["--min-time", "0"], ["--min-time", "11"], ["--rounds", "x"])
 
 

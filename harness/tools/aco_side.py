@@ -3,24 +3,38 @@
 
 libaco is not in Debian and not in this tree. Build peer-aco from a libaco checkout
 (cmake -DSWITCHYARD_LIBACO_DIR=DIR, harness/bench/peer_aco.c), then this runs ROUNDS rounds of
-one switch-bench process and one peer-aco process (the order flipped every round, so a drift
-of the machine falls on both), takes each row's median of the repetitions per process, and
-gives each pair's ratio (ours / libaco's, per round) as a median with a 95% bootstrap interval.
-A pair with a target says "met" when the whole interval is at or below it, "not met" when the
-whole interval is above it, and "inconclusive" otherwise.
+one switch-bench process and one peer-aco process and takes each row's median of the
+repetitions per process.
+
+The rounds go in blocks of two, one of each order (ours first, then libaco's first), and a
+pair's figure is the block's ratio: the geometric mean of its two rounds' ratios (ours /
+libaco's). Whatever a process's place costs (first or second in its round, or following a
+process of the same program) then falls on both sides of every block. On the AMD EPYC VM
+(2026-12-06), processes timing the 8-byte copy-stack row alone, each program run from its one
+file, read about 24 ns first in their round and 21.5-22.5 second, for both programs, so the
+rounds' ratios alternated between about 0.73 and 1.33; with a fresh copy per process ours
+still read up to 9% slower first. Each process runs a fresh copy of its program, all at one
+path (regress_paired.fresh_copy): every process of one file can sit in a mode of its own, and
+a new file per process makes that scatter between processes. The blocks' median comes with a 95% bootstrap interval; a pair with
+a target says "met" when the whole interval is at or below it, "not met" when the whole
+interval is above it, and "inconclusive" otherwise. ROUNDS is even and at least 12: with fewer
+than 6 blocks no interval reaches 95% without assuming the noise's shape (the sign test's
+smallest p with 5 is 1/32).
 
 The pairs and targets are issue 37's: switch/asm at most 0.7x acosw, the compiler-assisted
 backend's ring hop at most 0.5x acosw, the copy-stack resume at 10^5 fibers and 8 live bytes
 at most libaco's (1.0x). The others are shown for context.
 
-  aco_side.py --bin build-aco/bin [--rounds 6] [--min-time 0.2] [--out FILE]
+  aco_side.py --bin build-aco/bin [--rounds 12] [--min-time 0.2] [--out FILE]
 
 Exit status: 0 measured (whatever the verdicts), 1 not run (the reason on standard error),
 2 bad usage.
 """
 import argparse
+import math
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 from gate import regress_paired as P
@@ -44,6 +58,8 @@ PAIRS = [
     ("copystack/resume/bytes:512/fibers:100000", "aco/resume/bytes:512/fibers:100000", None,
      "copy-stack resume, 512 live bytes, 10^5 fibers"),
 ]
+# Six blocks of two rounds: the fewest whose sign-test interval can reach 95%.
+MIN_ROUNDS = 12
 NOT_BUILT = ("peer-aco is not built in %s (configure with -DSWITCHYARD_LIBACO_DIR=<a libaco "
              "checkout>; libaco is neither in Debian nor in this repository)")
 
@@ -63,16 +79,26 @@ def judge(ratios, target):
 
 
 def measure(exes, rounds, cfg, log):
-    """{side: {row: [median of the repetitions, one per round]}}."""
+    """{side: {row: [median of the repetitions, one per round]}}: ours first in even rounds,
+    libaco's first in odd ones, each process a fresh copy of its program."""
     filters = {"ours": exact(p[0] for p in PAIRS), "aco": exact(p[1] for p in PAIRS)}
     per_round = {"ours": {}, "aco": {}}
-    for i in range(rounds):
-        for side in (("ours", "aco") if i % 2 == 0 else ("aco", "ours")):
-            print("aco_side: round %d of %d: %s" % (i + 1, rounds, side), file=log)
-            got = P.one_process(exes[side], dict(cfg, filter=filters[side]))
-            for row, times in got.items():
-                per_round[side].setdefault(row, []).append(stats.median(times))
+    # Beside the build, which runs its programs: a temporary folder may be noexec.
+    with tempfile.TemporaryDirectory(prefix="aco.", dir=exes["ours"].parent) as tmp:
+        for i in range(rounds):
+            for side in (("ours", "aco") if i % 2 == 0 else ("aco", "ours")):
+                print("aco_side: round %d of %d: %s" % (i + 1, rounds, side), file=log)
+                copy = P.fresh_copy(exes[side], tmp)
+                got = P.one_process(copy, dict(cfg, filter=filters[side]), exes[side])
+                for row, times in got.items():
+                    per_round[side].setdefault(row, []).append(stats.median(times))
     return per_round
+
+
+def blocks(ratios):
+    """The geometric mean of each two rounds' ratios, rounds 0 and 1, 2 and 3, ... (one of
+    each order); an odd last round is left out."""
+    return [math.sqrt(ratios[i] * ratios[i + 1]) for i in range(0, len(ratios) - 1, 2)]
 
 
 def pairs_of(per_round):
@@ -80,17 +106,17 @@ def pairs_of(per_round):
     for ours, aco, target, what in PAIRS:
         a, b = per_round["ours"].get(ours, []), per_round["aco"].get(aco, [])
         n = min(len(a), len(b))
-        if n < 2:
+        if n < MIN_ROUNDS:
             out.append({"ours": ours, "aco": aco, "what": what, "target": target,
                         "status": "not run: %s has %d rounds, %s %d" % (ours, len(a), aco,
                                                                         len(b))})
             continue
         ratios = [x / y for x, y in zip(a[:n], b[:n])]
-        mid, (low, high), verdict = judge(ratios, target)
+        mid, (low, high), verdict = judge(blocks(ratios), target)
         out.append({"ours": ours, "aco": aco, "what": what, "target": target,
                     "status": "ok", "ours_ns": stats.median(a), "aco_ns": stats.median(b),
                     "ratio": mid, "interval": [low, high], "verdict": verdict,
-                    "ratios": ratios})
+                    "ratios": ratios, "blocks": blocks(ratios)})
     return out
 
 
@@ -113,16 +139,17 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bin", default="build/bin",
                     help="the folder with switch-bench and peer-aco (default: %(default)s)")
-    ap.add_argument("--rounds", type=int, default=6,
-                    help="processes a side, alternating (default: %(default)s)")
+    ap.add_argument("--rounds", type=int, default=MIN_ROUNDS,
+                    help="processes a side, an even number, at least %d (default: "
+                         "%%(default)s)" % MIN_ROUNDS)
     ap.add_argument("--repetitions", type=int, default=3)
     ap.add_argument("--min-time", type=float, default=0.2,
                     help="seconds of each row in each repetition (default: %(default)s)")
     ap.add_argument("--out", help="write the rounds, ratios and verdicts as JSON here")
     a = ap.parse_args(argv)
-    if a.rounds < 2 or a.repetitions < 1 or not 0 < a.min_time <= 10:
-        print("aco_side.py: --rounds must be at least 2, --repetitions at least 1 and "
-              "--min-time in (0, 10] seconds", file=sys.stderr)
+    if a.rounds < MIN_ROUNDS or a.rounds % 2 or a.repetitions < 1 or not 0 < a.min_time <= 10:
+        print("aco_side.py: --rounds must be even and at least %d, --repetitions at least 1 "
+              "and --min-time in (0, 10] seconds" % MIN_ROUNDS, file=sys.stderr)
         return 2
     bin_dir = Path(a.bin).resolve()
     exes = {"ours": bin_dir / "switch-bench", "aco": bin_dir / "peer-aco"}
@@ -141,10 +168,15 @@ def main(argv=None):
         return 1
     rows = pairs_of(per_round)
     print(table(rows))
+    print("(each ratio: the median of %d blocks of two rounds, one of each order, and its 95%% "
+          "interval)" % (a.rounds // 2))
     if a.out:
         doc = {"kind": "switchyard-aco-side", "meta": meta.collect(Path(__file__).parents[2]),
                "cpu": meta.cpu_identity(), "thp": thp_mode(),
-               "config": dict(cfg, rounds=a.rounds, order="alternating, flipped every round"),
+               "config": dict(cfg, rounds=a.rounds, order="alternating, flipped every round",
+                              files="a fresh copy of the program for each process",
+                              figure="per block of two rounds, the geometric mean of their "
+                                     "ratios"),
                "pairs": rows, "per_round": per_round}
         Path(a.out).write_text(meta.json_text(doc))
     return 0
