@@ -30,7 +30,8 @@ name = %r
 n = sum(1 for line in calls.read_text().splitlines() if line.startswith(name + " ")) \
     if calls.exists() else 0
 with open(calls, "a") as f:
-    f.write("%%s %%s\n" %% (name, Path(__file__).resolve().parent))
+    f.write("%%s %%s %%s\n" %% (name, Path(__file__).resolve().parent,
+                             [a for a in sys.argv if a.startswith("--benchmark_filter=")][0]))
 rows = []
 for row, ts in TIMES.items():
     t = ts[n %% len(ts)]
@@ -119,6 +120,23 @@ def case_alternates(a):
     check(not Path(folders.pop()).exists(), "the copies' folder is gone")
 
 
+def case_only(a):
+    """--only: the pairs of the rows named, and their processes asked for those rows alone."""
+    w = Path(a.work)
+    row = "copystack/resume/bytes:8/fibers:100000"
+    stand_ins(w, {"switch/asm": [10.0], row: [15.0]},
+              {"aco/acosw": [20.0], "aco/resume/bytes:8/fibers:100000": [20.0]})
+    out = w / "side.json"
+    p = tool("--bin", w, "--rounds", 12, "--only", row, "--out", out)
+    check(p.returncode == 0, "measured: exit 0", p.stderr[-300:])
+    pairs = json.loads(out.read_text())["pairs"]
+    check([r["ours"] for r in pairs] == [row] and pairs[0]["verdict"] == "met",
+          "one pair, and its verdict", pairs)
+    filters = {line.split()[2] for line in (w / "calls.log").read_text().splitlines()}
+    want = {"--benchmark_filter=^(%s)$" % r for r in (row, "aco/resume/bytes:8/fibers:100000")}
+    check(filters == want, "each program asked for its row of the pair alone", filters)
+
+
 def case_not_built(a):
     """Without peer-aco: exit 1 and "not run" with what to do."""
     w = Path(a.work)
@@ -131,12 +149,12 @@ def case_not_built(a):
 
 
 def case_bad_usage(a):
-    """Rounds odd or below 12, no repetitions, a minimum time out of range: exit 2 with a
-    message."""
+    """Rounds odd or below 12, no repetitions, a row without a pair, a minimum time out of
+    range: exit 2 with a message."""
     w = Path(a.work)
     stand_ins(w, {"switch/asm": [10.0]}, {"aco/acosw": [20.0]})
     refuses([PY, TOOL, "--bin", w], ["--rounds", "1"], ["--rounds", "10"], ["--rounds", "13"],
-            ["--repetitions", "0"],
+            ["--repetitions", "0"], ["--only", "switch/none"],
             ["--min-time", "0"], ["--min-time", "11"], ["--rounds", "x"])
 
 

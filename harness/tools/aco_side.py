@@ -15,17 +15,21 @@ file, read about 24 ns first in their round and 21.5-22.5 second, for both progr
 rounds' ratios alternated between about 0.73 and 1.33; with a fresh copy per process ours
 still read up to 9% slower first. Each process runs a fresh copy of its program, all at one
 path (regress_paired.fresh_copy): every process of one file can sit in a mode of its own, and
-a new file per process makes that scatter between processes. The blocks' median comes with a 95% bootstrap interval; a pair with
-a target says "met" when the whole interval is at or below it, "not met" when the whole
-interval is above it, and "inconclusive" otherwise. ROUNDS is even and at least 12: with fewer
-than 6 blocks no interval reaches 95% without assuming the noise's shape (the sign test's
-smallest p with 5 is 1/32).
+a new file per process makes that scatter between processes.
+
+The blocks' median comes with a 95% bootstrap interval; a pair with a target says "met" when
+the whole interval is at or below it, "not met" when the whole interval is above it, and
+"inconclusive" otherwise. ROUNDS is even and at least 12: with fewer than 6 blocks no interval
+reaches 95% without assuming the noise's shape (the sign test's smallest p with 5 is 1/32).
 
 The pairs and targets are issue 37's: switch/asm at most 0.7x acosw, the compiler-assisted
 backend's ring hop at most 0.5x acosw, the copy-stack resume at 10^5 fibers and 8 live bytes
 at most libaco's (1.0x). The others are shown for context.
 
-  aco_side.py --bin build-aco/bin [--rounds 12] [--min-time 0.2] [--out FILE]
+  aco_side.py --bin build-aco/bin [--rounds 12] [--min-time 0.2] [--only ROWS] [--out FILE]
+
+--only times the pairs of the rows named (ours, e.g. copystack/resume/bytes:8/fibers:100000)
+alone: a process then lasts about a second, not seven, so more rounds fit in a sitting.
 
 Exit status: 0 measured (whatever the verdicts), 1 not run (the reason on standard error),
 2 bad usage.
@@ -78,10 +82,10 @@ def judge(ratios, target):
     return mid, (low, high), verdict
 
 
-def measure(exes, rounds, cfg, log):
+def measure(exes, rounds, cfg, log, pairs=PAIRS):
     """{side: {row: [median of the repetitions, one per round]}}: ours first in even rounds,
     libaco's first in odd ones, each process a fresh copy of its program."""
-    filters = {"ours": exact(p[0] for p in PAIRS), "aco": exact(p[1] for p in PAIRS)}
+    filters = {"ours": exact(p[0] for p in pairs), "aco": exact(p[1] for p in pairs)}
     per_round = {"ours": {}, "aco": {}}
     # Beside the build, which runs its programs: a temporary folder may be noexec.
     with tempfile.TemporaryDirectory(prefix="aco.", dir=exes["ours"].parent) as tmp:
@@ -101,9 +105,9 @@ def blocks(ratios):
     return [math.sqrt(ratios[i] * ratios[i + 1]) for i in range(0, len(ratios) - 1, 2)]
 
 
-def pairs_of(per_round):
+def pairs_of(per_round, pairs=PAIRS):
     out = []
-    for ours, aco, target, what in PAIRS:
+    for ours, aco, target, what in pairs:
         a, b = per_round["ours"].get(ours, []), per_round["aco"].get(aco, [])
         n = min(len(a), len(b))
         if n < MIN_ROUNDS:
@@ -145,8 +149,20 @@ def main(argv=None):
     ap.add_argument("--repetitions", type=int, default=3)
     ap.add_argument("--min-time", type=float, default=0.2,
                     help="seconds of each row in each repetition (default: %(default)s)")
+    ap.add_argument("--only", metavar="ROWS",
+                    help="time only the pairs of these rows of ours (comma-separated), alone "
+                         "in their processes (default: every pair)")
     ap.add_argument("--out", help="write the rounds, ratios and verdicts as JSON here")
     a = ap.parse_args(argv)
+    pairs = PAIRS
+    if a.only:
+        wanted = a.only.split(",")
+        pairs = [p for p in PAIRS if p[0] in wanted]
+        unknown = sorted(set(wanted) - {p[0] for p in pairs})
+        if unknown:
+            print("aco_side.py: --only: no pair for %s (rows: %s)"
+                  % (", ".join(unknown), ", ".join(p[0] for p in PAIRS)), file=sys.stderr)
+            return 2
     if a.rounds < MIN_ROUNDS or a.rounds % 2 or a.repetitions < 1 or not 0 < a.min_time <= 10:
         print("aco_side.py: --rounds must be even and at least %d, --repetitions at least 1 "
               "and --min-time in (0, 10] seconds" % MIN_ROUNDS, file=sys.stderr)
@@ -162,11 +178,11 @@ def main(argv=None):
         return 1
     cfg = {"repetitions": a.repetitions, "min_time": a.min_time}
     try:
-        per_round = measure(exes, a.rounds, cfg, sys.stderr)
+        per_round = measure(exes, a.rounds, cfg, sys.stderr, pairs)
     except RuntimeError as e:
         print("aco_side.py: not run: %s" % e, file=sys.stderr)
         return 1
-    rows = pairs_of(per_round)
+    rows = pairs_of(per_round, pairs)
     print(table(rows))
     print("(each ratio: the median of %d blocks of two rounds, one of each order, and its 95%% "
           "interval)" % (a.rounds // 2))
@@ -175,6 +191,7 @@ def main(argv=None):
                "cpu": meta.cpu_identity(), "thp": thp_mode(),
                "config": dict(cfg, rounds=a.rounds, order="alternating, flipped every round",
                               files="a fresh copy of the program for each process",
+                              only=[p[0] for p in pairs] if a.only else "every pair",
                               figure="per block of two rounds, the geometric mean of their "
                                      "ratios"),
                "pairs": rows, "per_round": per_round}
