@@ -112,10 +112,11 @@ static void __attribute__((noinline, noreturn)) copy_failed(const char *what)
 /*
  * Moving bytes on or off a shared stack. Unwatched, a live part that fits the record's save
  * area is whole lines between line-aligned addresses (see evict), moved here 16 bytes at a
- * time: the C library's memcpy spent a call and its size dispatch on every copy, and against
- * it copystack/resume at 10^5 fibers took 0.978 [0.956, 1.011] of the time at 8 live bytes
- * and 0.925 [0.905, 0.952] at 64 (2-core EPYC VM, 24 interleaved rounds), for 17
- * instructions more per resume. The empty asm in the loop keeps GCC from making it a memcpy
+ * time: the C library's memcpy spent a call and its size dispatch on every copy. Against it
+ * copystack/resume took 0.956 [0.921, 0.976] of the time at 8 live bytes and 0.932 [0.895,
+ * 0.947] at 64 with one fiber, and at 10^5 fibers 0.952 [0.914, 0.989] at 64 and the same
+ * time at 8 (0.996 [0.954, 1.038]), for 17 instructions more per resume (2-core EPYC VM,
+ * settled, 24 interleaved rounds). The empty asm in the loop keeps GCC from making it a memcpy
  * call again. Deeper parts go to memcpy, and with tools watching (ASan, memcheck) everything
  * goes to sw_stack_copy. The empty asm on n hides what the caller knows of it: where n is
  * bounded by SAVE_INLINE, GCC inlined memcpy as `rep movsq`, which cost about 4 times the
