@@ -8,14 +8,16 @@ repetitions per process.
 
 The rounds go in blocks of two, one of each order (ours first, then libaco's first), and a
 pair's figure is the block's ratio: the geometric mean of its two rounds' ratios (ours /
-libaco's). Whatever a process's place costs (first or second in its round, or following a
-process of the same program) then falls on both sides of every block. On the AMD EPYC VM
-(2026-12-06), processes timing the 8-byte copy-stack row alone, each program run from its one
-file, read about 24 ns first in their round and 21.5-22.5 second, for both programs, so the
-rounds' ratios alternated between about 0.73 and 1.33; with a fresh copy per process ours
-still read up to 9% slower first. Each process runs a fresh copy of its program, all at one
-path (regress_paired.fresh_copy): every process of one file can sit in a mode of its own, and
-a new file per process makes that scatter between processes.
+libaco's). Whatever a process's place in the sequence costs then falls on both sides of
+every block: each block has one process of each program at an even place and one at an odd
+place. On the AMD EPYC VM (2026-12-06), processes timing the 8-byte copy-stack row at 10^5
+fibers alone read fast and slow by turns, whatever their program (in the orders ours, ours,
+libaco's, libaco's and ours, libaco's, libaco's, ours alike, the second and fourth process
+read 28-32 ns, the others 21-25), so with the order flipped every round the rounds' ratios
+alternated between about 0.73 and 1.33, and with it never flipped every ratio would carry the
+same bias. Each process also runs a fresh copy of its program, all at one path
+(regress_paired.fresh_copy): every process of one file can sit in a mode of its own, and a
+new file per process makes that scatter between processes.
 
 The blocks' median comes with a 95% bootstrap interval; a pair with a target says "met" when
 the whole interval is at or below it, "not met" when the whole interval is above it, and
