@@ -19,8 +19,9 @@ PY = "/usr/bin/python3"
 TOOL = Path(__file__).resolve().parent.parent / "tools" / "aco_side.py"
 
 # A stand-in: prints TIMES[row] (a list: one per invocation, cycled) for each row it knows,
-# 3 repetitions each, and appends its name and the folder it ran from to LOG (in the work
-# folder: the tool runs a copy of it elsewhere), so the order can be read back.
+# 3 repetitions each, and appends its name, the folder it ran from and the filter it was given
+# to calls.log (in the work folder: the tool runs a copy of it elsewhere), so the order can be
+# read back.
 STAND_IN = r'''#!/usr/bin/python3
 import json, sys
 from pathlib import Path
@@ -88,9 +89,10 @@ def case_verdicts(a):
 
 
 def case_place_cancels(a):
-    """A process that reads slower in one place of its round (here ours: 25 when first, 15
-    when second) gives rounds at 1.25 and 0.75; each block has one of each and reads their
-    geometric mean, so the verdict is decided."""
+    """Processes that read slower at one parity of the sequence (here ours: 25 at its 1st,
+    3rd, ... run, which come first in their rounds, 15 at the others) give rounds at 1.25 and
+    0.75; each block has one of each and reads their geometric mean, so the verdict is
+    decided."""
     w = Path(a.work)
     stand_ins(w, {"copystack/resume/bytes:8/fibers:100000": [25.0, 15.0]},
               {"aco/resume/bytes:8/fibers:100000": [20.0]})
