@@ -33,9 +33,9 @@ class PerfStat:
     perf starts with its events disabled and is told to enable them on a control pipe; its
     acknowledgement is the moment counting began (about 30 ms after start here). A perf
     that refuses the control option is run attached with its events on, and the constructor
-    returns once perf holds an event on the target (_wait_attached); such a perf also notices
-    the target's exit only at its next look (0.27 s), which at 0.45 s per throughput run of
-    the quick engine comparison is why the control pipe is tried first."""
+    returns once perf holds an event on the target and sleeps (_wait_attached); such a perf
+    also notices the target's exit only at its next look (0.27 s), which at 0.45 s per
+    throughput run of the quick engine comparison is why the control pipe is tried first."""
 
     ENABLE_WAIT = 5.0  # s: perf's start-up on a loaded machine, at most
 
@@ -51,18 +51,24 @@ class PerfStat:
             self._wait_attached()
 
     def _wait_attached(self):
-        """Until perf holds an event on the target (its perf_event fd), at most ENABLE_WAIT:
-        no fixed wait is both short on a calm machine and long enough on a loaded one, where
-        the first requests would go uncounted."""
+        """Until perf holds an event on the target (its perf_event fd) and has gone to sleep,
+        at most ENABLE_WAIT. perf enables its events once all are open and then sleeps until
+        the target ends; between the first open and that sleep it runs, or waits for a CPU,
+        and on a loaded machine that took long enough for about 950 of 5,000 calls to go uncounted
+        (harness/perf/no-control, with a fixed 10 ms after the first open). No fixed wait is
+        both short on a calm machine and long enough on a loaded one."""
         fds = Path(f"/proc/{self.proc.pid}/fd")
+        state = Path(f"/proc/{self.proc.pid}/stat")
         deadline = time.monotonic() + self.ENABLE_WAIT
+        opened = False
         while time.monotonic() < deadline and self.proc.poll() is None:
             try:
-                if any("perf_event" in os.readlink(fd) for fd in fds.iterdir()):
-                    time.sleep(0.01)  # it enables its events once all are open
+                opened = opened or any("perf_event" in os.readlink(fd) for fd in fds.iterdir())
+                # The state follows the command's closing parenthesis: "S" is asleep.
+                if opened and state.read_text().rsplit(")", 1)[1].split()[0] == "S":
                     return
-            except OSError:
-                pass  # an fd closed while listed: look again
+            except (OSError, IndexError):
+                pass  # an fd closed while listed, or perf just ended: look again
             time.sleep(0.01)
 
     def _start_controlled(self):
