@@ -58,17 +58,15 @@ class PerfStat:
         (harness/perf/no-control, with a fixed 10 ms after the first open). No fixed wait is
         both short on a calm machine and long enough on a loaded one."""
         fds = Path(f"/proc/{self.proc.pid}/fd")
-        state = Path(f"/proc/{self.proc.pid}/stat")
         deadline = time.monotonic() + self.ENABLE_WAIT
         opened = False
         while time.monotonic() < deadline and self.proc.poll() is None:
             try:
                 opened = opened or any("perf_event" in os.readlink(fd) for fd in fds.iterdir())
-                # The state follows the command's closing parenthesis: "S" is asleep.
-                if opened and state.read_text().rsplit(")", 1)[1].split()[0] == "S":
+                if opened and _state(self.proc.pid) == "S":  # asleep
                     return
-            except (OSError, IndexError):
-                pass  # an fd closed while listed, or perf just ended: look again
+            except OSError:
+                pass  # an fd closed while listed: look again
             time.sleep(0.01)
 
     def _start_controlled(self):
@@ -125,13 +123,19 @@ class PerfStat:
         return _read(self.out)
 
 
-def _alive(pid):
-    """Whether pid runs (a zombie has exited: its counts are final)."""
+def _state(pid):
+    """pid's state letter from /proc/PID/stat (R running, S asleep, Z exited...), or None when
+    it is gone. The letter follows the command's closing parenthesis."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
-        return False
-    return stat[stat.rindex(")") + 2:][:1] != "Z"
+        return None
+    return stat[stat.rindex(")") + 2:][:1]
+
+
+def _alive(pid):
+    """Whether pid runs (a zombie has exited: its counts are final)."""
+    return _state(pid) not in (None, "Z")
 
 
 def count(cmd, events, tmpdir, timeout=120):
