@@ -70,10 +70,6 @@ NOT_BUILT = ("peer-aco is not built in %s (configure with -DSWITCHYARD_LIBACO_DI
              "checkout>; libaco is neither in Debian nor in this repository)")
 
 
-def exact(rows):
-    return "^(%s)$" % "|".join(r.replace(".", r"\.") for r in sorted(set(rows)))
-
-
 def judge(ratios, target):
     """(median, (low, high), verdict) of per-round ratios against a target (None: no verdict)."""
     mid = stats.median(ratios)
@@ -87,7 +83,8 @@ def judge(ratios, target):
 def measure(exes, rounds, cfg, log, pairs=PAIRS):
     """{side: {row: [median of the repetitions, one per round]}}: ours first in even rounds,
     libaco's first in odd ones, each process a fresh copy of its program."""
-    filters = {"ours": exact(p[0] for p in pairs), "aco": exact(p[1] for p in pairs)}
+    filters = {"ours": P.rows_filter(sorted({p[0] for p in pairs})),
+               "aco": P.rows_filter(sorted({p[1] for p in pairs}))}
     per_round = {"ours": {}, "aco": {}}
     # Beside the build, which runs its programs: a temporary folder may be noexec.
     with tempfile.TemporaryDirectory(prefix="aco.", dir=exes["ours"].parent) as tmp:
@@ -118,11 +115,12 @@ def pairs_of(per_round, pairs=PAIRS):
                                                                         len(b))})
             continue
         ratios = [x / y for x, y in zip(a[:n], b[:n])]
-        mid, (low, high), verdict = judge(blocks(ratios), target)
+        per_block = blocks(ratios)
+        mid, (low, high), verdict = judge(per_block, target)
         out.append({"ours": ours, "aco": aco, "what": what, "target": target,
                     "status": "ok", "ours_ns": stats.median(a), "aco_ns": stats.median(b),
                     "ratio": mid, "interval": [low, high], "verdict": verdict,
-                    "ratios": ratios, "blocks": blocks(ratios)})
+                    "ratios": ratios, "blocks": per_block})
     return out
 
 
