@@ -33,6 +33,16 @@ at most libaco's (1.0x). The others are shown for context.
 --only times the pairs of the rows named (ours, e.g. copystack/resume/bytes:8/fibers:100000)
 alone: a process then lasts about a second, not seven, so more rounds fit in a sitting.
 
+The host's slow spells are watched as the suite's switch step watches them (lib/host_pace.py):
+with host-pace in the --bin folder (cmake --build BUILD --target host-pace), a probe on every
+CPU the programs may run on times its spin through the whole sitting, and a block any of
+whose processes overlapped a stretch the host held a CPU back is set aside, unless fewer than
+6 blocks would be left (all are then kept, and the output says so). The choice is the probe's
+alone, never the rows' times. Such a spell slows the programs unequally: on the AMD EPYC VM
+(2026-12-07) it took our 2.4 ns ring hop to 3.2-4.1 ns and acosw's 5.5 ns to 6.0-6.4, so the
+rounds it covered read 0.51-0.74 against 0.38-0.47. Without host-pace the sitting is not
+watched, and the output says that too.
+
 Exit status: 0 measured (whatever the verdicts), 1 not run (the reason on standard error),
 2 bad usage.
 """
@@ -41,10 +51,11 @@ import math
 import os
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from gate import regress_paired as P
-from lib import meta, stats
+from lib import host_pace, meta, stats
 
 # (our row, libaco's row, target or None, what the ratio compares)
 PAIRS = [
@@ -66,6 +77,9 @@ PAIRS = [
 ]
 # Six blocks of two rounds: the fewest whose sign-test interval can reach 95%.
 MIN_ROUNDS = 12
+MIN_BLOCKS = MIN_ROUNDS // 2
+# The most CPUs watched, as in the switch step: the programs are not pinned.
+MAX_WATCHED = 8
 NOT_BUILT = ("peer-aco is not built in %s (configure with -DSWITCHYARD_LIBACO_DIR=<a libaco "
              "checkout>; libaco is neither in Debian nor in this repository)")
 
@@ -80,22 +94,57 @@ def judge(ratios, target):
     return mid, (low, high), verdict
 
 
-def measure(exes, rounds, cfg, log, pairs=PAIRS):
-    """{side: {row: [median of the repetitions, one per round]}}: ours first in even rounds,
-    libaco's first in odd ones, each process a fresh copy of its program."""
+def watches(bin_dir):
+    """(a host_pace.Watch per CPU this process may run on, None), or ([], why not)."""
+    exe = bin_dir / host_pace.EXE
+    if not os.access(exe, os.X_OK):
+        return [], "not watched: no %s in %s" % (host_pace.EXE, bin_dir)
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) > MAX_WATCHED:
+        return [], "not watched: %d CPUs, more than %d" % (len(cpus), MAX_WATCHED)
+    return [host_pace.Watch(exe, str(c)) for c in cpus], None
+
+
+def measure(exes, rounds, cfg, log, pairs=PAIRS, ws=()):
+    """({side: {row: [median of the repetitions, one per round]}}, [(start, end) of each
+    round on time.monotonic's clock], [the stretches the watches saw a CPU held back]): ours
+    first in even rounds, libaco's first in odd ones, each process a fresh copy of its
+    program."""
     filters = {"ours": P.rows_filter(sorted({p[0] for p in pairs})),
                "aco": P.rows_filter(sorted({p[1] for p in pairs}))}
-    per_round = {"ours": {}, "aco": {}}
-    # Beside the build, which runs its programs: a temporary folder may be noexec.
-    with tempfile.TemporaryDirectory(prefix="aco.", dir=exes["ours"].parent) as tmp:
-        for i in range(rounds):
-            for side in (("ours", "aco") if i % 2 == 0 else ("aco", "ours")):
-                print("aco_side: round %d of %d: %s" % (i + 1, rounds, side), file=log)
-                copy = P.fresh_copy(exes[side], tmp)
-                got = P.one_process(copy, dict(cfg, filter=filters[side]), exes[side])
-                for row, times in got.items():
-                    per_round[side].setdefault(row, []).append(stats.median(times))
-    return per_round
+    per_round, spans = {"ours": {}, "aco": {}}, []
+    probes = [(w, w.start()) for w in ws]
+    try:
+        # Beside the build, which runs its programs: a temporary folder may be noexec.
+        with tempfile.TemporaryDirectory(prefix="aco.", dir=exes["ours"].parent) as tmp:
+            for i in range(rounds):
+                t0 = time.monotonic()
+                for side in (("ours", "aco") if i % 2 == 0 else ("aco", "ours")):
+                    print("aco_side: round %d of %d: %s" % (i + 1, rounds, side), file=log)
+                    copy = P.fresh_copy(exes[side], tmp)
+                    got = P.one_process(copy, dict(cfg, filter=filters[side]), exes[side])
+                    for row, times in got.items():
+                        per_round[side].setdefault(row, []).append(stats.median(times))
+                spans.append((t0, time.monotonic()))
+    finally:
+        stretches = host_pace.merged([st for w, proc in probes for st in w.stretches(proc)])
+    return per_round, spans, stretches
+
+
+def held_blocks(spans, stretches):
+    """For each block of two rounds, whether either round overlapped a held-back stretch."""
+    held = [host_pace.overlaps(span, stretches) for span in spans]
+    return [held[i] or held[i + 1] for i in range(0, len(held) - 1, 2)]
+
+
+def calm(per_block, held):
+    """(the blocks judged, whether held ones are among them): the held blocks left out, unless
+    fewer than MIN_BLOCKS would remain (the switch step's rule for its repetitions, in
+    gbench.set_aside: what is left must still decide)."""
+    kept = [b for b, h in zip(per_block, held) if not h]
+    if len(kept) < MIN_BLOCKS:
+        return per_block, True
+    return kept, False
 
 
 def blocks(ratios):
@@ -104,7 +153,9 @@ def blocks(ratios):
     return [math.sqrt(ratios[i] * ratios[i + 1]) for i in range(0, len(ratios) - 1, 2)]
 
 
-def pairs_of(per_round, pairs=PAIRS):
+def pairs_of(per_round, pairs=PAIRS, held=None):
+    """Each pair's figure and verdict over its calm blocks (held: one flag per block, None
+    when the sitting was not watched)."""
     out = []
     for ours, aco, target, what in pairs:
         a, b = per_round["ours"].get(ours, []), per_round["aco"].get(aco, [])
@@ -116,11 +167,13 @@ def pairs_of(per_round, pairs=PAIRS):
             continue
         ratios = [x / y for x, y in zip(a[:n], b[:n])]
         per_block = blocks(ratios)
-        mid, (low, high), verdict = judge(per_block, target)
+        kept, all_kept = calm(per_block, held or [False] * len(per_block))
+        mid, (low, high), verdict = judge(kept, target)
         out.append({"ours": ours, "aco": aco, "what": what, "target": target,
                     "status": "ok", "ours_ns": stats.median(a), "aco_ns": stats.median(b),
                     "ratio": mid, "interval": [low, high], "verdict": verdict,
-                    "ratios": ratios, "blocks": per_block})
+                    "ratios": ratios, "blocks": per_block, "blocks_judged": len(kept),
+                    "held_kept": all_kept})
     return out
 
 
@@ -177,15 +230,18 @@ def main(argv=None):
         print("aco_side.py: not run: " + NOT_BUILT % bin_dir, file=sys.stderr)
         return 1
     cfg = {"repetitions": a.repetitions, "min_time": a.min_time}
+    ws, unwatched = watches(bin_dir)
     try:
-        per_round = measure(exes, a.rounds, cfg, sys.stderr, pairs)
+        per_round, spans, stretches = measure(exes, a.rounds, cfg, sys.stderr, pairs, ws)
     except RuntimeError as e:
         print("aco_side.py: not run: %s" % e, file=sys.stderr)
         return 1
-    rows = pairs_of(per_round, pairs)
+    held = None if unwatched else held_blocks(spans, stretches)
+    rows = pairs_of(per_round, pairs, held)
     print(table(rows))
-    print("(each ratio: the median of %d blocks of two rounds, one of each order, and its 95%% "
-          "interval)" % (a.rounds // 2))
+    print("(each ratio: the median of its blocks judged, each of two rounds, one of each "
+          "order, and its 95% interval)")
+    print(pace_line(held, a.rounds // 2, unwatched))
     if a.out:
         doc = {"kind": "switchyard-aco-side", "meta": meta.collect(Path(__file__).parents[2]),
                "cpu": meta.cpu_identity(), "thp": thp_mode(),
@@ -194,9 +250,25 @@ def main(argv=None):
                               only=[p[0] for p in pairs] if a.only else "every pair",
                               figure="per block of two rounds, the geometric mean of their "
                                      "ratios"),
+               "host_pace": {"watched": unwatched or "every CPU: %d" % len(ws),
+                             "stretches": stretches, "round_spans": spans,
+                             "held_blocks": held},
                "pairs": rows, "per_round": per_round}
         Path(a.out).write_text(meta.json_text(doc))
     return 0
+
+
+def pace_line(held, n, unwatched):
+    """What the host's pace did to the sitting, in a line."""
+    if unwatched:
+        return "(the host's pace %s: every block judged)" % unwatched
+    k = sum(held)
+    if not k:
+        return "(the host held no CPU back: every block judged)"
+    if n - k < MIN_BLOCKS:
+        return ("(the host held a CPU back in %d of %d blocks, too many to set aside: every "
+                "block judged)" % (k, n))
+    return "(the host held a CPU back in %d of %d blocks: those set aside)" % (k, n)
 
 
 def thp_mode():
