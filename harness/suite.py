@@ -39,7 +39,6 @@ import experiments
 from lib import budget as B, host_pace, meta, probe, runnable
 from lib import suite_guard as guard
 from experiments._step import PY, ROOT, Ctx, fail, run, say
-from experiments.switch import MAX_WATCHED
 
 EXPERIMENTS = experiments.load()
 PRESET_NAMES = ("quick", "full")
@@ -313,7 +312,7 @@ def reference_state(record, build_dir):
     # The host's pace on each CPU a step may watch (the switch step watches up to
     # MAX_WATCHED), for the steps' watches to begin from (lib/host_pace.Watch): the steps run
     # as children, so the environment carries it.
-    cpus = sorted(os.sched_getaffinity(0))[:MAX_WATCHED]
+    cpus = sorted(os.sched_getaffinity(0))[:host_pace.MAX_WATCHED]
     floors = record["host_pace_floor"] = host_pace.start_floors(build_dir, cpus)
     if floors:
         os.environ[host_pace.FLOOR_ENV] = host_pace.floor_text(floors)

@@ -1,6 +1,5 @@
 """The switch-bench experiment: switch, create and scheduler rows, kernel hand-offs."""
 import json
-import os
 import subprocess
 import time
 from pathlib import Path
@@ -41,19 +40,10 @@ def passes(p):
         (a["filter"], a["min_time"], a.get("repetitions", p["repetitions"])) for a in apart]
 
 
-# The most CPUs watched for the host's stalls while switch-bench runs: it is not pinned, so
-# every CPU it may run on is watched, on a machine of the size this project runs on.
-MAX_WATCHED = 8
-
-
 def watches(ctx):
-    """A host-pace Watch (lib/host_pace.py) per CPU switch-bench may run on, or [] with the
-    reason: no probe in the build, or more CPUs than MAX_WATCHED."""
-    cpus = sorted(os.sched_getaffinity(0))
-    if len(cpus) > MAX_WATCHED:
-        return [], f"not watched: {len(cpus)} CPUs, more than {MAX_WATCHED}"
-    ws = [host_pace.watch(ctx.bin.parent, c) for c in cpus]
-    return ([w for w in ws if w], None) if all(ws) else ([], "not watched: no host-pace built")
+    """A host-pace Watch (lib/host_pace.py) per CPU switch-bench may run on (it is not pinned),
+    or [] with the reason."""
+    return host_pace.watch_every_cpu(ctx.bin)
 
 
 def invoke(ctx, name, flt, min_time, reps, ws=()):

@@ -200,6 +200,23 @@ def watch(build_dir, cpus):
     return Watch(exe, cpus) if exe.is_file() else None
 
 
+# The most CPUs watched at once for a program that is not pinned (every CPU it may run on),
+# on a machine of the size this project runs on.
+MAX_WATCHED = 8
+
+
+def watch_every_cpu(bin_dir):
+    """([a Watch on each CPU this process may run on], None) with the probe in bin_dir, for a
+    program that is not pinned; or ([], why not): more CPUs than MAX_WATCHED, or no probe."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) > MAX_WATCHED:
+        return [], f"not watched: {len(cpus)} CPUs, more than {MAX_WATCHED}"
+    exe = Path(bin_dir) / EXE
+    if not exe.is_file():
+        return [], f"not watched: no {EXE} built"
+    return [Watch(exe, str(c)) for c in cpus], None
+
+
 class Watches:
     """The server's CPU and the load generator's watched as one (the interface of a Watch):
     a window's reading is the server CPU's, with each CPU's under `cpus` ({"server": ...,

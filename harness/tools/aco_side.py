@@ -78,8 +78,6 @@ PAIRS = [
 # Six blocks of two rounds: the fewest whose sign-test interval can reach 95%.
 MIN_ROUNDS = 12
 MIN_BLOCKS = MIN_ROUNDS // 2
-# The most CPUs watched, as in the switch step: the programs are not pinned.
-MAX_WATCHED = 8
 NOT_BUILT = ("peer-aco is not built in %s (configure with -DSWITCHYARD_LIBACO_DIR=<a libaco "
              "checkout>; libaco is neither in Debian nor in this repository)")
 
@@ -92,17 +90,6 @@ def judge(ratios, target):
         return mid, (low, high), ""
     verdict = "met" if high <= target else "not met" if low > target else "inconclusive"
     return mid, (low, high), verdict
-
-
-def watches(bin_dir):
-    """(a host_pace.Watch per CPU this process may run on, None), or ([], why not)."""
-    exe = bin_dir / host_pace.EXE
-    if not os.access(exe, os.X_OK):
-        return [], "not watched: no %s in %s" % (host_pace.EXE, bin_dir)
-    cpus = sorted(os.sched_getaffinity(0))
-    if len(cpus) > MAX_WATCHED:
-        return [], "not watched: %d CPUs, more than %d" % (len(cpus), MAX_WATCHED)
-    return [host_pace.Watch(exe, str(c)) for c in cpus], None
 
 
 def measure(exes, rounds, cfg, log, pairs=PAIRS, ws=()):
@@ -137,14 +124,17 @@ def held_blocks(spans, stretches):
     return [held[i] or held[i + 1] for i in range(0, len(held) - 1, 2)]
 
 
+def sets_aside(held):
+    """Whether the held blocks are left out: only while MIN_BLOCKS calm ones remain (the switch
+    step's rule for its repetitions, in gbench.set_aside: what is left must still decide)."""
+    return sum(not h for h in held) >= MIN_BLOCKS
+
+
 def calm(per_block, held):
-    """(the blocks judged, whether held ones are among them): the held blocks left out, unless
-    fewer than MIN_BLOCKS would remain (the switch step's rule for its repetitions, in
-    gbench.set_aside: what is left must still decide)."""
-    kept = [b for b, h in zip(per_block, held) if not h]
-    if len(kept) < MIN_BLOCKS:
-        return per_block, True
-    return kept, False
+    """(the blocks judged, whether held ones are among them)."""
+    if not sets_aside(held):
+        return per_block, any(held)
+    return [b for b, h in zip(per_block, held) if not h], False
 
 
 def blocks(ratios):
@@ -230,7 +220,7 @@ def main(argv=None):
         print("aco_side.py: not run: " + NOT_BUILT % bin_dir, file=sys.stderr)
         return 1
     cfg = {"repetitions": a.repetitions, "min_time": a.min_time}
-    ws, unwatched = watches(bin_dir)
+    ws, unwatched = host_pace.watch_every_cpu(bin_dir)
     try:
         per_round, spans, stretches = measure(exes, a.rounds, cfg, sys.stderr, pairs, ws)
     except RuntimeError as e:
@@ -265,7 +255,7 @@ def pace_line(held, n, unwatched):
     k = sum(held)
     if not k:
         return "(the host held no CPU back: every block judged)"
-    if n - k < MIN_BLOCKS:
+    if not sets_aside(held):
         return ("(the host held a CPU back in %d of %d blocks, too many to set aside: every "
                 "block judged)" % (k, n))
     return "(the host held a CPU back in %d of %d blocks: those set aside)" % (k, n)
